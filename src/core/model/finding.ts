@@ -1,0 +1,64 @@
+// What the analyzer reports, and the shape every rule module has.
+import { z } from "zod";
+import { EditSchema, LocationSchema, type Location } from "./source.ts";
+import type { ConfigUnit } from "./settings.ts";
+
+export const SeveritySchema = z.enum(["error", "warning", "info"]);
+export type Severity = z.infer<typeof SeveritySchema>;
+
+export const FixSchema = z.object({
+  /** One line, imperative: "Set hierarchical_context_parallel_sizes to [2, 2]". */
+  description: z.string(),
+  edits: z.array(EditSchema),
+});
+export type Fix = z.infer<typeof FixSchema>;
+
+export const FindingSchema = z.object({
+  ruleId: z.string(),
+  ruleName: z.string(),
+  severity: SeveritySchema,
+  message: z.string(),
+  location: LocationSchema,
+  /** The recipe or launch line the finding is about. */
+  unitId: z.string(),
+  unitName: z.string(),
+  fix: FixSchema.optional(),
+  /** Other places that explain the finding (where CP was set, the TE pin...). */
+  related: z.array(z.object({ message: z.string(), location: LocationSchema })).default([]),
+});
+export type Finding = z.infer<typeof FindingSchema>;
+
+export const RuleDocSchema = z.object({
+  /** What the rule checks, one or two sentences. */
+  checks: z.string(),
+  /** Why it matters: the crash or the silent failure it prevents. */
+  why: z.string(),
+  /** A configuration that triggers it. */
+  example: z.string(),
+  /** How to fix it. */
+  fix: z.string(),
+});
+export type RuleDoc = z.infer<typeof RuleDocSchema>;
+
+/** Facts that do not belong to one unit: dependency pins, hardware assumptions. */
+export interface ProjectFacts {
+  /** Transformer Engine version read from a pin, e.g. "2.15.0", with where it was read. */
+  transformerEngine?: { version: string; location: Location; source: string };
+  /** GPUs in one NVLink domain; 8 for H100/H200 nodes unless configured. */
+  gpusPerNode: number;
+}
+
+/** What a rule returns: the finding without the fields the engine fills in. */
+export type RuleReport = Omit<Finding, "ruleId" | "ruleName" | "unitId" | "unitName" | "related" | "severity"> & {
+  severity?: Severity;
+  related?: Finding["related"];
+};
+
+export interface Rule {
+  id: string; // HCP001
+  name: string; // kebab-case, e.g. a2a-p2p-without-sizes
+  /** Default severity; a report may grade itself differently (e.g. HCP004's size-1 slot is a warning). */
+  severity: Severity;
+  doc: RuleDoc;
+  check(unit: ConfigUnit, project: ProjectFacts): RuleReport[];
+}

@@ -1,0 +1,185 @@
+// The effective settings of one configuration unit (a recipe function, a YAML override
+// file, a launch line), each with the place its value came from.
+import { z } from "zod";
+import { LocationSchema, type Location } from "./source.ts";
+
+/**
+ * The settings the rules read, as dotted ConfigContainer paths. Extractors map every
+ * spelling they meet (Megatron-LM flags, run_recipe convenience flags, legacy
+ * parameter names) onto these keys.
+ */
+export const SETTING_KEYS = [
+  "model.context_parallel_size",
+  "model.cp_comm_type",
+  "model.hierarchical_context_parallel_sizes",
+  "model.seq_length",
+  "dataset.seq_length",
+  "model.tensor_model_parallel_size",
+  "model.pipeline_model_parallel_size",
+  "model.expert_model_parallel_size",
+  "model.expert_tensor_parallel_size",
+  "model.sequence_parallel",
+  "model.num_layers",
+  "model.num_attention_heads",
+  "model.num_query_groups",
+  "model.transformer_impl",
+  "model.window_size",
+  "model.qkv_format",
+  "model.softmax_type",
+  "model.position_embedding_type",
+  "model.calculate_per_token_loss",
+  "model.hybrid_context_parallel",
+  "model.dynamic_context_parallel",
+  "model.max_seqlen_per_dp_cp_rank",
+  "dist.use_decentralized_pg",
+  "dist.use_gloo_process_groups",
+  "dist.eval_context_parallel_size",
+  "ddp.average_in_collective",
+  "dataset.packed_sequence",
+  "dataset.enable_offline_packing",
+  "dataset.packed_sequence_specs",
+  "dataset.offline_packing_specs",
+  "dataset.pad_seq_to_mult",
+] as const;
+
+export const SettingKeySchema = z.enum(SETTING_KEYS);
+export type SettingKey = z.infer<typeof SettingKeySchema>;
+
+export function isSettingKey(key: string): key is SettingKey {
+  return (SETTING_KEYS as readonly string[]).includes(key);
+}
+
+/** A value the analyzer could compute exactly: what Python/YAML literals evaluate to. */
+export type Known = number | string | boolean | null | Known[] | { [key: string]: Known };
+export const KnownSchema: z.ZodType<Known> = z.lazy(() =>
+  z.union([
+    z.number(),
+    z.string(),
+    z.boolean(),
+    z.null(),
+    z.array(KnownSchema),
+    z.record(z.string(), KnownSchema),
+  ]),
+);
+
+export const ValueSchema = z.discriminatedUnion("known", [
+  z.object({ known: z.literal(true), value: KnownSchema }),
+  // Unknown values carry why (a call result, an unresolved name...), so INFO findings can say it.
+  z.object({ known: z.literal(false), reason: z.string() }),
+]);
+export type Value = z.infer<typeof ValueSchema>;
+
+export const known = (value: Known): Value => ({ known: true, value });
+export const unknown = (reason: string): Value => ({ known: false, reason });
+
+/** How a value is spelled where it was found; the fix renderer writes new text in the same style. */
+export const SyntaxSchema = z.enum(["python", "yaml", "hydra", "mlm", "text"]);
+export type Syntax = z.infer<typeof SyntaxSchema>;
+
+export const OriginKindSchema = z.enum([
+  "assignment", // cfg.model.x = v
+  "keyword", // Provider(x=v), replace(BASE, x=v), builder(**{"x": v})
+  "parameter-default", // def recipe(x: int = 4)
+  "yaml", // model: {x: v}
+  "hydra-override", // model.x=v on a run_recipe command line
+  "cli-flag", // run_recipe -cp 4
+  "mlm-flag", // Megatron-LM --context-parallel-size 4
+  "pin", // a dependency version pin
+]);
+export type OriginKind = z.infer<typeof OriginKindSchema>;
+
+export const OriginSchema = z.object({
+  kind: OriginKindSchema,
+  /** Covers exactly the value text, so a fix can replace it. */
+  location: LocationSchema,
+  /** The value as written (`SEQUENCE_LENGTH_64K`, `"a2a+p2p"`, `[2,2]`). */
+  text: z.string(),
+  syntax: SyntaxSchema,
+  /** Human description of the path the value took, e.g. "from llama3_8b_base() line 40". */
+  via: z.string().optional(),
+});
+export type Origin = z.infer<typeof OriginSchema>;
+
+export const SettingSchema = z.object({
+  key: SettingKeySchema,
+  value: ValueSchema,
+  origin: OriginSchema,
+  /**
+   * True when the value was written in this unit's own text (its function body, its
+   * YAML file, its launch line), so replacing it there changes only this unit.
+   * Inherited values (a base recipe, a module constant shared by other recipes) are
+   * fixed by adding an override at the unit's anchor instead.
+   */
+  local: z.boolean(),
+});
+export type Setting = z.infer<typeof SettingSchema>;
+
+export const SECTIONS = ["model", "dataset", "dist", "ddp"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export function sectionOf(key: SettingKey): Section {
+  return key.slice(0, key.indexOf(".")) as Section;
+}
+
+export function fieldOf(key: SettingKey): string {
+  return key.slice(key.indexOf(".") + 1);
+}
+
+/**
+ * Where a fix may add a setting the unit does not set yet. `receiver` is the text that
+ * precedes a field name in this unit (`cfg.model.` in Python, `model.` for Hydra,
+ * empty for YAML inside its section), `indent` the line's leading white space.
+ */
+export const AnchorStyleSchema = z.enum(["python-attr", "yaml", "hydra", "mlm"]);
+export type AnchorStyle = z.infer<typeof AnchorStyleSchema>;
+
+export const AnchorSchema = z.object({
+  style: AnchorStyleSchema,
+  /** Zero-width location where the new text is inserted. */
+  at: LocationSchema,
+  indent: z.string(),
+  receiver: z.string(),
+});
+export type Anchor = z.infer<typeof AnchorSchema>;
+
+export const UnitKindSchema = z.enum(["recipe", "yaml", "launch", "mlm-launch"]);
+export type UnitKind = z.infer<typeof UnitKindSchema>;
+
+export const ModeSchema = z.enum(["pretrain", "sft", "peft", "unknown"]);
+export type Mode = z.infer<typeof ModeSchema>;
+
+export const ConfigUnitSchema = z.object({
+  /** Stable id: `path::function` for recipes, `path:line` for launch lines, `path` for YAML. */
+  id: z.string(),
+  kind: UnitKindSchema,
+  /** Recipe function name, or a short description of the launch line. */
+  name: z.string(),
+  /** The def line, the YAML file start or the launch line. */
+  location: LocationSchema,
+  settings: z.partialRecord(SettingKeySchema, SettingSchema),
+  anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
+  /** pretrain / sft / peft: from the recipe name, `--mode`, or the dataset type. */
+  mode: ModeSchema,
+  /** GPU count a recipe name advertises (`..._32gpu_...`), or `--nproc_per_node * --nnodes`. */
+  gpus: z.number().int().positive().optional(),
+  /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
+  baseRecipe: z.string().optional(),
+  /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
+  notes: z.array(z.object({ message: z.string(), location: LocationSchema })),
+});
+export type ConfigUnit = z.infer<typeof ConfigUnitSchema>;
+
+export function getSetting(unit: ConfigUnit, key: SettingKey): Setting | undefined {
+  return unit.settings[key];
+}
+
+/** The known value of a setting, or undefined when it is unset or unknown. */
+export function knownValue(unit: ConfigUnit, key: SettingKey): Known | undefined {
+  const s = unit.settings[key];
+  return s && s.value.known ? s.value.value : undefined;
+}
+
+/** Location helper for a setting's value text. */
+export function whereSet(setting: Setting): Location {
+  return setting.origin.location;
+}
