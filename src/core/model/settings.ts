@@ -162,6 +162,13 @@ export const ConfigUnitSchema = z.object({
   mode: ModeSchema,
   /** GPU count a recipe name advertises (`..._32gpu_...`), or `--nproc_per_node * --nnodes`. */
   gpus: z.number().int().positive().optional(),
+  /**
+   * True when every source of the unit's values was analyzed (a recipe function, or a
+   * launch line merged with its analyzed recipe): an unset key then has the upstream
+   * default. False for a launch line or override file whose recipe was not analyzed:
+   * that recipe may set any key the unit leaves unset.
+   */
+  complete: z.boolean(),
   /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
   baseRecipe: z.string().optional(),
   /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
