@@ -1,0 +1,168 @@
+// hcp-bot's command line. Each command returns an exit code and writes through `io`, so
+// tests run it in-process as well as through the real binary.
+import { parseArgs } from "node:util";
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { analyze } from "./core/analyze/index.ts";
+import { classifyFile } from "./core/analyze/classify.ts";
+import { ALL_RULES, ruleById } from "./core/rules/index.ts";
+import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
+import { formatReportGithub } from "./core/render/github.ts";
+import { toSarif } from "./core/render/sarif.ts";
+import { collectPaths, InputError, readSources } from "./node/files.ts";
+import { loadPythonLanguage } from "./node/treesitter.ts";
+import { VERSION } from "./version.ts";
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
+
+const USAGE = `hcp-bot ${VERSION}: checks Hierarchical Context Parallel settings in Megatron-Bridge configs
+
+Usage:
+  hcp-bot lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS]
+                       [--gpus-per-node N] [--all]
+  hcp-bot rules                 list the rules
+  hcp-bot explain RULE_ID       print a rule's documentation
+  hcp-bot --version
+
+lint reads files as given, and folders through the default globs (recipes, perf
+recipes, providers, examples, launch scripts, uv.lock/pyproject); --all reads every
+.py/.yaml/.sh/.md below a folder. Exit status: 1 when an error is found, 2 on bad
+usage or unreadable input, 0 otherwise.
+`;
+
+class UsageError extends Error {}
+
+const LintOptions = z.object({
+  format: z.enum(["text", "json", "sarif", "github"]).default("text"),
+  select: z.string().optional(),
+  ignore: z.string().optional(),
+  "gpus-per-node": z.coerce.number().int().positive().optional(),
+  all: z.boolean().optional(),
+});
+
+function ruleIdList(value: string | undefined): string[] | undefined {
+  if (!value) return undefined;
+  const ids = value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
+  for (const id of ids) if (!ruleById(id)) throw new UsageError(`unknown rule id ${id} (see \`hcp-bot rules\`)`);
+  return ids;
+}
+
+async function lint(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      format: { type: "string", short: "f" },
+      select: { type: "string" },
+      ignore: { type: "string" },
+      "gpus-per-node": { type: "string" },
+      all: { type: "boolean" },
+    },
+  });
+  const parsed = LintOptions.safeParse(values);
+  if (!parsed.success) throw new UsageError(z.prettifyError(parsed.error));
+  const opts = parsed.data;
+  if (positionals.length === 0) throw new UsageError("lint needs at least one file or folder");
+
+  await rejectUnknownExplicitFiles(positionals);
+  const paths = await collectPaths(positionals, { all: opts.all });
+  const files = await readSources(paths);
+  const explicitBinary = files.find((f, i) => positionals.includes(paths[i]!) && f.text.includes("\u0000"));
+  if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
+
+  const report = analyze(files, {
+    python: await loadPythonLanguage(),
+    gpusPerNode: opts["gpus-per-node"],
+    select: ruleIdList(opts.select),
+    ignore: ruleIdList(opts.ignore),
+  });
+  switch (opts.format) {
+    case "text":
+      io.out(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics }));
+      break;
+    case "json":
+      io.out(
+        JSON.stringify(
+          {
+            version: VERSION,
+            files: report.files,
+            configurations: report.units.length,
+            findings: report.findings,
+            diagnostics: report.diagnostics,
+            transformerEngine: report.project.transformerEngine ?? null,
+          },
+          null,
+          2,
+        ) + "\n",
+      );
+      break;
+    case "sarif":
+      io.out(JSON.stringify(toSarif(report.findings, report.diagnostics, { toolVersion: VERSION, rules: ALL_RULES }), null, 2) + "\n");
+      break;
+    case "github":
+      io.out(formatReportGithub(report.findings, report.diagnostics));
+      break;
+  }
+  const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
+  return failed ? EXIT.findings : EXIT.ok;
+}
+
+async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {
+  for (const input of inputs) {
+    const info = await stat(input).catch(() => undefined);
+    if (info?.isFile() && !classifyFile(input)) {
+      throw new InputError(`cannot lint ${input}: hcp-bot reads .py, .yaml/.yml, .sh, .md, uv.lock, pyproject.toml, requirements*.txt and Dockerfiles`);
+    }
+  }
+}
+
+function explain(argv: string[], io: Io): number {
+  const id = argv[0];
+  if (!id) throw new UsageError("explain needs a rule id, e.g. `hcp-bot explain HCP001`");
+  const rule = ruleById(id.toUpperCase()) ?? ALL_RULES.find((r) => r.name === id);
+  if (!rule) throw new UsageError(`unknown rule ${id} (see \`hcp-bot rules\`)`);
+  io.out(formatRuleDoc(rule));
+  return EXIT.ok;
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "lint":
+        return await lint(rest, io);
+      case "rules":
+        io.out(formatRuleList(ALL_RULES));
+        return EXIT.ok;
+      case "explain":
+        return explain(rest, io);
+      case "--version":
+      case "version":
+        io.out(`${VERSION}\n`);
+        return EXIT.ok;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        io.out(USAGE);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        throw new UsageError(`unknown command ${command}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
+      io.err(`hcp-bot: ${error.message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    if (error instanceof InputError) {
+      io.err(`hcp-bot: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,138 @@
+// The analyzer: source files in, effective settings and findings out. Pure: the caller
+// reads the files and loads the Python grammar; this runs the same on Node, Deno and
+// Cloudflare Workers.
+import { Parser, type Language } from "web-tree-sitter";
+import type { Finding, ProjectFacts, Severity } from "../model/finding.ts";
+import type { ConfigUnit } from "../model/settings.ts";
+import type { SourceFile } from "../model/source.ts";
+import { extractPython } from "../recipe/python/index.ts";
+import { extractYaml } from "../recipe/yaml.ts";
+import { extractMarkdown, extractShell } from "../recipe/launch/index.ts";
+import { extractTePins } from "../recipe/pins.ts";
+import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
+import { runRules } from "../rules/engine.ts";
+import { classifyFile, type FileKind } from "./classify.ts";
+import { applyLaunch, recipeAliases, recipeIndex } from "./compose.ts";
+
+export interface AnalyzeOptions {
+  /** The tree-sitter Python grammar, loaded by the runtime adapter. */
+  python: Language;
+  /** GPUs in one NVLink domain (HCP018). Default 8 (H100/H200 nodes). */
+  gpusPerNode?: number;
+  select?: string[];
+  ignore?: string[];
+  severity?: Record<string, Severity>;
+  /** Files larger than this are reported, not parsed. Default 16 MiB. */
+  maxFileBytes?: number;
+}
+
+export interface AnalysisReport {
+  files: number;
+  units: ConfigUnit[];
+  findings: Finding[];
+  diagnostics: Diagnostic[];
+  project: ProjectFacts;
+}
+
+const DEFAULT_MAX_FILE_CHARS = 16 * 1024 * 1024;
+
+// uv.lock is what actually gets installed; the others are requests.
+const PIN_PRIORITY = ["uv.lock", "pyproject", "requirements", "dockerfile"];
+
+export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): AnalysisReport {
+  const parser = new Parser();
+  parser.setLanguage(options.python);
+  try {
+    const results = files.map((f) => extractFile(f, parser, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
+    const units = results.flatMap((r) => r.units);
+    const diagnostics = results.flatMap((r) => r.diagnostics);
+    const project: ProjectFacts = {
+      gpusPerNode: options.gpusPerNode ?? 8,
+      transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
+    };
+    const judged = withLaunchesOverRecipes(units, files);
+    const findings = runRules(judged, project, {
+      select: options.select,
+      ignore: options.ignore,
+      severity: options.severity,
+    });
+    return { files: files.length, units: judged, findings, diagnostics, project };
+  } finally {
+    parser.delete();
+  }
+}
+
+function extractFile(file: SourceFile, parser: Parser, maxChars: number): ExtractResult {
+  const kind = classifyFile(file.path);
+  const empty: ExtractResult = { units: [], diagnostics: [], tePins: [] };
+  if (!kind) return empty;
+  if (file.text.length > maxChars) {
+    return {
+      ...empty,
+      diagnostics: [
+        {
+          file: file.path,
+          severity: "warning",
+          code: "too-large",
+          message: `not analyzed: ${file.text.length} characters is over the ${maxChars}-character limit`,
+        },
+      ],
+    };
+  }
+  if (looksBinary(file.text)) {
+    return {
+      ...empty,
+      diagnostics: [{ file: file.path, severity: "warning", code: "unreadable", message: "not analyzed: the file is binary (it contains NUL bytes)" }],
+    };
+  }
+  try {
+    return runExtractor(kind, file, parser);
+  } catch (error) {
+    // Extractors are written not to throw; if one does, the file is reported and the rest goes on.
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      ...empty,
+      diagnostics: [{ file: file.path, severity: "error", code: "parse-error", message: `internal error while reading this file: ${message}` }],
+    };
+  }
+}
+
+function runExtractor(kind: FileKind, file: SourceFile, parser: Parser): ExtractResult {
+  switch (kind) {
+    case "python":
+      return extractPython(file, parser);
+    case "yaml":
+      return extractYaml(file);
+    case "shell":
+      return extractShell(file);
+    case "markdown":
+      return extractMarkdown(file);
+    case "pins":
+      return extractTePins(file);
+  }
+}
+
+function looksBinary(text: string): boolean {
+  const head = text.length > 8192 ? text.slice(0, 8192) : text;
+  return head.includes("\u0000");
+}
+
+function choosePin(pins: TePin[]): ProjectFacts["transformerEngine"] {
+  const rank = (p: TePin) => {
+    const i = PIN_PRIORITY.findIndex((s) => p.source.toLowerCase().includes(s));
+    return i < 0 ? PIN_PRIORITY.length : i;
+  };
+  const best = [...pins].sort((a, b) => rank(a) - rank(b))[0];
+  return best ? { version: best.version, location: best.location, source: best.source } : undefined;
+}
+
+/** Launch units whose recipe was analyzed are replaced by the launch-over-recipe unit. */
+function withLaunchesOverRecipes(units: ConfigUnit[], files: readonly SourceFile[]): ConfigUnit[] {
+  if (!units.some((u) => u.baseRecipe)) return units;
+  const find = recipeIndex(units, recipeAliases(files));
+  return units.map((u) => {
+    if (u.kind === "recipe" || !u.baseRecipe) return u;
+    const recipe = find(u.baseRecipe);
+    return recipe ? applyLaunch(recipe, u) : u;
+  });
+}

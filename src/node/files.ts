@@ -1,0 +1,79 @@
+// Reads the files named on the command line: files as given, folders through the
+// default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
+// a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import type { SourceFile } from "../core/model/source.ts";
+import { classifyFile, compileGlobs, DEFAULT_GLOBS } from "../core/analyze/classify.ts";
+
+const SKIPPED_DIRS = new Set([".git", "node_modules", ".venv", "venv", "__pycache__", "3rdparty", ".tox", ".mypy_cache", "dist", "build"]);
+
+export class InputError extends Error {}
+
+export interface CollectOptions {
+  globs?: readonly string[];
+  /** Read every file the analyzer understands below a folder, not only the default globs. */
+  all?: boolean;
+}
+
+function matchesAnyTail(path: string, match: (p: string) => boolean): boolean {
+  if (match(path)) return true;
+  for (let i = path.indexOf("/"); i >= 0; i = path.indexOf("/", i + 1)) {
+    if (match(path.slice(i + 1))) return true;
+  }
+  return false;
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const e of entries) {
+    if (e.isDirectory()) {
+      if (!SKIPPED_DIRS.has(e.name)) await walk(join(dir, e.name), out);
+    } else if (e.isFile()) out.push(join(dir, e.name));
+  }
+}
+
+/** Display path: relative to the working folder when below it, with `/` separators. */
+function displayPath(p: string, cwd: string): string {
+  const rel = relative(cwd, p);
+  const shown = rel.startsWith("..") ? p : rel;
+  return shown.split(sep).join("/");
+}
+
+export async function collectPaths(inputs: readonly string[], options: CollectOptions = {}, cwd = process.cwd()): Promise<string[]> {
+  const match = compileGlobs(options.globs ?? DEFAULT_GLOBS);
+  const picked = new Set<string>();
+  for (const input of inputs) {
+    let info;
+    try {
+      info = await stat(input);
+    } catch (error) {
+      throw new InputError(`cannot read ${input}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : String(error)}`);
+    }
+    if (info.isFile()) {
+      picked.add(input);
+      continue;
+    }
+    const found: string[] = [];
+    await walk(input, found);
+    for (const f of found) {
+      const shown = displayPath(f, cwd);
+      if (!classifyFile(shown)) continue;
+      if (options.all || matchesAnyTail(shown, match)) picked.add(f);
+    }
+  }
+  return [...picked].sort();
+}
+
+export async function readSources(paths: readonly string[], cwd = process.cwd()): Promise<SourceFile[]> {
+  return Promise.all(
+    paths.map(async (p) => {
+      try {
+        const bytes = await readFile(p);
+        return { path: displayPath(p, cwd), text: bytes.toString("utf8") };
+      } catch (error) {
+        throw new InputError(`cannot read ${p}: ${(error as Error).message}`);
+      }
+    }),
+  );
+}

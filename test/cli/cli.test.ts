@@ -1,0 +1,142 @@
+// The CLI through its real binary (a child process), as users and CI run it.
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import Ajv04 from "ajv-draft-04";
+import addFormats from "ajv-formats";
+import { beforeAll, describe, expect, it } from "vitest";
+import { VERSION } from "../../src/version.ts";
+import { ALL_RULES } from "../../src/core/rules/index.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const bin = join(root, "bin", "hcp-bot.js");
+const fx = (name: string) => join("fixtures", "cli", name);
+const require = createRequire(import.meta.url);
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function hcpBot(...args: string[]): Promise<Run> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: root, maxBuffer: 32 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe("hcp-bot lint", () => {
+  it("reports the missing hierarchical sizes with file, line, rule and fix, and exits 1", async () => {
+    const run = await hcpBot("lint", fx("hcp_recipes.py"));
+    expect(run.code).toBe(1);
+    const text = readFileSync(join(root, fx("hcp_recipes.py")), "utf8").split("\n");
+    const line = text.findIndex((l) => l.includes('cp_comm_type = "a2a+p2p"')) + 1;
+    expect(run.stdout).toContain(`fixtures/cli/hcp_recipes.py:${line}:`);
+    expect(run.stdout).toMatch(/error HCP001/);
+    expect(run.stdout).toMatch(/broken_hcp_pretrain_config/);
+    expect(run.stdout).toMatch(/fix: .*\[2, 2\]/);
+    // the correct recipe right below is not reported
+    expect(run.stdout).not.toMatch(/good_hcp_pretrain_config/);
+  }, 30_000);
+
+  it("exits 0 on a clean recipe", async () => {
+    const run = await hcpBot("lint", fx("clean_recipe.py"));
+    expect(run.stdout).toMatch(/0 error\(s\)/);
+    expect(run.code).toBe(0);
+  }, 30_000);
+
+  it("lints a whole folder with --all: Python, YAML and shell findings together", async () => {
+    const run = await hcpBot("lint", "--all", "--format", "json", join("fixtures", "cli"));
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { findings: { ruleId: string; location: { file: string } }[]; diagnostics: { code: string; file: string }[] };
+    const byFile = (suffix: string) => out.findings.filter((f) => f.location.file.endsWith(suffix)).map((f) => f.ruleId);
+    expect(byFile("hcp_recipes.py")).toContain("HCP001");
+    expect(byFile("override.yaml")).toContain("HCP002");
+    expect(byFile("launch.sh")).toContain("HCP006");
+    expect(out.diagnostics).toContainEqual(expect.objectContaining({ code: "unreadable", file: "fixtures/cli/binary.py" }));
+  }, 30_000);
+
+  it("writes SARIF 2.1.0 that validates against the schema, with rule ids, levels, regions and fixes", async () => {
+    const run = await hcpBot("lint", "--format", "sarif", fx("hcp_recipes.py"), fx("override.yaml"));
+    expect(run.code).toBe(1);
+    const log = JSON.parse(run.stdout);
+    const schema = JSON.parse(readFileSync(require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json"), "utf8"));
+    const ajv = new Ajv04({ allErrors: true, strict: false });
+    (addFormats as unknown as (a: unknown) => void)(ajv);
+    const validate = ajv.compile(schema);
+    expect(validate(log), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    const results = log.runs[0].results as Array<Record<string, any>>;
+    const hcp001 = results.find((r) => r.ruleId === "HCP001")!;
+    expect(hcp001.level).toBe("error");
+    expect(hcp001.locations[0].physicalLocation.artifactLocation.uri).toBe("fixtures/cli/hcp_recipes.py");
+    expect(hcp001.locations[0].physicalLocation.region.startLine).toBeGreaterThan(1);
+    expect(hcp001.fixes[0].artifactChanges[0].replacements[0].insertedContent.text).toMatch(/hierarchical_context_parallel_sizes = \[2, 2\]/);
+    expect(log.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(ALL_RULES.map((r) => r.id));
+  }, 30_000);
+
+  it("writes GitHub workflow-command annotations", async () => {
+    const run = await hcpBot("lint", "--format", "github", fx("hcp_recipes.py"));
+    expect(run.stdout).toMatch(/^::error file=fixtures\/cli\/hcp_recipes.py,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=HCP001 [^:]+::/m);
+  }, 30_000);
+
+  it("honours --select and --ignore", async () => {
+    const ignored = await hcpBot("lint", "--ignore", "HCP001", fx("hcp_recipes.py"));
+    expect(ignored.stdout).not.toMatch(/HCP001/);
+    const selected = await hcpBot("lint", "--select", "HCP002", "--format", "json", fx("override.yaml"), fx("hcp_recipes.py"));
+    const ids = (JSON.parse(selected.stdout).findings as { ruleId: string }[]).map((f) => f.ruleId);
+    expect(new Set(ids)).toEqual(new Set(["HCP002"]));
+  }, 30_000);
+
+  it("exits 2 with a clear message on bad usage and unreadable input", async () => {
+    const missing = await hcpBot("lint", "no/such/path.py");
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read no\/such\/path.py: no such file or folder/);
+    const format = await hcpBot("lint", "--format", "xml", fx("clean_recipe.py"));
+    expect(format.code).toBe(2);
+    expect(format.stderr).toMatch(/format/);
+    const binary = await hcpBot("lint", fx("binary.py"));
+    expect(binary.code).toBe(2);
+    expect(binary.stderr).toMatch(/binary/);
+    const nothing = await hcpBot("lint");
+    expect(nothing.code).toBe(2);
+    const rule = await hcpBot("lint", "--select", "HCP999", fx("clean_recipe.py"));
+    expect(rule.code).toBe(2);
+    expect(rule.stderr).toMatch(/unknown rule id HCP999/);
+    const unknown = await hcpBot("frobnicate");
+    expect(unknown.code).toBe(2);
+  }, 30_000);
+});
+
+describe("hcp-bot rules / explain / version", () => {
+  let rules: Run;
+  beforeAll(async () => {
+    rules = await hcpBot("rules");
+  }, 30_000);
+
+  it("lists every rule with id, severity and name", () => {
+    expect(rules.code).toBe(0);
+    for (const r of ALL_RULES) expect(rules.stdout).toMatch(new RegExp(`^${r.id}\\s+${r.severity}\\s+${r.name}\\b`, "m"));
+  });
+
+  it("explains a rule with its four doc sections", async () => {
+    const run = await hcpBot("explain", "hcp001");
+    expect(run.code).toBe(0);
+    const rule = ALL_RULES.find((r) => r.id === "HCP001")!;
+    for (const heading of ["What it checks", "Why it matters", "Example", "Fix"]) expect(run.stdout).toContain(heading);
+    expect(run.stdout).toContain(rule.doc.why.split("\n")[0]);
+    const bad = await hcpBot("explain", "HCP000");
+    expect(bad.code).toBe(2);
+  }, 30_000);
+
+  it("prints the package version", async () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+    expect((await hcpBot("--version")).stdout.trim()).toBe(pkg.version);
+  }, 30_000);
+});

@@ -1,0 +1,33 @@
+// The core must run on Deno and Cloudflare Workers: no Node built-ins, no process, no I/O.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourcesUnder(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+const FORBIDDEN: [RegExp, string][] = [
+  [/from\s+["']node:/, "imports a node: module"],
+  [/from\s+["'](fs|path|os|child_process|http|https|net|crypto|stream|url|util)(\/[^"']*)?["']/, "imports a Node built-in"],
+  [/\bprocess\.(env|argv|exit|cwd|stdout|stderr)/, "uses process"],
+  [/\bBuffer\./, "uses Buffer"],
+  [/\brequire\(/, "uses require"],
+  [/\bfetch\(/, "does network I/O"],
+];
+
+describe("src/core is runtime-neutral", () => {
+  const files = sourcesUnder(join(import.meta.dirname, "..", "src", "core"));
+
+  it("has source files to check", () => {
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files)("%s uses no Node built-ins or I/O", (file) => {
+    const text = readFileSync(file, "utf8").replace(/\/\/.*$/gm, "");
+    const problems = FORBIDDEN.filter(([re]) => re.test(text)).map(([, why]) => why);
+    expect(problems).toEqual([]);
+  });
+});

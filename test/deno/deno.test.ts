@@ -1,0 +1,43 @@
+// The analyzer core runs unchanged under Deno and finds exactly what it finds under Node.
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { analyze } from "../../src/core/analyze/index.ts";
+import { classifyFile } from "../../src/core/analyze/classify.ts";
+import { loadPythonLanguage } from "../../src/node/treesitter.ts";
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, "..", "..");
+const deno = join(root, "node_modules", ".bin", "deno");
+
+function fixtureFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? fixtureFiles(p) : classifyFile(p) ? [relative(root, p)] : [];
+  });
+}
+
+describe("core under Deno", () => {
+  const files = fixtureFiles(join(root, "fixtures", "recipes")).filter((p) => !/bad-input|huge/.test(p));
+
+  it("finds the same findings as under Node on every fixture", async () => {
+    expect(files.length).toBeGreaterThan(5);
+    const { stdout } = await run(deno, ["run", "--quiet", "--allow-read", "--no-prompt", "test/deno/analyze.deno.ts", ...files], {
+      cwd: root,
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const fromDeno = JSON.parse(stdout) as { runtime: string; units: number; findings: unknown[]; diagnostics: unknown[] };
+    const report = analyze(
+      files.map((path) => ({ path, text: readFileSync(join(root, path), "utf8") })),
+      { python: await loadPythonLanguage() },
+    );
+    expect(fromDeno.runtime).toBe("deno");
+    expect(report.findings.length).toBeGreaterThan(0);
+    expect(fromDeno.units).toBe(report.units.length);
+    expect(fromDeno.findings).toEqual(JSON.parse(JSON.stringify(report.findings)));
+    expect(fromDeno.diagnostics).toEqual(JSON.parse(JSON.stringify(report.diagnostics)));
+  }, 60_000);
+});
