@@ -1,0 +1,359 @@
+// YAML files: ConfigContainer override files (`model:`, `dataset:`... at top level) become
+// one "yaml" unit; string scalars that hold a launch command (card.yaml `command: >`,
+// GitHub workflow `run: |`) become launch units whose locations point into the YAML text.
+import {
+  isMap,
+  isScalar,
+  parseAllDocuments,
+  visit,
+  type Document,
+  type Node,
+  type Pair,
+  type Scalar,
+  type YAMLMap,
+} from "yaml";
+import { LineIndex, location, pointLocation, type SourceFile } from "../model/source.ts";
+import {
+  known,
+  SECTIONS,
+  unknown,
+  type Anchor,
+  type ConfigUnit,
+  type Known,
+  type Section,
+  type Setting,
+  type SettingKey,
+  type Value,
+} from "../model/settings.ts";
+import { rejectInput } from "./guards.ts";
+import { extractLaunchLines, mayHoldLaunchLine, settingKeyFor } from "./launch/index.ts";
+import { MappedTextBuilder, type MappedText } from "./launch/mapped.ts";
+import { emptyResult, type Diagnostic, type ExtractResult } from "./types.ts";
+
+/** Top-level fields of ConfigContainer (training/config.py); an override file uses only these. */
+const CONFIG_CONTAINER_FIELDS = new Set([
+  "rng", "rerun_state_machine", "train", "model", "optimizer", "optimizer_config_override_provider", "ddp",
+  "validation", "scheduler", "dataset", "logger", "tokenizer", "checkpoint", "dist", "ft", "straggler",
+  "nvrx_straggler", "profiling", "peft", "comm_overlap", "mixed_precision", "tensor_inspect", "inprocess_restart",
+  "env_vars", "defaults",
+]);
+
+type ScalarNode = Scalar<unknown>;
+
+const SECTION_LINE = /^(?:model|dataset|dist|ddp)\s*:/m;
+
+export function extractYaml(file: SourceFile): ExtractResult {
+  const result = emptyResult();
+  const rejected = rejectInput(file.path, file.text);
+  if (rejected) return { ...result, diagnostics: [rejected] };
+  // Parsing is the expensive part; a file with neither a section key nor a launch hint has
+  // nothing for us (workflow files, docs navigation, skill cards).
+  if (!SECTION_LINE.test(file.text) && !mayHoldLaunchLine(file.text)) return result;
+  const index = new LineIndex(file.text);
+  let docs: Document.Parsed[];
+  try {
+    docs = parseAllDocuments(file.text) as Document.Parsed[];
+  } catch (error) {
+    // The library reports problems as document errors; this is a last line of defence.
+    const message = error instanceof Error ? error.message : String(error);
+    return { ...result, diagnostics: [{ file: file.path, severity: "error", code: "parse-error", message }] };
+  }
+  if (!Array.isArray(docs)) docs = [];
+  const ids = new Set<string>();
+  for (const doc of docs) {
+    result.diagnostics.push(...documentErrors(file, index, doc));
+    const override = overrideUnit(file, index, doc);
+    if (override) result.units.push(override);
+    for (const scalar of launchScalars(doc)) {
+      const found = extractLaunchLines(scalarView(file.text, scalar), file, index, ids);
+      result.units.push(...found.units);
+      result.diagnostics.push(...found.diagnostics);
+    }
+  }
+  return result;
+}
+
+function documentErrors(file: SourceFile, index: LineIndex, doc: Document.Parsed): Diagnostic[] {
+  return doc.errors.map((e) => {
+    const start = e.pos[0];
+    const end = Math.max(start, e.pos[1]);
+    const at = e.linePos?.[0];
+    return {
+      file: file.path,
+      severity: "error",
+      code: "parse-error",
+      // The library's own line:col (1-based, like ours) and first message line.
+      message: `${at ? `${at.line}:${at.col}: ` : ""}${e.message.split("\n")[0] ?? e.message}`,
+      location: location(file.path, index, start, end),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Override files
+
+function isOverrideFile(root: YAMLMap): boolean {
+  let sections = 0;
+  for (const item of root.items) {
+    const key = isScalar(item.key) ? item.key.value : undefined;
+    if (typeof key !== "string" || !CONFIG_CONTAINER_FIELDS.has(key)) return false;
+    if (isMap(item.value)) sections++;
+  }
+  return sections > 0;
+}
+
+function overrideUnit(file: SourceFile, index: LineIndex, doc: Document.Parsed): ConfigUnit | undefined {
+  const root = doc.contents;
+  if (!isMap(root) || !isOverrideFile(root)) return undefined;
+  const settings: Partial<Record<SettingKey, Setting>> = {};
+  const anchors: ConfigUnit["anchors"] = {};
+  const notes: ConfigUnit["notes"] = [];
+  for (const section of SECTIONS) {
+    const pair = root.items.find((p) => isScalar(p.key) && p.key.value === section);
+    const anchor = pair ? sectionAnchor(file, index, pair) : missingSectionAnchor(file, index, section);
+    if (anchor) anchors[section] = anchor;
+    if (pair && isMap(pair.value)) collectSettings(file, index, section, pair.value, settings);
+    else if (pair && isMap(pair.value) === false && pair.value !== null && !isEmptyScalar(pair.value)) {
+      notes.push({ message: `${section}: is not a mapping; its settings are not read`, location: nodeLocation(file, index, pair.value) });
+    }
+  }
+  const start = root.range[0];
+  return {
+    id: file.path,
+    kind: "yaml",
+    name: baseName(file.path),
+    location: pointLocation(file.path, index, start),
+    settings,
+    anchors,
+    mode: "unknown",
+    complete: false,
+    notes,
+  };
+}
+
+function isEmptyScalar(node: unknown): boolean {
+  return isScalar(node) && (node.value === null || node.value === "");
+}
+
+/** `model.x`, and one level deeper for `dataset.packed_sequence_specs.pad_seq_to_mult`. */
+function collectSettings(
+  file: SourceFile,
+  index: LineIndex,
+  prefix: string,
+  map: YAMLMap,
+  settings: Partial<Record<SettingKey, Setting>>,
+): void {
+  for (const item of map.items) {
+    if (!isScalar(item.key) || typeof item.key.value !== "string") continue;
+    const dotted = `${prefix}.${item.key.value}`;
+    const key = settingKeyFor(dotted);
+    const value = item.value as Node | null;
+    if (key && value) settings[key] = yamlSetting(file, index, key, value);
+    if (isMap(value) && prefix.split(".").length < 2) collectSettings(file, index, dotted, value, settings);
+  }
+}
+
+function yamlSetting(file: SourceFile, index: LineIndex, key: SettingKey, node: Node): Setting {
+  const [start, end] = valueRange(node);
+  return {
+    key,
+    value: yamlValue(node),
+    origin: { kind: "yaml", location: location(file.path, index, start, end), text: file.text.slice(start, end), syntax: "yaml" },
+    local: true,
+  };
+}
+
+function valueRange(node: Node): [number, number] {
+  const r = node.range ?? [0, 0, 0];
+  return [r[0], Math.max(r[0], r[1])];
+}
+
+function yamlValue(node: Node): Value {
+  let js: unknown;
+  try {
+    js = node.toJSON();
+  } catch {
+    return unknown("YAML value could not be read");
+  }
+  if (containsInterpolation(js)) return unknown(`OmegaConf interpolation ${JSON.stringify(js)}`);
+  return isKnown(js) ? known(js) : unknown("YAML value is not plain data");
+}
+
+function containsInterpolation(v: unknown): boolean {
+  if (typeof v === "string") return v.includes("${");
+  if (Array.isArray(v)) return v.some(containsInterpolation);
+  if (v !== null && typeof v === "object") return Object.values(v).some(containsInterpolation);
+  return false;
+}
+
+function isKnown(v: unknown): v is Known {
+  if (v === null || typeof v === "string" || typeof v === "boolean") return true;
+  if (typeof v === "number") return Number.isFinite(v);
+  if (Array.isArray(v)) return v.every(isKnown);
+  if (typeof v === "object") return Object.values(v as object).every(isKnown);
+  return false;
+}
+
+/** End of the section's last line, indented like its children; flow sections get none. */
+function sectionAnchor(file: SourceFile, index: LineIndex, pair: Pair): Anchor | undefined {
+  const value = pair.value;
+  const key = pair.key as ScalarNode;
+  const keyStart = key.range?.[0] ?? 0;
+  const keyIndent = leadingBlanks(index.lineText(index.point(keyStart).line));
+  if (isEmptyScalar(value) || value === null) {
+    // `model:` with nothing under it: insert the first child under the key.
+    const line = index.point(keyStart).line;
+    return anchorAt(file, index, index.lineEnd(line), `${keyIndent}  `);
+  }
+  if (!isMap(value) || value.flow || value.items.length === 0) return undefined;
+  const first = value.items[0];
+  const last = value.items[value.items.length - 1];
+  const firstKeyStart = (first?.key as ScalarNode | undefined)?.range?.[0] ?? keyStart;
+  const childIndent = leadingBlanks(index.lineText(index.point(firstKeyStart).line));
+  const lastNode = (last?.value ?? last?.key) as Node | undefined;
+  const lastEnd = lastNode?.range ? Math.max(lastNode.range[0], lastNode.range[1] - 1) : firstKeyStart;
+  return anchorAt(file, index, index.lineEnd(index.point(lastEnd).line), childIndent);
+}
+
+function missingSectionAnchor(file: SourceFile, index: LineIndex, section: Section): Anchor {
+  return { style: "yaml", at: pointLocation(file.path, index, file.text.length), indent: "", receiver: `${section}:\n  ` };
+}
+
+function anchorAt(file: SourceFile, index: LineIndex, offset: number, indent: string): Anchor {
+  return { style: "yaml", at: pointLocation(file.path, index, offset), indent, receiver: "" };
+}
+
+function leadingBlanks(line: string): string {
+  return /^[ \t]*/.exec(line)?.[0] ?? "";
+}
+
+function nodeLocation(file: SourceFile, index: LineIndex, node: unknown) {
+  const r = (node as Node).range ?? [0, 0, 0];
+  return location(file.path, index, r[0], Math.max(r[0], r[1]));
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Launch commands inside string scalars
+
+function launchScalars(doc: Document.Parsed): ScalarNode[] {
+  const found: ScalarNode[] = [];
+  visit(doc, {
+    Scalar(key, node) {
+      if (key === "key") return;
+      if (typeof node.value === "string" && mayHoldLaunchLine(node.value)) found.push(node);
+    },
+  });
+  return found;
+}
+
+/**
+ * The scalar's value as a view onto the file. The view is rebuilt from the source lines
+ * (block indentation stripped, folds applied) and checked against the value the YAML
+ * library computed; if they differ (an escape or folding case not rebuilt here), every
+ * character maps to the scalar's start instead, so units are still found but their
+ * values point at the scalar and are not edited in place (local: false).
+ */
+export function scalarView(text: string, node: ScalarNode): MappedText {
+  const value = String(node.value);
+  const range = node.range ?? [0, 0, 0];
+  const rebuilt = rebuildScalar(text, node.type, range[0], range[1]);
+  if (rebuilt && trimEndNewlines(rebuilt.text) === trimEndNewlines(value)) return rebuilt;
+  const map = new Int32Array(value.length).fill(range[0]);
+  return { text: value, map, base: 0 };
+}
+
+function trimEndNewlines(s: string): string {
+  return s.replace(/\n+$/, "");
+}
+
+function rebuildScalar(text: string, type: Scalar.Type | undefined, start: number, end: number): MappedText | undefined {
+  switch (type) {
+    case "BLOCK_FOLDED":
+    case "BLOCK_LITERAL":
+      return rebuildBlock(text, start, end, type === "BLOCK_FOLDED");
+    case "PLAIN":
+      return rebuildFlowLines(text, start, end);
+    case "QUOTE_SINGLE":
+      return text.slice(start + 1, end - 1).includes("''") ? undefined : rebuildFlowLines(text, start + 1, end - 1);
+    case "QUOTE_DOUBLE":
+      return text.slice(start + 1, end - 1).includes("\\") ? undefined : rebuildFlowLines(text, start + 1, end - 1);
+    default:
+      return undefined;
+  }
+}
+
+interface SourceLine {
+  start: number;
+  end: number;
+}
+
+function linesBetween(text: string, from: number, to: number): SourceLine[] {
+  const lines: SourceLine[] = [];
+  let s = from;
+  while (s < to) {
+    const nl = text.indexOf("\n", s);
+    const e = nl < 0 || nl >= to ? to : nl;
+    lines.push({ start: s, end: e > s && text[e - 1] === "\r" ? e - 1 : e });
+    s = e + 1;
+  }
+  return lines;
+}
+
+/** Plain or quoted multi-line scalars: lines trimmed, single breaks fold to a space. */
+function rebuildFlowLines(text: string, from: number, to: number): MappedText {
+  const b = new MappedTextBuilder();
+  const lines = linesBetween(text, from, to);
+  let emptyRun = 0;
+  lines.forEach((line, k) => {
+    let s = line.start;
+    let e = line.end;
+    if (k > 0) while (s < e && (text[s] === " " || text[s] === "\t")) s++;
+    if (k < lines.length - 1) while (e > s && (text[e - 1] === " " || text[e - 1] === "\t")) e--;
+    if (k > 0 && s === e && k < lines.length - 1) {
+      emptyRun++;
+      return;
+    }
+    if (k > 0) b.appendSynthetic(emptyRun > 0 ? "\n".repeat(emptyRun) : " ");
+    emptyRun = 0;
+    b.appendSource(text, s, e);
+  });
+  return b.build();
+}
+
+/** `>` and `|` block scalars: strip the block indentation, fold (for `>`) per YAML 1.2 §8.1.3. */
+function rebuildBlock(text: string, start: number, end: number, folded: boolean): MappedText | undefined {
+  const headerEnd = text.indexOf("\n", start);
+  if (headerEnd < 0 || headerEnd >= end) return { text: "", base: start };
+  const header = text.slice(start, headerEnd);
+  const explicit = /[1-9]/.exec(header.replace(/#.*$/, ""));
+  const lines = linesBetween(text, headerEnd + 1, end);
+  let indent = explicit ? Number(explicit[0]) : -1;
+  if (indent < 0) {
+    const firstContent = lines.find((l) => text.slice(l.start, l.end).trim() !== "");
+    if (!firstContent) return { text: "", base: start };
+    indent = leadingBlanks(text.slice(firstContent.start, firstContent.end)).length;
+  }
+  const b = new MappedTextBuilder();
+  let previous: "normal" | "more" | undefined;
+  let empties = 0;
+  for (const line of lines) {
+    const content = line.start + indent;
+    if (content >= line.end || text.slice(line.start, line.end).trim() === "") {
+      empties++;
+      continue;
+    }
+    const kind = text[content] === " " || text[content] === "\t" ? "more" : "normal";
+    if (previous !== undefined) {
+      const fold = folded && previous === "normal" && kind === "normal";
+      b.appendSynthetic(fold ? (empties > 0 ? "\n".repeat(empties) : " ") : "\n".repeat(empties + 1));
+    } else if (empties > 0) b.appendSynthetic("\n".repeat(empties));
+    b.appendSource(text, content, line.end);
+    previous = kind;
+    empties = 0;
+  }
+  return b.build();
+}
