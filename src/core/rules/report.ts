@@ -1,0 +1,141 @@
+// Shared pieces of every rule's output: how a value and its origin are described, the
+// `related` entries, and fixes built from real edits in the unit's own syntax.
+import { setValueEdit } from "../model/edits.ts";
+import type { Finding, Fix, ProjectFacts, Rule, RuleReport, Severity } from "../model/finding.ts";
+import type { Edit, Location } from "../model/source.ts";
+import { sectionOf, type ConfigUnit, type Known, type Setting, type SettingKey, type Syntax } from "../model/settings.ts";
+import { valueOf, type Resolution } from "./effective.ts";
+
+/** Identity with a type: lets a rule module declare `export const rule = defineRule({...})`. */
+export const defineRule = (rule: Rule): Rule => rule;
+
+/** Python-style rendering (recipes are Python; upstream messages print Python reprs). */
+export function repr(value: Known): string {
+  if (value === null) return "None";
+  if (typeof value === "boolean") return value ? "True" : "False";
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+  if (Array.isArray(value)) return `[${value.map(repr).join(", ")}]`;
+  return `{${Object.entries(value)
+    .map(([k, v]) => `'${k}': ${repr(v)}`)
+    .join(", ")}}`;
+}
+
+/** `file:line`. */
+export function at(location: Location): string {
+  return `${location.file}:${location.range.start.line}`;
+}
+
+/** `file:line`, plus the path the value took (`via`) and its spelling when it is a name. */
+export function origin(setting: Setting): string {
+  const parts = [at(setting.origin.location)];
+  const written = setting.origin.text.trim();
+  if (setting.value.known && /^[A-Za-z_][A-Za-z0-9_.]*$/.test(written) && !/^(True|False|None|true|false|null)$/.test(written)) {
+    parts.push(`written ${written}`);
+  }
+  if (setting.origin.via) parts.push(`via ${setting.origin.via}`);
+  return parts.join(", ");
+}
+
+/** "model.cp_comm_type is 'a2a+p2p' (recipes/llama3.py:42)". */
+export function describe(setting: Setting): string {
+  const value = setting.value.known ? repr(setting.value.value) : `unknown (${setting.value.reason})`;
+  return `${setting.key} is ${value} (${origin(setting)})`;
+}
+
+/** Like `describe`, and also says when the value is an upstream default. */
+export function describeResolution(key: SettingKey, res: Resolution): string {
+  if (res.state === "set") return describe(res.setting);
+  if (res.state === "default") return `${key} is not set (upstream default ${repr(res.value)})`;
+  return `${key} is not known (${res.reason})`;
+}
+
+/** A `related` entry pointing at where a setting was written. */
+export function relatedTo(setting: Setting | undefined, why?: string): Finding["related"] {
+  if (!setting) return [];
+  const value = setting.value.known ? repr(setting.value.value) : setting.origin.text;
+  return [{ message: `${setting.key} = ${value}${why ? `: ${why}` : ""}`, location: setting.origin.location }];
+}
+
+export function relatedAll(...entries: Finding["related"][]): Finding["related"] {
+  const seen = new Set<string>();
+  return entries.flat().filter((e) => {
+    const key = `${e.location.file}:${e.location.range.start.offset}:${e.location.range.end.offset}:${e.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The syntax a new value for `key` would be written in: where it is now, or the anchor's. */
+function targetSyntax(unit: ConfigUnit, key: SettingKey): Syntax | undefined {
+  const current = unit.settings[key];
+  if (current?.local) return current.origin.syntax;
+  const style = unit.anchors[sectionOf(key)]?.style;
+  if (!style) return undefined;
+  return style === "python-attr" ? "python" : style;
+}
+
+/**
+ * `setValueEdit`, refusing values the target syntax cannot express: Megatron-LM
+ * argparse has no spelling for None, and its booleans are valueless `store_true` flags,
+ * so writing `--flag False` there would be wrong.
+ */
+export function editFor(unit: ConfigUnit, key: SettingKey, value: Known): Edit | undefined {
+  const syntax = targetSyntax(unit, key);
+  if (!syntax || syntax === "text") return undefined;
+  if (syntax === "mlm" && (value === null || typeof value === "boolean" || (typeof value === "object" && !Array.isArray(value)))) {
+    return undefined;
+  }
+  return setValueEdit(unit, key, value);
+}
+
+/** A fix only when every edit could be made; identical edits (one flag feeding two keys) collapse. */
+export function fixOf(description: string, edits: ReadonlyArray<Edit | undefined>): Fix | undefined {
+  if (edits.length === 0 || edits.some((e) => e === undefined)) return undefined;
+  const unique = new Map<string, Edit>();
+  for (const e of edits as Edit[]) {
+    unique.set(`${e.file}:${e.range.start.offset}:${e.range.end.offset}:${e.newText}`, e);
+  }
+  return { description, edits: [...unique.values()] };
+}
+
+/** Set several keys at once; no fix unless all edits can be made. */
+export function setValuesFix(unit: ConfigUnit, description: string, values: ReadonlyArray<[SettingKey, Known]>): Fix | undefined {
+  return fixOf(
+    description,
+    values.map(([key, value]) => editFor(unit, key, value)),
+  );
+}
+
+/** The report, with its location at a setting (or the unit when nothing is set). */
+export function reportAt(
+  unit: ConfigUnit,
+  target: Setting | undefined,
+  message: string,
+  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"] } = {},
+): RuleReport {
+  const report: RuleReport = { message, location: target ? target.origin.location : unit.location };
+  if (extra.severity) report.severity = extra.severity;
+  if (extra.fix) report.fix = extra.fix;
+  if (extra.related && extra.related.length > 0) report.related = extra.related;
+  return report;
+}
+
+/** "the upstream default 1" or the literal, for messages about a resolution's value. */
+export function valueText(res: Resolution): string {
+  const v = valueOf(res);
+  return v === undefined ? "unknown" : repr(v);
+}
+
+/** "Transformer Engine 2.15.0 (uv.lock, uv.lock:812)", or a sentence start saying it is unknown. */
+export function teDescription(project: ProjectFacts): string {
+  const te = project.transformerEngine;
+  if (!te) return "The Transformer Engine version is not known (no pin found); Transformer Engine";
+  return `Transformer Engine ${te.version} (${te.source}, ${at(te.location)})`;
+}
+
+export function teRelated(project: ProjectFacts): Finding["related"] {
+  const te = project.transformerEngine;
+  return te ? [{ message: `Transformer Engine ${te.version} pinned here (${te.source})`, location: te.location }] : [];
+}
