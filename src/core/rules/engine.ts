@@ -1,0 +1,131 @@
+// Runs rules over configuration units: selection, re-grading, de-duplication, ordering.
+// A rule that throws becomes an INFO finding on the unit; the analysis never crashes.
+import { z } from "zod";
+import { SeveritySchema, type Finding, type ProjectFacts, type Rule, type RuleReport, type Severity } from "../model/finding.ts";
+import type { ConfigUnit } from "../model/settings.ts";
+import { ALL_RULES } from "./index.ts";
+
+export interface RunOptions {
+  /** Only these rule ids (all when absent). */
+  select?: string[];
+  /** Never these rule ids (applied after `select`). */
+  ignore?: string[];
+  /** Severity per rule id, replacing the rule's own grading for all its findings. */
+  severity?: Record<string, Severity>;
+}
+
+export class RuleOptionsError extends Error {
+  override name = "RuleOptionsError";
+}
+
+function optionsSchema(rules: readonly Rule[]) {
+  const ids = new Set(rules.map((r) => r.id));
+  const ruleId = z
+    .string()
+    .transform((s) => s.trim().toUpperCase())
+    .refine((id) => ids.has(id), { message: "unknown rule id" });
+  return z
+    .object({
+      select: z.array(ruleId).optional(),
+      ignore: z.array(ruleId).optional(),
+      severity: z.record(ruleId, SeveritySchema).optional(),
+    })
+    .strict();
+}
+
+export type ParsedRunOptions = z.output<ReturnType<typeof optionsSchema>>;
+
+/** Validates options (ids are case-insensitive); throws RuleOptionsError naming every problem. */
+export function parseRunOptions(options: unknown, rules: readonly Rule[] = ALL_RULES): ParsedRunOptions {
+  const parsed = optionsSchema(rules).safeParse(options ?? {});
+  if (!parsed.success) throw new RuleOptionsError(`Invalid rule options:\n${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+export function activeRules(rules: readonly Rule[], options: ParsedRunOptions): Rule[] {
+  const select = options.select && new Set(options.select);
+  const ignore = new Set(options.ignore ?? []);
+  return rules.filter((r) => (!select || select.has(r.id)) && !ignore.has(r.id));
+}
+
+function toFinding(rule: Rule, unit: ConfigUnit, report: RuleReport, regrade: Severity | undefined): Finding {
+  const finding: Finding = {
+    ruleId: rule.id,
+    ruleName: rule.name,
+    severity: regrade ?? report.severity ?? rule.severity,
+    message: report.message,
+    location: report.location,
+    unitId: unit.id,
+    unitName: unit.name,
+    related: report.related ?? [],
+  };
+  if (report.fix) finding.fix = report.fix;
+  return finding;
+}
+
+function crashFinding(rule: Rule, unit: ConfigUnit, error: unknown): Finding {
+  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return {
+    ruleId: rule.id,
+    ruleName: rule.name,
+    severity: "info",
+    message: `Rule ${rule.id} (${rule.name}) failed on ${unit.name} and was skipped: ${reason}. The other rules still ran; please report this.`,
+    location: unit.location,
+    unitId: unit.id,
+    unitName: unit.name,
+    related: [],
+  };
+}
+
+function runOne(rule: Rule, unit: ConfigUnit, project: ProjectFacts, regrade: Severity | undefined): Finding[] {
+  try {
+    return rule.check(unit, project).map((r) => toFinding(rule, unit, r, regrade));
+  } catch (error) {
+    return [crashFinding(rule, unit, error)];
+  }
+}
+
+const dedupeKey = (f: Finding): string =>
+  [f.ruleId, f.location.file, f.location.range.start.offset, f.location.range.end.offset, f.message].join("\u0000");
+
+/**
+ * Same rule, file, range and message is one finding. A launch line merged with its recipe
+ * repeats the recipe's own findings (same origin, same text); keep the copy from the unit
+ * whose file holds the location, so its fix edits that file rather than adding an override.
+ */
+export function dedupeFindings(findings: readonly Finding[], units: readonly ConfigUnit[]): Finding[] {
+  const unitFile = new Map(units.map((u) => [u.id, u.location.file]));
+  const owns = (f: Finding): boolean => unitFile.get(f.unitId) === f.location.file;
+  const kept = new Map<string, Finding>();
+  for (const f of findings) {
+    const key = dedupeKey(f);
+    const existing = kept.get(key);
+    if (!existing || (!owns(existing) && owns(f))) kept.set(key, f);
+  }
+  return [...kept.values()];
+}
+
+const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export function compareFindings(a: Finding, b: Finding): number {
+  return (
+    cmp(a.location.file, b.location.file) ||
+    cmp(a.location.range.start.line, b.location.range.start.line) ||
+    cmp(a.location.range.start.column, b.location.range.start.column) ||
+    cmp(a.ruleId, b.ruleId) ||
+    cmp(a.unitId, b.unitId) ||
+    cmp(a.message, b.message)
+  );
+}
+
+export function runRules(
+  units: readonly ConfigUnit[],
+  project: ProjectFacts,
+  options: RunOptions = {},
+  rules: readonly Rule[] = ALL_RULES,
+): Finding[] {
+  const parsed = parseRunOptions(options, rules);
+  const active = activeRules(rules, parsed);
+  const findings = units.flatMap((unit) => active.flatMap((rule) => runOne(rule, unit, project, parsed.severity?.[rule.id])));
+  return dedupeFindings(findings, units).sort(compareFindings);
+}

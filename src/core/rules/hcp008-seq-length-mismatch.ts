@@ -1,0 +1,65 @@
+// HCP008: model.seq_length and dataset.seq_length disagree, or an override changes only the model's.
+import type { RuleReport } from "../model/finding.ts";
+import type { ConfigUnit, Setting } from "../model/settings.ts";
+import { resolve, valueOf, type Resolution } from "./effective.ts";
+import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
+import { UPSTREAM, quote } from "./upstream.ts";
+
+export const rule = defineRule({
+  id: "HCP008",
+  name: "seq-length-mismatch",
+  severity: "error",
+  doc: {
+    checks:
+      "model.seq_length differs from dataset.seq_length (error), or a YAML/Hydra override changes model.seq_length " +
+      "without dataset.seq_length (warning).",
+    why:
+      `ConfigContainer.validate rejects a mismatch: ${quote(UPSTREAM.B8("16384", "8192"))} scripts/training/run_recipe.py ` +
+      "overwrites model.seq_length with dataset.seq_length after applying overrides, so an override of only " +
+      "model.seq_length is silently discarded, and the CP divisibility you checked is not the one that runs.",
+    example: "run_recipe.py --recipe llama3_8b_pretrain_config model.seq_length=16384",
+    fix: "Set dataset.seq_length (run_recipe syncs the model from it), or set both to the same value.",
+  },
+  check(unit: ConfigUnit): RuleReport[] {
+    const model = unit.settings["model.seq_length"];
+    if (!model) return [];
+    const datasetRes = resolve(unit, "dataset.seq_length");
+    const dataset = unit.settings["dataset.seq_length"];
+    const modelValue = model.value.known ? model.value.value : undefined;
+    const datasetValue = valueOf(datasetRes);
+
+    if (overridesOnlyModel(unit, model, dataset)) {
+      if (modelValue !== undefined && datasetValue === modelValue) return [];
+      return [overrideOnlyModel(unit, model, datasetRes)];
+    }
+    if (!dataset || modelValue === undefined || datasetValue === undefined || modelValue === datasetValue) return [];
+    const message =
+      `${describe(model)} but ${describe(dataset)}. Megatron-Bridge rejects the mismatch: ` +
+      `${quote(UPSTREAM.B8(repr(modelValue), repr(datasetValue)))}; scripts/training/run_recipe.py instead overwrites ` +
+      `model.seq_length with ${repr(datasetValue)}. Set dataset.seq_length = ${repr(modelValue)} to match (or set both).`;
+    const fix = fixOf(`Set dataset.seq_length to ${repr(modelValue)}`, [editFor(unit, "dataset.seq_length", modelValue)]);
+    return [reportAt(unit, dataset, message, { fix, related: relatedTo(model, "model sequence length") })];
+  },
+});
+
+/** An override file or launch line that writes model.seq_length itself but leaves dataset.seq_length to the recipe. */
+function overridesOnlyModel(unit: ConfigUnit, model: Setting, dataset: Setting | undefined): boolean {
+  // Megatron-LM has a single --seq-length: there is no dataset value to forget.
+  if (unit.kind !== "yaml" && unit.kind !== "launch") return false;
+  return model.local && !dataset?.local;
+}
+
+function overrideOnlyModel(unit: ConfigUnit, model: Setting, datasetRes: Resolution): RuleReport {
+  const value = model.value.known ? model.value.value : undefined;
+  const datasetValue = valueOf(datasetRes);
+  const b8 = UPSTREAM.B8(value !== undefined ? repr(value) : "…", datasetValue !== undefined ? repr(datasetValue) : "…");
+  const message =
+    `${describe(model)} is overridden here but dataset.seq_length is not ` +
+    `(${describeResolution("dataset.seq_length", datasetRes)}). scripts/training/run_recipe.py overwrites ` +
+    "model.seq_length with dataset.seq_length after applying overrides, so this override is silently discarded; " +
+    `entry points that do not sync fail ConfigContainer.validate: ${quote(b8)}. ` +
+    `Override dataset.seq_length${value !== undefined ? ` = ${repr(value)}` : ""} as well.`;
+  const fix =
+    value !== undefined ? fixOf(`Set dataset.seq_length to ${repr(value)}`, [editFor(unit, "dataset.seq_length", value)]) : undefined;
+  return reportAt(unit, model, message, { severity: "warning", fix });
+}

@@ -1,0 +1,126 @@
+// HCP009: the a2a level splits attention heads; it must divide the Q and KV heads per TP rank.
+import type { Fix, ProjectFacts, RuleReport } from "../model/finding.ts";
+import type { ConfigUnit, Setting } from "../model/settings.ts";
+import {
+  commTypes,
+  contextParallel,
+  hcpSizes,
+  headsPerRank,
+  positiveIntSizes,
+  product,
+  usesA2aP2p,
+  type HeadsPerRank,
+} from "./effective.ts";
+import { layoutFor, setSizesFix, splitFor, splitText } from "./layout-fix.ts";
+import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, repr, reportAt } from "./report.ts";
+import { UPSTREAM, quote } from "./upstream.ts";
+
+export const rule = defineRule({
+  id: "HCP009",
+  name: "a2a-heads-not-divisible",
+  severity: "error",
+  doc: {
+    checks:
+      "With a2a+p2p, hierarchical_context_parallel_sizes[0] must divide num_attention_heads/TP and num_query_groups/TP; " +
+      "with pure a2a, context_parallel_size must. Error when the head counts are known, info when they are not.",
+    why:
+      `Ulysses (a2a) gives each rank all tokens but only heads/size heads. Pure a2a fails in Transformer Engine: ` +
+      `${quote(UPSTREAM.T10(2, 2, 4))} a2a+p2p has no such check and fails with a PyTorch view/shape RuntimeError in ` +
+      "flash_attn_a2a_communicate. Under GQA the KV heads are the indivisible unit.",
+    example:
+      "Llama-3-8B (32 Q / 8 KV heads), TP 4, CP 4:\ncfg.model.cp_comm_type = \"a2a\"  # 2 KV heads per TP rank, not divisible by 4",
+    fix: "Pick an a2a size that divides the heads per TP rank (a2a+p2p with sizes [2, 2] here), or change TP.",
+  },
+  check(unit: ConfigUnit, project: ProjectFacts): RuleReport[] {
+    const types = commTypes(unit);
+    if (types.state !== "types") return [];
+    if (usesA2aP2p(types) === "yes") return checkHierarchical(unit, project, types.setting);
+    if (types.types.includes("a2a")) return checkPureA2a(unit, project, types.setting, types.perLayer);
+    return [];
+  },
+});
+
+const headsText = (h: HeadsPerRank): string =>
+  `${h.q} Q and ${h.kv} KV heads per TP rank (num_attention_heads ${h.q * h.tp}, num_query_groups ${h.kv * h.tp}, TP ${h.tp})`;
+
+const divides = (n: number, h: HeadsPerRank): boolean => h.q % n === 0 && h.kv % n === 0;
+
+function headsRelated(h: HeadsPerRank) {
+  return relatedAll(relatedTo(h.qSetting, "attention heads"), relatedTo(h.kvSetting, "KV heads (query groups)"));
+}
+
+function unknownHeadsInfo(unit: ConfigUnit, where: Setting, size: number, what: string): RuleReport {
+  const message =
+    `${describe(where)}: ${what} splits attention heads ${size} ways, but num_attention_heads, num_query_groups or ` +
+    `tensor_model_parallel_size is not known here, so divisibility cannot be checked. Make sure (num_attention_heads/TP) ` +
+    `% ${size} == 0 and (num_query_groups/TP) % ${size} == 0, or Transformer Engine fails at the first forward.`;
+  return reportAt(unit, where, message, { severity: "info" });
+}
+
+function checkHierarchical(unit: ConfigUnit, project: ProjectFacts, typeSetting: Setting): RuleReport[] {
+  const sizes = hcpSizes(unit);
+  const ints = positiveIntSizes(sizes);
+  if (sizes.state !== "list" || !ints || ints.length !== 2) return [];
+  const a2a = ints[0] ?? 1;
+  if (a2a === 1) return [];
+  const heads = headsPerRank(unit);
+  if (!heads) return [unknownHeadsInfo(unit, sizes.setting, a2a, "the a2a level of a2a+p2p")];
+  if (divides(a2a, heads)) return [];
+
+  const cp = contextParallel(unit)?.value ?? product(ints);
+  const split = splitFor(unit, project, cp);
+  const better = split && split.sizes[0] !== a2a ? split : undefined;
+  const message =
+    `${describe(sizes.setting)} puts ${a2a} ranks in each a2a group, but the model has ${headsText(heads)}, not divisible ` +
+    `by ${a2a}. Transformer Engine splits heads across the a2a group without a check, so the first forward fails with a ` +
+    `PyTorch view/shape RuntimeError (pure a2a reports ${quote(UPSTREAM.T10(heads.q, heads.kv, a2a))}). ` +
+    (better
+      ? `Set hierarchical_context_parallel_sizes = ${splitText(better.sizes)}.`
+      : "Pick an a2a size that divides the heads per TP rank, or change TP.");
+  return [
+    reportAt(unit, sizes.setting, message, {
+      fix: better ? setSizesFix(unit, better.sizes) : undefined,
+      related: relatedAll(relatedTo(typeSetting, "a2a+p2p communication"), headsRelated(heads)),
+    }),
+  ];
+}
+
+function checkPureA2a(unit: ConfigUnit, project: ProjectFacts, typeSetting: Setting, perLayer: boolean): RuleReport[] {
+  const cp = contextParallel(unit);
+  if (!cp || cp.value <= 1) return [];
+  const heads = headsPerRank(unit);
+  if (!heads) return [unknownHeadsInfo(unit, typeSetting, cp.value, "cp_comm_type 'a2a'")];
+  if (divides(cp.value, heads)) return [];
+
+  const { text, fix } = perLayer ? { text: "Pick a CP size or TP that divides the heads.", fix: undefined } : a2aRemedy(unit, project, cp.value);
+  const message =
+    `${describe(typeSetting)} with context_parallel_size ${cp.value}, but the model has ${headsText(heads)}, not divisible ` +
+    `by ${cp.value}. Transformer Engine fails at the first forward: ${quote(UPSTREAM.T10(heads.q, heads.kv, cp.value))} ${text}`;
+  return [
+    reportAt(unit, typeSetting, message, {
+      fix,
+      related: relatedAll(relatedTo(cp.setting, "context parallel size"), headsRelated(heads)),
+    }),
+  ];
+}
+
+/** Ask the advisor: a2a+p2p with an a2a level that fits, or p2p. */
+function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text: string; fix: Fix | undefined } {
+  const layout = layoutFor(unit, project, cp);
+  if (layout?.cpCommType === "a2a+p2p" && layout.sizes) {
+    return {
+      text: `Use cp_comm_type 'a2a+p2p' with hierarchical_context_parallel_sizes = ${splitText(layout.sizes)}.`,
+      fix: fixOf(`Set model.cp_comm_type to 'a2a+p2p' and model.hierarchical_context_parallel_sizes to ${repr([...layout.sizes])}`, [
+        editFor(unit, "model.cp_comm_type", "a2a+p2p"),
+        editFor(unit, "model.hierarchical_context_parallel_sizes", [...layout.sizes]),
+      ]),
+    };
+  }
+  if (layout?.cpCommType === "p2p") {
+    return {
+      text: `No a2a level fits these heads; use cp_comm_type 'p2p'.`,
+      fix: fixOf("Set model.cp_comm_type to 'p2p'", [editFor(unit, "model.cp_comm_type", "p2p")]),
+    };
+  }
+  return { text: "Pick a CP size or TP that divides the heads, or use a2a+p2p/p2p.", fix: undefined };
+}

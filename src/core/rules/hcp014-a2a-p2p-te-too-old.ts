@@ -1,0 +1,28 @@
+// HCP014: a2a+p2p needs Transformer Engine >= 1.12.
+import type { ProjectFacts, RuleReport } from "../model/finding.ts";
+import type { ConfigUnit } from "../model/settings.ts";
+import { commTypes, teOlderThan, usesA2aP2p } from "./effective.ts";
+import { defineRule, describe, reportAt, teDescription, teRelated } from "./report.ts";
+import { UPSTREAM, quote } from "./upstream.ts";
+
+export const rule = defineRule({
+  id: "HCP014",
+  name: "a2a-p2p-te-too-old",
+  severity: "error",
+  doc: {
+    checks: "cp_comm_type 'a2a+p2p' while the pinned Transformer Engine (uv.lock, pyproject, submodule, base image) is older than 1.12.",
+    why: `a2a+p2p first shipped in Transformer Engine 1.12 (PR #1209). Megatron-Core asserts while building attention: ${quote(UPSTREAM.M8("1.11.0"))}`,
+    example: 'cfg.model.cp_comm_type = "a2a+p2p"  # with transformer-engine 1.11 pinned',
+    fix: "Upgrade Transformer Engine to >= 1.12.0, or use cp_comm_type 'p2p' or 'a2a'.",
+  },
+  check(unit: ConfigUnit, project: ProjectFacts): RuleReport[] {
+    const types = commTypes(unit);
+    const te = project.transformerEngine;
+    if (types.state !== "types" || usesA2aP2p(types) !== "yes" || !te || teOlderThan(project, "1.12") !== "yes") return [];
+    const message =
+      `${describe(types.setting)} but ${teDescription(project)} is older than 1.12.0, the first release with a2a+p2p. ` +
+      `Megatron-Core asserts while building attention: ${quote(UPSTREAM.M8(te.version))} Upgrade Transformer Engine to ` +
+      ">= 1.12.0, or use cp_comm_type 'p2p' or 'a2a'.";
+    return [reportAt(unit, types.setting, message, { related: teRelated(project) })];
+  },
+});

@@ -1,0 +1,32 @@
+// HCP016: context parallelism needs Transformer Engine attention.
+import type { RuleReport } from "../model/finding.ts";
+import type { ConfigUnit } from "../model/settings.ts";
+import { contextParallel, resolve, settingOf, valueOf } from "./effective.ts";
+import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, reportAt } from "./report.ts";
+import { UPSTREAM, quote } from "./upstream.ts";
+
+export const rule = defineRule({
+  id: "HCP016",
+  name: "cp-requires-transformer-engine",
+  severity: "error",
+  doc: {
+    checks: "context_parallel_size > 1 with model.transformer_impl other than 'transformer_engine'.",
+    why: `Only TEDotProductAttention implements context parallelism; Megatron-Core asserts ${quote(UPSTREAM.M6)}`,
+    example: 'cfg.model.context_parallel_size = 2\ncfg.model.transformer_impl = "local"',
+    fix: "Set cfg.model.transformer_impl = \"transformer_engine\" (the default), or context_parallel_size = 1.",
+  },
+  check(unit: ConfigUnit): RuleReport[] {
+    const cp = contextParallel(unit);
+    if (!cp || cp.value <= 1) return [];
+    const impl = resolve(unit, "model.transformer_impl");
+    const value = valueOf(impl);
+    const setting = settingOf(impl);
+    if (typeof value !== "string" || value === "transformer_engine" || !setting) return [];
+    const message =
+      `${describe(setting)} with ${describeResolution("model.context_parallel_size", cp.res)}. Context parallelism is ` +
+      `implemented only by Transformer Engine attention; Megatron-Core asserts ${quote(UPSTREAM.M6)} ` +
+      "Set transformer_impl = 'transformer_engine'.";
+    const fix = fixOf("Set model.transformer_impl to 'transformer_engine'", [editFor(unit, "model.transformer_impl", "transformer_engine")]);
+    return [reportAt(unit, setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];
+  },
+});
