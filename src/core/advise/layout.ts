@@ -66,8 +66,8 @@ export function hierarchicalSplit(raw: LayoutInput): { sizes: [number, number]; 
     if (heads && !headsDivisibleBy(heads, a2a)) continue;
     const p2p = input.cp / a2a;
     const reasons = [
-      `a2a ${a2a} x p2p ${p2p} = context_parallel_size ${input.cp}`,
-      `the a2a group spans TP ${input.tp} x ${a2a} = ${input.tp * a2a} GPUs, within one ${input.gpusPerNode}-GPU node`,
+      `a2a ${a2a} × p2p ${p2p} = context_parallel_size ${input.cp}`,
+      `the a2a group spans TP ${input.tp} × ${a2a} = ${input.tp * a2a} GPUs, within one ${input.gpusPerNode}-GPU node`,
       heads
         ? `${a2a} divides the ${heads.q} Q and ${heads.kv} KV heads per TP rank`
         : `head counts unknown: check that ${a2a} divides num_attention_heads/TP and num_query_groups/TP`,
@@ -88,7 +88,7 @@ export function recommendLayout(raw: LayoutInput): Layout {
       cpCommType: "a2a",
       reasons: [
         `CP ${cp} divides the ${heads.q} Q and ${heads.kv} KV heads per TP rank`,
-        `TP ${tp} x CP ${cp} = ${tp * cp} GPUs fits in one ${gpusPerNode}-GPU node`,
+        `TP ${tp} × CP ${cp} = ${tp * cp} GPUs fits in one ${gpusPerNode}-GPU node`,
         "pure a2a is simpler than a2a+p2p and the HCP doc prefers it when it fits",
       ],
     };
@@ -98,7 +98,7 @@ export function recommendLayout(raw: LayoutInput): Layout {
   if (split) {
     const why = heads
       ? headsDivisibleBy(heads, cp)
-        ? `pure a2a over CP ${cp} would span TP ${tp} x ${cp} = ${tp * cp} GPUs, more than one ${gpusPerNode}-GPU node`
+        ? `pure a2a over CP ${cp} would span TP ${tp} × ${cp} = ${tp * cp} GPUs, more than one ${gpusPerNode}-GPU node`
         : `CP ${cp} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank, so pure a2a is impossible`
       : "head counts unknown, so pure a2a cannot be shown to fit";
     return { cpCommType: "a2a+p2p", sizes: split.sizes, reasons: [why, ...split.reasons] };

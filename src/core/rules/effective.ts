@@ -65,7 +65,7 @@ export function resolve(unit: ConfigUnit, key: SettingKey): Resolution {
   }
   return {
     state: "unknown",
-    reason: unit.complete ? `${key} is not set and has no fixed upstream default` : `${key} is not set here and the base recipe was not analyzed`,
+    reason: unit.complete ? "not set, and it has no fixed upstream default" : "not set here, and the base recipe was not analyzed",
   };
 }
 

@@ -68,5 +68,8 @@ function fixForCp(
       fix: fixOf(`Set model.cp_comm_type to ${repr(value)}`, [editFor(unit, "model.cp_comm_type", value)]),
     };
   }
-  return { text: `Set hierarchical_context_parallel_sizes = [a2a, p2p] with a2a × p2p = ${cp}.`, fix: undefined };
+  return {
+    text: `Set hierarchical_context_parallel_sizes = [a2a, p2p] with a2a × p2p = ${cp} (tensor_model_parallel_size is not known here, so the a2a level cannot be placed within a node).`,
+    fix: undefined,
+  };
 }

@@ -1,5 +1,5 @@
 // HCP004: hierarchical sizes must be positive integers; a 1 in a slot makes a2a+p2p degenerate.
-import type { Fix, RuleReport } from "../model/finding.ts";
+import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Known } from "../model/settings.ts";
 import { commTypes, hcpSizes, isInt, replaceA2aP2p, usesA2aP2p, type CommTypes, type HcpSizes } from "./effective.ts";
 import { defineRule, describe, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
@@ -33,22 +33,12 @@ export const rule = defineRule({
   },
 });
 
-function listFix(unit: ConfigUnit, values: number[]): Fix | undefined {
-  return fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr(values)}`, [
-    editFor(unit, "model.hierarchical_context_parallel_sizes", values),
-  ]);
-}
-
 function invalidEntries(unit: ConfigUnit, sizes: Extract<HcpSizes, { state: "list" }>, bad: Known[]): RuleReport {
-  // 2.0 written for 2 is mechanical to repair; anything else needs the author.
-  const integral = sizes.values.map((v) => (typeof v === "number" && Number.isInteger(v) && v >= 1 ? v : undefined));
-  const repaired = integral.every((v): v is number => v !== undefined) ? integral : undefined;
   const message =
     `${describe(sizes.setting)}: ${bad.map(repr).join(", ")} ${bad.length === 1 ? "is not a positive integer" : "are not positive integers"}. ` +
     "Megatron-Core builds the hierarchical CP groups with integer rank arithmetic, so group creation or the product check " +
-    "fails. Use positive integers whose product is context_parallel_size" +
-    (repaired ? `: ${repr(repaired)}.` : ".");
-  return reportAt(unit, sizes.setting, message, { fix: repaired ? listFix(unit, repaired) : undefined });
+    "fails. Use positive integers whose product is context_parallel_size.";
+  return reportAt(unit, sizes.setting, message);
 }
 
 function degenerateSlot(unit: ConfigUnit, sizes: Extract<HcpSizes, { state: "list" }>, types: CommTypes): RuleReport[] {

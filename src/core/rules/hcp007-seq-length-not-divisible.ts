@@ -33,8 +33,8 @@ export const rule = defineRule({
     const upstream =
       unit.kind === "mlm-launch" ? `Megatron-LM asserts ${quote(UPSTREAM.M12)}` : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B1)}`;
     const message =
-      `${offenders.map(describe).join(" and ")} ${offenders.length === 1 ? "is" : "are"} not divisible by 2 × ` +
-      `context_parallel_size = ${multiple} (${describeResolution("model.context_parallel_size", cp.res)}). ${upstream} ` +
+      `${offenders.map(describe).join(" and ")}: not divisible by 2 × context_parallel_size = ${multiple}, with ` +
+      `${describeResolution("model.context_parallel_size", cp.res)}. ${upstream} ` +
       `Set seq_length = ${target} (the next multiple of ${multiple}) on both model.seq_length and dataset.seq_length.`;
     return [
       reportAt(unit, first, message, {

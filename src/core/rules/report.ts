@@ -47,7 +47,7 @@ export function describe(setting: Setting): string {
 export function describeResolution(key: SettingKey, res: Resolution): string {
   if (res.state === "set") return describe(res.setting);
   if (res.state === "default") return `${key} is not set (upstream default ${repr(res.value)})`;
-  return `${key} is not known (${res.reason})`;
+  return `${key} is unknown (${res.reason})`;
 }
 
 /** A `related` entry pointing at where a setting was written. */
