@@ -1,6 +1,7 @@
 // hcp-bot's command line. Each command returns an exit code and writes through `io`, so
 // tests run it in-process as well as through the real binary.
 import { parseArgs } from "node:util";
+import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { analyze } from "./core/analyze/index.ts";
@@ -12,6 +13,7 @@ import { toSarif } from "./core/render/sarif.ts";
 import { collectPaths, InputError, readSources } from "./node/files.ts";
 import { loadPythonLanguage } from "./node/treesitter.ts";
 import { VERSION } from "./version.ts";
+import { readServerSettings, SettingsError } from "./node/env.ts";
 
 export interface Io {
   out(text: string): void;
@@ -25,6 +27,7 @@ const USAGE = `hcp-bot ${VERSION}: checks Hierarchical Context Parallel settings
 Usage:
   hcp-bot lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS]
                        [--gpus-per-node N] [--all]
+  hcp-bot serve                 run the GitHub App server (settings from the environment / .env)
   hcp-bot rules                 list the rules
   hcp-bot explain RULE_ID       print a rule's documentation
   hcp-bot --version
@@ -130,12 +133,44 @@ function explain(argv: string[], io: Io): number {
   return EXIT.ok;
 }
 
+async function serve(io: Io): Promise<number> {
+  // The setup flow writes the new app's credentials to .env; read them like Probot does.
+  if (existsSync(".env")) process.loadEnvFile(".env");
+  let settings;
+  try {
+    settings = readServerSettings(process.env);
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      io.err(`hcp-bot: configuration error: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  // Loaded on demand: linting should not pay for Probot's start-up.
+  const { startServer } = await import("./node/server.ts");
+  const server = await startServer(settings);
+  io.err(
+    settings.mode === "app"
+      ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
+      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml\n`,
+  );
+  const stop = async () => {
+    await server.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return await new Promise<number>(() => {});
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case "lint":
         return await lint(rest, io);
+      case "serve":
+        return await serve(io);
       case "rules":
         io.out(formatRuleList(ALL_RULES));
         return EXIT.ok;

@@ -4,8 +4,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import Ajv04 from "ajv-draft-04";
-import addFormats from "ajv-formats";
+import type AjvDraft04 from "ajv-draft-04";
 import { beforeAll, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.ts";
 import { ALL_RULES } from "../../src/core/rules/index.ts";
@@ -14,6 +13,9 @@ const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
 const fx = (name: string) => join("fixtures", "cli", name);
 const require = createRequire(import.meta.url);
+// CommonJS packages: required directly so their constructors are not wrapped in a namespace.
+const Ajv04 = require("ajv-draft-04") as typeof AjvDraft04.default;
+const addFormats = require("ajv-formats") as (ajv: unknown) => void;
 
 interface Run {
   code: number;
@@ -68,7 +70,7 @@ describe("hcp-bot lint", () => {
     const log = JSON.parse(run.stdout);
     const schema = JSON.parse(readFileSync(require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json"), "utf8"));
     const ajv = new Ajv04({ allErrors: true, strict: false });
-    (addFormats as unknown as (a: unknown) => void)(ajv);
+    addFormats(ajv);
     const validate = ajv.compile(schema);
     expect(validate(log), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
     const results = log.runs[0].results as Array<Record<string, any>>;

@@ -1,0 +1,63 @@
+// `.github/hcp-bot.yml`: the repository's settings, read from the default branch only
+// (a pull request cannot loosen its own review or grant itself GPU time).
+import { parseDocument } from "yaml";
+import { z } from "zod";
+import { DEFAULT_GLOBS } from "../analyze/classify.ts";
+
+export const CONFIG_PATH = ".github/hcp-bot.yml";
+
+const RuleId = z.string().regex(/^HCP\d{3}$/, "a rule id such as HCP001");
+const Severity = z.enum(["error", "warning", "info"]);
+
+export const RepoConfigSchema = z
+  .object({
+    /** Globs (relative to the repository root) of the files the review reads. */
+    paths: z.array(z.string().min(1)).min(1).default([...DEFAULT_GLOBS]),
+    rules: z
+      .object({
+        select: z.array(RuleId).optional(),
+        ignore: z.array(RuleId).default([]),
+        severity: z.record(RuleId, Severity).default({}),
+      })
+      .strict()
+      .default({ ignore: [], severity: {} }),
+    review: z
+      .object({
+        /** comment: a COMMENT review; request-changes: REQUEST_CHANGES when an error is found; check-only: no PR comments. */
+        mode: z.enum(["comment", "request-changes", "check-only"]).default("comment"),
+        /** Drafts get the check run only by default; the full review comes with ready_for_review. */
+        drafts: z.enum(["check-only", "full", "skip"]).default("check-only"),
+        max_inline_comments: z.number().int().min(0).max(50).default(30),
+      })
+      .strict()
+      .default({ mode: "comment", drafts: "check-only", max_inline_comments: 30 }),
+    /** GPUs in one NVLink domain (HCP018). */
+    gpus_per_node: z.number().int().positive().default(8),
+  })
+  .strict();
+
+export type RepoConfig = z.infer<typeof RepoConfigSchema>;
+
+export type ConfigResult = { ok: true; config: RepoConfig; source: "file" | "default" } | { ok: false; problem: string };
+
+export function defaultRepoConfig(): RepoConfig {
+  return RepoConfigSchema.parse({});
+}
+
+/** Parses the file's text; every problem is a sentence naming the place and the fix. */
+export function parseRepoConfig(text: string | undefined): ConfigResult {
+  if (text === undefined) return { ok: true, config: defaultRepoConfig(), source: "default" };
+  const doc = parseDocument(text, { prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const where = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
+    return { ok: false, problem: `${CONFIG_PATH} is not valid YAML${where}: ${e.message.split("\n")[0]}` };
+  }
+  const data: unknown = doc.toJS() ?? {};
+  const parsed = RepoConfigSchema.safeParse(data);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(top level)"}: ${i.message}`);
+    return { ok: false, problem: `${CONFIG_PATH} has ${issues.length} problem(s): ${issues.join("; ")}` };
+  }
+  return { ok: true, config: parsed.data, source: "file" };
+}

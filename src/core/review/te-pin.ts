@@ -1,0 +1,66 @@
+// HCP015: a pull request that moves the Transformer Engine pin changes what HCP can do
+// (a2a+p2p needs TE >= 1.12; THD with a2a+p2p only from 2.19), so it earns a smoke run.
+// This looks at the PR's diff, not at one configuration, so it is a note on the PR.
+import type { Finding } from "../model/finding.ts";
+import { parsePatch } from "./diff.ts";
+
+export interface ChangedFile {
+  filename: string;
+  status: string;
+  patch?: string;
+}
+
+const TE_LINE = /transformer[-_]engine|TE_VERSION|BASE_IMAGE/i;
+
+function isPinFile(name: string): boolean {
+  const base = name.slice(name.lastIndexOf("/") + 1).toLowerCase();
+  return base === "uv.lock" || base === "pyproject.toml" || /^requirements.*\.txt$/.test(base) || base.startsWith("dockerfile");
+}
+
+/** The first added line of the patch that mentions the pin, with its new-file line number. */
+function firstPinLine(patch: string | undefined): { line: number; text: string } | undefined {
+  if (!patch) return undefined;
+  const hunks = parsePatch(patch);
+  let hunk = -1;
+  let line = 0;
+  for (const raw of patch.split("\n")) {
+    if (raw.startsWith("@@")) {
+      hunk++;
+      line = hunks[hunk]?.newStart ?? 0;
+      continue;
+    }
+    if (raw.startsWith("+") && TE_LINE.test(raw)) return { line, text: raw.slice(1).trim() };
+    if (raw.startsWith("+") || raw.startsWith(" ") || raw === "") line++;
+  }
+  return undefined;
+}
+
+function note(file: string, line: number, message: string): Finding {
+  const point = { line, column: 1, offset: 0 };
+  return {
+    ruleId: "HCP015",
+    ruleName: "te-pin-changed",
+    severity: "info",
+    message,
+    location: { file, range: { start: point, end: point } },
+    unitId: file,
+    unitName: "dependency pins",
+    related: [],
+  };
+}
+
+export function tePinChangeNotes(files: readonly ChangedFile[]): Finding[] {
+  const notes: Finding[] = [];
+  for (const f of files) {
+    if (f.filename === "3rdparty/Megatron-LM" || /^Subproject commit/m.test(f.patch ?? "")) {
+      notes.push(note(f.filename, 1, `This PR moves the ${f.filename} submodule, which carries the Transformer Engine pin at Megatron-Bridge HEAD. Comment \`/hcp smoke\` to check that HCP still trains (THD with a2a+p2p needs TE >= 2.19).`));
+      continue;
+    }
+    if (!isPinFile(f.filename)) continue;
+    const hit = firstPinLine(f.patch);
+    if (hit) {
+      notes.push(note(f.filename, hit.line, `This PR changes the Transformer Engine pin (\`${hit.text.slice(0, 120)}\`). Comment \`/hcp smoke\` to check that HCP still trains: a2a+p2p needs TE >= 1.12 and THD with a2a+p2p needs TE >= 2.19.`));
+    }
+  }
+  return notes;
+}
