@@ -65,9 +65,9 @@ export function extractYaml(file: SourceFile): ExtractResult {
     const override = overrideUnit(file, index, doc);
     if (override) result.units.push(override);
     for (const scalar of launchScalars(doc)) {
-      const found = extractLaunchLines(scalarView(file.text, scalar), file, index, ids);
-      result.units.push(...found.units);
-      result.diagnostics.push(...found.diagnostics);
+      const found = extractLaunchLines(scalarView(file.text, scalar), file, index, ids, new Map(), scalar.range?.[0] ?? 0);
+      for (const u of found.units) result.units.push(u);
+      for (const d of found.diagnostics) result.diagnostics.push(d);
     }
   }
   return result;
@@ -154,7 +154,7 @@ function collectSettings(
 }
 
 function yamlSetting(file: SourceFile, index: LineIndex, key: SettingKey, node: Node): Setting {
-  const [start, end] = valueRange(node);
+  const [start, end] = valueRange(file.text, node);
   return {
     key,
     value: yamlValue(node),
@@ -163,9 +163,12 @@ function yamlSetting(file: SourceFile, index: LineIndex, key: SettingKey, node: 
   };
 }
 
-function valueRange(node: Node): [number, number] {
+/** The value's text without the line break (and blank lines) a block sequence's range ends with. */
+function valueRange(text: string, node: Node): [number, number] {
   const r = node.range ?? [0, 0, 0];
-  return [r[0], Math.max(r[0], r[1])];
+  let end = Math.max(r[0], r[1]);
+  while (end > r[0] && /\s/.test(text[end - 1] ?? "")) end--;
+  return [r[0], end];
 }
 
 function yamlValue(node: Node): Value {
@@ -253,16 +256,17 @@ function launchScalars(doc: Document.Parsed): ScalarNode[] {
 /**
  * The scalar's value as a view onto the file. The view is rebuilt from the source lines
  * (block indentation stripped, folds applied) and checked against the value the YAML
- * library computed; if they differ (an escape or folding case not rebuilt here), every
- * character maps to the scalar's start instead, so units are still found but their
- * values point at the scalar and are not edited in place (local: false).
+ * library computed; if they differ (an escape or folding case not rebuilt here), no
+ * character gets a position: units are still found, their values point (zero-width) at
+ * the scalar's start and are not edited in place (local: false), and no anchor is given.
  */
 export function scalarView(text: string, node: ScalarNode): MappedText {
   const value = String(node.value);
   const range = node.range ?? [0, 0, 0];
   const rebuilt = rebuildScalar(text, node.type, range[0], range[1]);
   if (rebuilt && trimEndNewlines(rebuilt.text) === trimEndNewlines(value)) return rebuilt;
-  const map = new Int32Array(value.length).fill(range[0]);
+  // -1: no exact position; extractLaunchLines is given the scalar start as the fallback.
+  const map = new Int32Array(value.length).fill(-1);
   return { text: value, map, base: 0 };
 }
 

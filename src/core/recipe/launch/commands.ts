@@ -22,6 +22,8 @@ export interface UnitContext {
   /** The whole file, to check that a value's span spells it. */
   source: string;
   index: LineIndex;
+  /** Where values go when their characters have no source position (a YAML scalar's start). */
+  fallbackOffset?: number;
 }
 
 const BRIDGE_SCRIPTS = /^(?:run_recipe|setup_experiment|launch_with_nemo_run)\.py$/;
@@ -137,6 +139,7 @@ class UnitBuilder {
   set(key: SettingKey, value: Value, kind: OriginKind, syntax: Syntax, parts: { word: Word; from: number; to: number }[], fallback: number, editable = true): void {
     const span = spanOf(this.ctx.source, parts);
     const exact = span?.exact === true;
+    if (fallback < 0) fallback = this.ctx.fallbackOffset ?? 0;
     const start = exact && span ? span.start : fallback;
     const end = exact && span ? span.end : fallback;
     const written = parts.map((p) => p.word.text.slice(p.from, p.to)).join(" ");
@@ -177,15 +180,16 @@ function launchAnchors(ctx: UnitContext, command: Command, style: "hydra" | "mlm
   return { model: anchor, dataset: anchor, dist: anchor, ddp: anchor };
 }
 
-function commandStart(command: Command): number {
+export function commandStart(ctx: UnitContext, command: Command): number {
   const first = command.words.find((w) => w.rawStart >= 0);
-  return first?.rawStart ?? 0;
+  return first?.rawStart ?? ctx.fallbackOffset ?? 0;
 }
 
 function commandLocation(ctx: UnitContext, command: Command): Location {
-  const start = commandStart(command);
-  const ends = command.words.map((w) => w.rawEnd).filter((e) => e >= start);
-  return location(ctx.file, ctx.index, start, ends.length > 0 ? Math.max(...ends) : start);
+  const start = commandStart(ctx, command);
+  let end = start;
+  for (const w of command.words) if (w.rawEnd > end) end = w.rawEnd; // a loop: spreading 10^5 words overflows the stack
+  return location(ctx.file, ctx.index, start, end);
 }
 
 function literalInt(word: Word | undefined, from = 0): number | undefined {
@@ -233,14 +237,14 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
       const fv = flagValue(words, k, flag);
       if (fv) {
         const text = fv.word.text.slice(fv.from);
-        b.set(conv, parseHydraValue(text), "cli-flag", "hydra", [{ word: fv.word, from: fv.from, to: fv.word.text.length }], Math.max(0, fv.word.rawStart));
+        b.set(conv, parseHydraValue(text), "cli-flag", "hydra", [{ word: fv.word, from: fv.from, to: fv.word.text.length }], fv.word.rawStart);
         k += fv.consumed;
       }
       continue;
     }
     if (flag === "--packed_sequence" || flag === "--packed-sequence") {
       // store_true: no value text to replace, so the setting is not edited in place.
-      b.set("dataset.packed_sequence", known(true), "cli-flag", "hydra", [{ word: w, from: 0, to: t.length }], Math.max(0, w.rawStart), false);
+      b.set("dataset.packed_sequence", known(true), "cli-flag", "hydra", [{ word: w, from: 0, to: t.length }], w.rawStart, false);
       continue;
     }
     if (t.startsWith("-")) {
@@ -287,14 +291,14 @@ function readHydraOverride(b: UnitBuilder, w: Word): void {
   const all = { word: w, from: 0, to: w.text.length };
   if (m[1] === "~") {
     // Deleting a key resets it to None; there is no value text to replace, so not editable in place.
-    b.set(key, known(null), "hydra-override", "hydra", [all], Math.max(0, w.rawStart), false);
+    b.set(key, known(null), "hydra-override", "hydra", [all], w.rawStart, false);
     return;
   }
   if (m[3] !== "=") return;
   const from = m[0].length;
   const part = { word: w, from, to: w.text.length };
   const fallback = w.origins[from] ?? w.rawStart;
-  b.set(key, parseHydraValue(w.text.slice(from)), "hydra-override", "hydra", [part], Math.max(0, fallback < 0 ? w.rawStart : fallback));
+  b.set(key, parseHydraValue(w.text.slice(from)), "hydra-override", "hydra", [part], fallback < 0 ? w.rawStart : fallback);
 }
 
 function mlmValue(type: MlmType, texts: readonly string[]): Value {
@@ -355,21 +359,21 @@ export function mlmUnit(ctx: UnitContext, command: Command, id: string): ConfigU
     const spec = MLM_FLAGS[flag];
     if (!spec) continue;
     if (spec.type === "bool") {
-      b.set(spec.key, known(true), "mlm-flag", "mlm", [{ word: w, from: 0, to: t.length }], Math.max(0, w.rawStart), false);
+      b.set(spec.key, known(true), "mlm-flag", "mlm", [{ word: w, from: 0, to: t.length }], w.rawStart, false);
       continue;
     }
     if (t !== flag) {
       const from = flag.length + 1;
-      b.set(spec.key, mlmValue(spec.type, [t.slice(from)]), "mlm-flag", "mlm", [{ word: w, from, to: t.length }], Math.max(0, w.rawStart));
+      b.set(spec.key, mlmValue(spec.type, [t.slice(from)]), "mlm-flag", "mlm", [{ word: w, from, to: t.length }], w.rawStart);
       continue;
     }
     const valueWords = spec.type === "ints" || spec.type === "strs" ? nargsWords(words, k) : words.slice(k + 1, k + 2);
     if (valueWords.length === 0) {
-      b.notes.push({ message: `${flag} has no value`, location: location(ctx.file, ctx.index, Math.max(0, w.rawStart), Math.max(0, w.rawEnd)) });
+      b.notes.push({ message: `${flag} has no value`, location: location(ctx.file, ctx.index, w.rawStart, Math.max(0, w.rawEnd)) });
       continue;
     }
     const parts = valueWords.map((vw) => ({ word: vw, from: 0, to: vw.text.length }));
-    b.set(spec.key, mlmValue(spec.type, valueWords.map((vw) => vw.text)), "mlm-flag", "mlm", parts, Math.max(0, valueWords[0]?.rawStart ?? 0));
+    b.set(spec.key, mlmValue(spec.type, valueWords.map((vw) => vw.text)), "mlm-flag", "mlm", parts, valueWords[0]?.rawStart ?? -1);
     k += valueWords.length;
   }
   const unit: ConfigUnit = {

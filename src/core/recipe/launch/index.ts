@@ -3,7 +3,7 @@ import { LineIndex, pointLocation, type SourceFile } from "../../model/source.ts
 import type { ConfigUnit } from "../../model/settings.ts";
 import { rejectInput } from "../guards.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
-import { classifyCommand, mlmUnit, runRecipeUnit, type UnitContext } from "./commands.ts";
+import { classifyCommand, commandStart, mlmUnit, runRecipeUnit, type UnitContext } from "./commands.ts";
 import { ShellLexer, type Env } from "./lexer.ts";
 import { identityText, MappedTextBuilder, type MappedText } from "./mapped.ts";
 
@@ -34,21 +34,23 @@ export function extractLaunchLines(
   index: LineIndex,
   ids: Set<string> = new Set(),
   env: Env = new Map(),
+  fallbackOffset?: number,
 ): LaunchLines {
   const { commands, issues } = ShellLexer.lex(src, env);
   const ctx: UnitContext = { file: file.path, source: file.text, index };
+  if (fallbackOffset !== undefined) ctx.fallbackOffset = fallbackOffset;
   const diagnostics: Diagnostic[] = issues.map((issue) => ({
     file: file.path,
     severity: "warning",
     code: "parse-error",
     message: issue.message,
-    location: pointLocation(file.path, index, Math.max(0, issue.offset)),
+    location: pointLocation(file.path, index, issue.offset >= 0 ? issue.offset : fallbackOffset ?? 0),
   }));
   const units: ConfigUnit[] = [];
   for (const command of commands) {
     const kind = classifyCommand(command.words);
     if (!kind) continue;
-    const start = Math.max(0, command.words.find((w) => w.rawStart >= 0)?.rawStart ?? 0);
+    const start = commandStart(ctx, command);
     const id = uniqueId(ids, file.path, index, start);
     units.push(kind === "launch" ? runRecipeUnit(ctx, command, id) : mlmUnit(ctx, command, id));
   }
@@ -114,8 +116,8 @@ export function extractMarkdown(file: SourceFile): ExtractResult {
       if (mayHoldLaunchLine(block)) {
         const view = codeBlockView(text, index, open.contentStart, end, open.language === "console");
         const found = extractLaunchLines(view, file, index, ids);
-        result.units.push(...found.units);
-        result.diagnostics.push(...found.diagnostics);
+        for (const u of found.units) result.units.push(u);
+        for (const d of found.diagnostics) result.diagnostics.push(d);
       }
     }
     open = undefined;

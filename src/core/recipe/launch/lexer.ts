@@ -204,8 +204,8 @@ export class ShellLexer {
       if (!script) continue;
       const inner = new ShellLexer({ text: script.text, map: script.origins, base: 0 }, this.env, this.depth + 1, true);
       inner.run();
-      this.commands.push(...inner.commands);
-      this.issues.push(...inner.issues);
+      for (const c of inner.commands) this.commands.push(c);
+      for (const i of inner.issues) this.issues.push(i);
       return;
     }
   }
