@@ -90,14 +90,22 @@ export function editFor(unit: ConfigUnit, key: SettingKey, value: Known): Edit |
   return setValueEdit(unit, key, value);
 }
 
-/** A fix only when every edit could be made; identical edits (one flag feeding two keys) collapse. */
+/**
+ * A fix only when every edit could be made. Identical edits (one flag feeding two keys)
+ * collapse; insertions at the same point merge in order, since applyEdits would
+ * otherwise apply them back to front.
+ */
 export function fixOf(description: string, edits: ReadonlyArray<Edit | undefined>): Fix | undefined {
   if (edits.length === 0 || edits.some((e) => e === undefined)) return undefined;
-  const unique = new Map<string, Edit>();
+  const merged = new Map<string, Edit>();
   for (const e of edits as Edit[]) {
-    unique.set(`${e.file}:${e.range.start.offset}:${e.range.end.offset}:${e.newText}`, e);
+    const zeroWidth = e.range.start.offset === e.range.end.offset;
+    const key = `${e.file}:${e.range.start.offset}:${e.range.end.offset}${zeroWidth ? "" : `:${e.newText}`}`;
+    const previous = merged.get(key);
+    if (previous && zeroWidth && !previous.newText.includes(e.newText)) merged.set(key, { ...previous, newText: previous.newText + e.newText });
+    else if (!previous) merged.set(key, e);
   }
-  return { description, edits: [...unique.values()] };
+  return { description, edits: [...merged.values()] };
 }
 
 /** Set several keys at once; no fix unless all edits can be made. */
