@@ -11,7 +11,8 @@ import { suggestionBlock, suggestionFor } from "./suggestion.ts";
 
 export const SUMMARY_MARKER = "<!-- hcp-bot:summary -->";
 export const CHECK_NAME = "HCP review";
-const FINGERPRINT_MARKER = /<!-- hcp-bot:finding fp=([0-9a-f]{16}) -->/g;
+// Only the marker that ends a body counts: a suggestion block quotes PR text, which could hold a forged one.
+const FINGERPRINT_MARKER = /<!-- hcp-bot:finding fp=([0-9a-f]{16}) -->\s*$/;
 
 // GitHub limits: check-run text fields 65535 characters, comment bodies 65536.
 const MAX_CHECK_TEXT = 65_000;
@@ -91,7 +92,8 @@ export function fingerprint(f: Finding): string {
 }
 
 export function fingerprintsIn(body: string): string[] {
-  return [...body.matchAll(FINGERPRINT_MARKER)].map((m) => m[1]!);
+  const m = FINGERPRINT_MARKER.exec(body);
+  return m ? [m[1]!] : [];
 }
 
 const LEVEL = { error: "failure", warning: "warning", info: "notice" } as const;

@@ -17,19 +17,30 @@ function isPinFile(name: string): boolean {
   return base === "uv.lock" || base === "pyproject.toml" || /^requirements.*\.txt$/.test(base) || base.startsWith("dockerfile");
 }
 
-/** The first added line of the patch that mentions the pin, with its new-file line number. */
+const PACKAGE_NAME = /^\s*name\s*=\s*"([^"]+)"/;
+const VERSION_LINE = /^\s*(version|source)\s*=/;
+
+/**
+ * The first added line of the patch that changes the pin, with its new-file line number:
+ * a line naming Transformer Engine, or a uv.lock `version =` line inside its [[package]].
+ */
 function firstPinLine(patch: string | undefined): { line: number; text: string } | undefined {
   if (!patch) return undefined;
   const hunks = parsePatch(patch);
   let hunk = -1;
   let line = 0;
+  let inTePackage = false;
   for (const raw of patch.split("\n")) {
     if (raw.startsWith("@@")) {
       hunk++;
       line = hunks[hunk]?.newStart ?? 0;
+      inTePackage = false;
       continue;
     }
-    if (raw.startsWith("+") && TE_LINE.test(raw)) return { line, text: raw.slice(1).trim() };
+    const body = raw.slice(1);
+    const name = PACKAGE_NAME.exec(body);
+    if (name && !raw.startsWith("-")) inTePackage = /^transformer[-_]engine$/i.test(name[1]!);
+    if (raw.startsWith("+") && (TE_LINE.test(body) || (inTePackage && VERSION_LINE.test(body)))) return { line, text: body.trim() };
     if (raw.startsWith("+") || raw.startsWith(" ") || raw === "") line++;
   }
   return undefined;
