@@ -47,11 +47,11 @@ export function defaultRepoConfig(): RepoConfig {
 /** Parses the file's text; every problem is a sentence naming the place and the fix. */
 export function parseRepoConfig(text: string | undefined): ConfigResult {
   if (text === undefined) return { ok: true, config: defaultRepoConfig(), source: "default" };
-  const doc = parseDocument(text, { prettyErrors: false });
+  const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const where = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
-    return { ok: false, problem: `${CONFIG_PATH} is not valid YAML${where}: ${e.message.split("\n")[0]}` };
+    return { ok: false, problem: `${CONFIG_PATH} is not valid YAML${where}: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}` };
   }
   const data: unknown = doc.toJS() ?? {};
   const parsed = RepoConfigSchema.safeParse(data);

@@ -1,0 +1,145 @@
+// Start-up settings, repository config and the retry policy, each against real inputs
+// (a real key file, real YAML, a real HTTP server that fails on purpose).
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Octokit } from "@octokit/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseRepoConfig } from "../../src/core/config/repo-config.ts";
+import { rateLimitWaitMs, retryPlugin } from "../../src/github/octokit.ts";
+import { readServerSettings, SettingsError } from "../../src/node/env.ts";
+
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+describe("server settings from the environment", () => {
+  it("is in setup mode with no credentials, with Probot's defaults", () => {
+    const s = readServerSettings({});
+    expect(s).toMatchObject({ mode: "setup", port: 3000, host: "0.0.0.0", baseUrl: "https://api.github.com", webhookPath: "/api/github/webhooks" });
+  });
+
+  it("reads a full app configuration, GHE host included, and a key from a file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hcp-env-"));
+    writeFileSync(join(dir, "key.pem"), privateKey);
+    const s = readServerSettings({ APP_ID: "42", PRIVATE_KEY_PATH: join(dir, "key.pem"), WEBHOOK_SECRET: "s", PORT: "0", GHE_HOST: "127.0.0.1:8080", GHE_PROTOCOL: "http", LOG_LEVEL: "warn" });
+    expect(s).toMatchObject({ mode: "app", appId: 42, port: 0, baseUrl: "http://127.0.0.1:8080/api/v3", logLevel: "warn" });
+    expect(s.privateKey).toBe(privateKey);
+  });
+
+  it("accepts a PEM with escaped newlines, as secret stores hand it over", () => {
+    const s = readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey.replace(/\n/g, "\\n"), WEBHOOK_SECRET: "s" });
+    expect(s.privateKey).toBe(privateKey);
+  });
+
+  it.each([
+    [{ PORT: "http" }, /^PORT must be a number between 0 and 65535$/],
+    [{ PORT: "70000" }, /^PORT must be a number/],
+    [{ APP_ID: "abc" }, /^APP_ID must be the numeric App ID/],
+    [{ APP_ID: "1", WEBHOOK_SECRET: "s" }, /^PRIVATE_KEY or PRIVATE_KEY_PATH is missing/],
+    [{ APP_ID: "1", PRIVATE_KEY: "not a key", WEBHOOK_SECRET: "s" }, /^PRIVATE_KEY must be a PEM private key/],
+    [{ APP_ID: "1", PRIVATE_KEY: privateKey }, /^WEBHOOK_SECRET is missing/],
+    [{ WEBHOOK_SECRET: "s" }, /^APP_ID is missing/],
+    [{ PRIVATE_KEY_PATH: "/no/such/key.pem", APP_ID: "1", WEBHOOK_SECRET: "s" }, /^PRIVATE_KEY_PATH \/no\/such\/key.pem cannot be read: ENOENT/],
+    [{ GHE_HOST: "https://ghe.example.com/" }, /^GHE_HOST must be a host name/],
+    [{ GHE_PROTOCOL: "ftp" }, /^GHE_PROTOCOL /],
+    [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL /],
+    [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],
+  ])("stops with one clear line on %j", (env, message) => {
+    expect(() => readServerSettings(env)).toThrow(SettingsError);
+    expect(() => readServerSettings(env)).toThrow(message);
+  });
+});
+
+describe(".github/hcp-bot.yml", () => {
+  it("defaults when absent", () => {
+    const r = parseRepoConfig(undefined);
+    expect(r.ok && r.source).toBe("default");
+    expect(r.ok && r.config.review).toEqual({ mode: "comment", drafts: "check-only", max_inline_comments: 30 });
+  });
+
+  it("reads paths, rules and review settings", () => {
+    const r = parseRepoConfig("paths: ['recipes/**/*.py']\nrules:\n  ignore: [HCP018]\n  severity: {HCP005: error}\nreview:\n  mode: request-changes\n");
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config.paths).toEqual(["recipes/**/*.py"]);
+    expect(r.config.rules).toEqual({ ignore: ["HCP018"], severity: { HCP005: "error" } });
+    expect(r.config.review.mode).toBe("request-changes");
+  });
+
+  it.each([
+    ["rules: [", /not valid YAML at line 1/],
+    ["rules:\n  ignore: [HCP1]\n", /rules.ignore.0: .*rule id/],
+    ["review:\n  mode: shout\n", /review.mode/],
+    ["colour: blue\n", /Unrecognized key.*colour/],
+    ["review:\n  max_inline_comments: 500\n", /review.max_inline_comments/],
+  ])("quotes the exact problem in %j", (text, problem) => {
+    const r = parseRepoConfig(text);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problem).toMatch(problem);
+  });
+});
+
+describe("retry policy against a real server", () => {
+  let server: Server;
+  let url = "";
+  const script: Array<{ status: number; headers?: Record<string, string>; body?: object }> = [];
+  let hits = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits++;
+      const next = script.shift() ?? { status: 200, body: { ok: true } };
+      res.writeHead(next.status, { "content-type": "application/json", ...next.headers }).end(JSON.stringify(next.body ?? { message: "x" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const a = server.address();
+    url = `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const client = () => {
+    const Retrying = Octokit.plugin(retryPlugin({ serverErrorRetries: 2, rateLimitRetries: 1, baseDelayMs: 5, maxWaitMs: 2000 }) as never);
+    return new Retrying({ baseUrl: url, auth: "t" });
+  };
+
+  it("retries a 500 and succeeds", async () => {
+    hits = 0;
+    script.push({ status: 500 });
+    const res = await client().request("GET /ok");
+    expect(res.status).toBe(200);
+    expect(hits).toBe(2);
+  });
+
+  it("honours retry-after on a secondary rate limit", async () => {
+    hits = 0;
+    script.push({ status: 403, headers: { "retry-after": "1" }, body: { message: "You have exceeded a secondary rate limit" } });
+    const t0 = Date.now();
+    await client().request("GET /ok");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
+    expect(hits).toBe(2);
+  });
+
+  it("gives up after its budget and does not retry a 422", async () => {
+    hits = 0;
+    script.push({ status: 502 }, { status: 502 }, { status: 502 });
+    await expect(client().request("GET /ok")).rejects.toMatchObject({ status: 502 });
+    expect(hits).toBe(3);
+    hits = 0;
+    script.push({ status: 422, body: { message: "Validation Failed" } });
+    await expect(client().request("GET /ok")).rejects.toMatchObject({ status: 422 });
+    expect(hits).toBe(1);
+  });
+
+  it("reads the wait from retry-after, the reset time, or the secondary-limit message", () => {
+    expect(rateLimitWaitMs({ status: 429, response: { headers: { "retry-after": "3" } } })).toBe(3000);
+    expect(rateLimitWaitMs({ status: 403, response: { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" } } }, 100_000)).toBe(10_000);
+    expect(rateLimitWaitMs({ status: 403, message: "You have exceeded a secondary rate limit" })).toBe(60_000);
+    expect(rateLimitWaitMs({ status: 403, message: "Resource not accessible by integration" })).toBeUndefined();
+    expect(rateLimitWaitMs({ status: 500 })).toBeUndefined();
+  });
+});
