@@ -28,7 +28,9 @@ export const rule = defineRule({
       `${quote(UPSTREAM.T10(2, 2, 4))} a2a+p2p has no such check and fails with a PyTorch view/shape RuntimeError in ` +
       "flash_attn_a2a_communicate. Under GQA the KV heads are the indivisible unit.",
     example:
-      "Llama-3-8B (32 Q / 8 KV heads), TP 4, CP 4:\ncfg.model.cp_comm_type = \"a2a\"  # 2 KV heads per TP rank, not divisible by 4",
+      "cfg.model.num_attention_heads = 32  # Llama-3-8B\ncfg.model.num_query_groups = 8\n" +
+      "cfg.model.tensor_model_parallel_size = 4\ncfg.model.context_parallel_size = 4\n" +
+      'cfg.model.cp_comm_type = "a2a"  # 2 KV heads per TP rank, not divisible by 4',
     fix: "Pick an a2a size that divides the heads per TP rank (a2a+p2p with sizes [2, 2] here), or change TP.",
   },
   check(unit: ConfigUnit, project: ProjectFacts): RuleReport[] {

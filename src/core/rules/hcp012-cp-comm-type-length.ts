@@ -14,7 +14,7 @@ export const rule = defineRule({
     why:
       `Megatron-Bridge rejects it: ${quote(UPSTREAM.B4(4, 32))} Megatron-Core asserts ${quote(UPSTREAM.M1(4, 32))} ` +
       "Layer i (1-based) reads entry i-1.",
-    example: 'cfg.model.num_layers = 32\ncfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = ["a2a+p2p"] * 4',
+    example: 'cfg.model.num_layers = 32\ncfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = ["p2p", "p2p", "a2a", "a2a"]  # 4 entries for 32 layers',
     fix: "Give one entry per transformer layer, or a single string when every layer uses the same type.",
   },
   check(unit: ConfigUnit): RuleReport[] {
