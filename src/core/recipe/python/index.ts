@@ -1,0 +1,52 @@
+// Python recipe extractor: one ConfigUnit per recipe function, perf workload constant and
+// model-provider dataclass, with the effective value and origin of every setting.
+// Pure core: the caller hands in a Parser with the Python language already set.
+import type { Parser, Tree } from "web-tree-sitter";
+import { LineIndex, location, type SourceFile } from "../../model/source.ts";
+import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
+import { scanModule } from "./module.ts";
+import { buildTree, firstSyntaxError } from "./tree.ts";
+import { extractUnits } from "./units.ts";
+
+export { modeOf, isRecipeName } from "./units.ts";
+
+export function extractPython(file: SourceFile, parser: Parser): ExtractResult {
+  const result = emptyResult();
+  let tree: Tree | null = null;
+  try {
+    tree = parser.parse(file.text);
+    if (!tree) {
+      result.diagnostics.push({ file: file.path, severity: "error", code: "parse-error", message: "the Python parser returned no tree" });
+      return result;
+    }
+    const index = new LineIndex(file.text);
+    const syntax = syntaxDiagnostic(file, tree, index);
+    if (syntax) result.diagnostics.push(syntax);
+    const root = buildTree(tree, file.text);
+    result.units = extractUnits(scanModule(file.path, file.text, index, root));
+  } catch (error) {
+    // Written not to throw; if it does anyway, the file is reported and analysis goes on.
+    const message = error instanceof Error ? error.message : String(error);
+    result.diagnostics.push({ file: file.path, severity: "error", code: "unsupported", message: `could not analyze this Python file: ${message}` });
+  } finally {
+    tree?.delete();
+  }
+  return result;
+}
+
+function syntaxDiagnostic(file: SourceFile, tree: Tree, index: LineIndex): Diagnostic | null {
+  const node = firstSyntaxError(tree);
+  if (!node) return null;
+  const start = node.startIndex;
+  const end = Math.max(start, node.endIndex);
+  const where = index.point(start);
+  const snippet = file.text.slice(start, Math.min(end, start + 40)).split("\n")[0] ?? "";
+  const what = node.isMissing ? `missing \`${node.type}\`` : snippet.trim() ? `cannot parse \`${snippet.trim()}\`` : "unexpected end of input";
+  return {
+    file: file.path,
+    severity: "error",
+    code: "parse-error",
+    message: `Python syntax error at line ${where.line}, column ${where.column}: ${what}; recipes in the broken part are not analyzed`,
+    location: location(file.path, index, start, end),
+  };
+}

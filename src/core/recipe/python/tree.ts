@@ -1,0 +1,211 @@
+// A lean JavaScript copy of the tree-sitter tree, built in one cursor walk.
+//
+// Every property read on a web-tree-sitter node crosses into wasm, so the evaluator never
+// touches tree-sitter nodes: it works on these plain objects. The walk reads only the type
+// of every node and the offsets of leaves (inner nodes span their first to last child),
+// does not descend into plain strings, and keeps a stub for statements that assign an
+// attribute no setting can depend on (`cfg.train.global_batch_size = 512`).
+import type { Node, Tree, TreeCursor } from "web-tree-sitter";
+import { RELEVANT_ATTRIBUTES } from "./keys.ts";
+
+export interface PyNode {
+  /** tree-sitter type; anonymous tokens keep their text ("=", "+", "def"). */
+  t: string;
+  /** Start and end as UTF-16 offsets into the file text (web-tree-sitter counts that way for JS strings). */
+  s: number;
+  e: number;
+  c: PyNode[];
+  /** The subtree holds an ERROR or MISSING node. */
+  err: boolean;
+}
+
+/** A statement skipped by the walk; it keeps its range so anchors can be placed after it. */
+export const SKIPPED = "skipped_statement";
+/** A def or class inside a function or class body: binds a name, never evaluated. */
+export const NESTED_DEFINITION = "nested_definition";
+
+const STATEMENT_PARENTS = new Set(["module", "block"]);
+const IGNORED_STATEMENTS = new Set([
+  "import_statement",
+  "import_from_statement",
+  "future_import_statement",
+  "pass_statement",
+  "assert_statement",
+  "global_statement",
+  "nonlocal_statement",
+  "print_statement",
+]);
+const DEFINITIONS = new Set(["function_definition", "class_definition", "decorated_definition"]);
+const ATTR_ASSIGNMENT = /^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+[ \t]*(?:\/\/|\*\*|<<|>>|[-+*/%&|^@])?=(?!=)/;
+
+export function buildTree(tree: Tree, text: string): PyNode {
+  const root: PyNode = { t: "module", s: 0, e: text.length, c: [], err: false };
+  const cursor = tree.walk();
+  try {
+    if (cursor.gotoFirstChild()) walk(cursor, root, text);
+  } finally {
+    cursor.delete();
+  }
+  return root;
+}
+
+function walk(cursor: TreeCursor, root: PyNode, text: string): void {
+  // Explicit stack instead of recursion: 1000-deep input must not overflow the JS stack.
+  const parents: PyNode[] = [root];
+  for (;;) {
+    const parent = parents[parents.length - 1] as PyNode;
+    const node = visit(cursor, parent, text);
+    if (node && cursor.gotoFirstChild()) {
+      parents.push(node);
+      continue;
+    }
+    if (node) closeLeaf(cursor, node);
+    // Climb until a sibling exists, closing the inner nodes left behind.
+    while (!cursor.gotoNextSibling()) {
+      if (parents.length <= 1 || !cursor.gotoParent()) return;
+      closeInner(parents.pop() as PyNode);
+    }
+  }
+}
+
+/** Adds the cursor's node to its parent; returns it when its children should be walked. */
+function visit(cursor: TreeCursor, parent: PyNode, text: string): PyNode | null {
+  const t = cursor.nodeType;
+  if (STATEMENT_PARENTS.has(parent.t) && !keepStatement(cursor, t, parent, text)) return null;
+  if (t === "string" || t === "comment") {
+    const s = cursor.startIndex;
+    const e = cursor.endIndex;
+    const leaf: PyNode = { t, s, e, c: [], err: false };
+    parent.c.push(leaf);
+    // Only f-strings have parts worth evaluating.
+    return t === "string" && isFString(text, s) ? leaf : null;
+  }
+  const node: PyNode = { t, s: -1, e: -1, c: [], err: t === "ERROR" };
+  parent.c.push(node);
+  return node;
+}
+
+/** False when the statement is replaced by a stub instead of being walked. */
+function keepStatement(cursor: TreeCursor, t: string, parent: PyNode, text: string): boolean {
+  if (t === "comment") return true;
+  if (IGNORED_STATEMENTS.has(t)) return pushStub(cursor, parent, SKIPPED);
+  // Only module-level definitions are ever evaluated; nested ones (methods, closures) are not.
+  if (DEFINITIONS.has(t) && parent.t === "block") return pushStub(cursor, parent, NESTED_DEFINITION);
+  if (t !== "expression_statement") return true;
+  const s = cursor.startIndex;
+  const e = cursor.endIndex;
+  if (!isIrrelevantAttributeAssignment(text, s, e)) return true;
+  parent.c.push({ t: SKIPPED, s, e, c: [], err: false });
+  return false;
+}
+
+function pushStub(cursor: TreeCursor, parent: PyNode, t: string): false {
+  parent.c.push({ t, s: cursor.startIndex, e: cursor.endIndex, c: [], err: false });
+  return false;
+}
+
+function isFString(text: string, s: number): boolean {
+  for (let i = s; i < s + 3 && i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 102 || ch === 70) return true; // f / F
+    if (ch === 34 || ch === 39) return false; // quote: prefix over
+  }
+  return false;
+}
+
+/** `a.b.c = v` whose last attribute no setting depends on, and not a chained assignment. */
+function isIrrelevantAttributeAssignment(text: string, s: number, e: number): boolean {
+  const head = text.slice(s, Math.min(e, s + 200));
+  const m = ATTR_ASSIGNMENT.exec(head);
+  if (!m) return false;
+  const target = m[0].replace(/[\s=\-+*/%&|^@<>]+$/, "");
+  const last = target.slice(target.lastIndexOf(".") + 1).trim();
+  if (RELEVANT_ATTRIBUTES.has(last)) return false;
+  return !hasTopLevelAssignment(text, s + m[0].length, e);
+}
+
+/** A second `=` outside brackets and strings means `a.x = b.y = v`, which must be walked. */
+function hasTopLevelAssignment(text: string, from: number, to: number): boolean {
+  let depth = 0;
+  let quote = 0;
+  for (let i = from; i < to; i++) {
+    const ch = text.charCodeAt(i);
+    if (quote) {
+      if (ch === 92) i++;
+      else if (ch === quote) quote = 0;
+      continue;
+    }
+    if (ch === 34 || ch === 39) quote = ch;
+    else if (ch === 35) {
+      while (i < to && text.charCodeAt(i) !== 10) i++; // comment
+    } else if (ch === 40 || ch === 91 || ch === 123) depth++;
+    else if (ch === 41 || ch === 93 || ch === 125) depth--;
+    else if (ch === 61 && depth === 0) {
+      const prev = text.charCodeAt(i - 1);
+      const next = text.charCodeAt(i + 1);
+      if (next === 61) {
+        i++;
+        continue;
+      }
+      if (prev !== 33 && prev !== 60 && prev !== 62 && prev !== 58) return true;
+    }
+  }
+  return false;
+}
+
+function closeLeaf(cursor: TreeCursor, node: PyNode): void {
+  if (node.s >= 0) return;
+  node.s = cursor.startIndex;
+  node.e = cursor.endIndex;
+  // A zero-width token is one the parser invented to recover (MISSING).
+  if (node.s === node.e && cursor.nodeIsMissing) node.err = true;
+}
+
+function closeInner(node: PyNode): void {
+  const first = node.c[0];
+  const last = node.c[node.c.length - 1];
+  if (first && last) {
+    node.s = first.s;
+    node.e = last.e;
+  }
+  for (const child of node.c) {
+    if (child.err) {
+      node.err = true;
+      break;
+    }
+  }
+}
+
+/** The first ERROR or MISSING node, found by following only the subtrees that hold one. */
+export function firstSyntaxError(tree: Tree): Node | null {
+  let node: Node = tree.rootNode;
+  if (!node.hasError) return null;
+  for (let steps = 0; steps < 100_000; steps++) {
+    if (node.isError || node.isMissing) return node;
+    let next: Node | null = null;
+    for (const child of node.children) {
+      if (child && (child.hasError || child.isMissing)) {
+        next = child;
+        break;
+      }
+    }
+    if (!next) return node;
+    node = next;
+  }
+  return node;
+}
+
+export function textOf(text: string, n: PyNode): string {
+  return text.slice(n.s, n.e);
+}
+
+/** Named children, without comments and anonymous tokens. */
+export function named(n: PyNode): PyNode[] {
+  return n.c.filter(isNamedNode);
+}
+
+const ANONYMOUS = /^[^a-z_]|^(?:def|class|if|elif|else|for|while|in|not|and|or|is|lambda|return|with|as|try|except|finally|from|import|async|await|pass|del|global|nonlocal|raise|assert|yield)$/;
+
+export function isNamedNode(n: PyNode): boolean {
+  return n.t !== "comment" && !ANONYMOUS.test(n.t);
+}

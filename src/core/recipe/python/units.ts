@@ -1,0 +1,307 @@
+// Which parts of a module are configuration units, and their effective settings.
+import { location, pointLocation, type Location } from "../../model/source.ts";
+import {
+  SECTIONS,
+  type Anchor,
+  type ConfigUnit,
+  type Mode,
+  type Section,
+  type Setting,
+  type SettingKey,
+} from "../../model/settings.ts";
+import { BudgetExceeded, Evaluator, type EvalNote, type Frame } from "./evaluator.ts";
+import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
+import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
+import { named, textOf, type PyNode } from "./tree.ts";
+import { toValue, type ObjV, type V } from "./values.ts";
+
+type Range = { s: number; e: number };
+type Notes = ConfigUnit["notes"];
+
+const PROVIDER_CLASS = /Provider|TransformerConfig|ModelConfig|ModelParallelConfig/;
+const WORKLOAD_CTOR = /(?:^|\.)\w*Workload\w*Config$/;
+
+export function extractUnits(mod: ModuleInfo): ConfigUnit[] {
+  const ev = new Evaluator(mod);
+  const units: ConfigUnit[] = [];
+  for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) units.push(recipeUnit(mod, ev, fn));
+  for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) pushIf(units, workloadUnit(mod, ev, def));
+  for (const cls of mod.classes.values()) pushIf(units, providerUnit(mod, ev, cls));
+  return units;
+}
+
+function pushIf(units: ConfigUnit[], unit: ConfigUnit | null): void {
+  if (unit) units.push(unit);
+}
+
+/** Public top-level builders of a ConfigContainer; `_helpers` are only evaluated when called. */
+export function isRecipeName(name: string): boolean {
+  return !name.startsWith("_") && name.endsWith("_config");
+}
+
+function isRecipeFunction(mod: ModuleInfo, fn: FnDef): boolean {
+  if (fn.name.startsWith("_") || fn.outer.err) return false;
+  return fn.name.endsWith("_config") || (fn.returns !== null && /\bConfigContainer\b/.test(textOf(mod.text, fn.returns)));
+}
+
+// ---------------------------------------------------------------- recipe functions
+
+function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
+  ev.reset();
+  const unitRange = fn.outer;
+  const values = new Map<SettingKey, V>();
+  const extraNotes: EvalNote[] = [];
+  let frame: Frame | null = null;
+  let dataset: ObjV | null = null;
+  try {
+    const run = ev.runUnitFunction(fn);
+    frame = run.frame;
+    const result = run.status === "return" ? run.frame.ret : null;
+    if (run.status === "raise") extraNotes.push({ message: `${fn.name}() always raises; no settings read`, s: fn.nameNode.s, e: fn.nameNode.e });
+    if (result?.k === "obj") {
+      flattenConfig(result, values);
+      const d = result.fields.get("dataset");
+      dataset = d?.k === "obj" ? d : null;
+    }
+    // Pre-Nov-2025 recipes pass `context_parallelism=` and friends on to code we may not see.
+    for (const p of fn.params) {
+      const key = PARAMETER_KEYS.get(p.name);
+      if (!key || values.has(key)) continue;
+      const v = ev.parameterDefault(p);
+      if (v) values.set(key, v);
+    }
+  } catch (error) {
+    if (!(error instanceof BudgetExceeded)) throw error;
+    values.clear();
+    extraNotes.push({ message: `${fn.name}() needs too much evaluation; its settings are not read`, s: fn.nameNode.s, e: fn.nameNode.e });
+  }
+  const notes = collectNotes(mod, [...ev.notes, ...extraNotes]);
+  const settings = toSettings(mod, values, unitRange, notes);
+  return {
+    id: `${mod.path}::${fn.name}`,
+    kind: "recipe",
+    name: fn.name,
+    location: loc(mod, fn.nameNode),
+    settings,
+    anchors: frame ? recipeAnchors(mod, fn, frame) : {},
+    mode: modeOf(fn.name, dataset?.ctor),
+    ...gpusOf(fn.name, undefined),
+    complete: true,
+    notes,
+  };
+}
+
+function flattenConfig(cfg: ObjV, out: Map<SettingKey, V>): void {
+  for (const section of SECTIONS) {
+    const value = cfg.fields.get(section);
+    if (value?.k === "obj") flattenSection(section, value, out);
+  }
+}
+
+function flattenSection(section: Section, o: ObjV, out: Map<SettingKey, V>): void {
+  // Fields are in the order of their last write, so a later spelling of a key wins.
+  for (const [name, value] of o.fields) {
+    if (section === "dataset" && PACKING_SPEC_FIELDS.has(name)) {
+      const key = name === "packed_sequence_specs" ? "dataset.packed_sequence_specs" : "dataset.offline_packing_specs";
+      if (!(value.k === "obj" && value.auto)) setLast(out, key, value);
+      const pad = value.k === "obj" ? value.fields.get("pad_seq_to_mult") : undefined;
+      if (pad) setLast(out, "dataset.pad_seq_to_mult", pad);
+      continue;
+    }
+    const key = sectionFieldKey(section, name);
+    if (key) setLast(out, key, value);
+  }
+}
+
+function setLast(out: Map<SettingKey, V>, key: SettingKey, value: V): void {
+  out.delete(key);
+  out.set(key, value);
+}
+
+/**
+ * Where a fix adds a setting the recipe does not make: after the last statement before
+ * `return cfg`, at the body's indentation, as `cfg.<section>.<field> = value`.
+ */
+function recipeAnchors(mod: ModuleInfo, fn: FnDef, frame: Frame): ConfigUnit["anchors"] {
+  const stmts = fn.body.c.filter((c) => c.t !== "comment");
+  const retIndex = stmts.findIndex((s) => s.t === "return_statement");
+  const ret = stmts[retIndex];
+  const prev = stmts[retIndex - 1];
+  const first = stmts[0];
+  if (!ret || !prev || !first) return {};
+  const expr = named(ret)[0];
+  if (!expr || expr.t !== "identifier") return {};
+  const cfgVar = textOf(mod.text, expr);
+  if (frame.vars.get(cfgVar)?.k !== "obj") return {};
+  const line = mod.index.point(prev.e).line;
+  if (mod.index.point(ret.s).line <= line) return {}; // `x = 1; return cfg` on one line
+  const indent = mod.text.slice(mod.index.lineStart(mod.index.point(first.s).line), first.s);
+  if (!/^[ \t]+$/.test(indent)) return {};
+  const at = pointLocation(mod.path, mod.index, mod.index.lineEnd(line));
+  const anchors: ConfigUnit["anchors"] = {};
+  for (const section of SECTIONS) {
+    const anchor: Anchor = { style: "python-attr", at, indent, receiver: `${cfgVar}.${section}.` };
+    anchors[section] = anchor;
+  }
+  return anchors;
+}
+
+// ---------------------------------------------------------------- perf workload constants
+
+function isWorkloadConstant(mod: ModuleInfo, def: ConstDef): boolean {
+  if (def.value.t !== "call" || def.stmt.err) return false;
+  const callee = def.value.c[0];
+  if (!callee) return false;
+  const name = textOf(mod.text, callee);
+  return name === "replace" || name === "dataclasses.replace" || WORKLOAD_CTOR.test(name);
+}
+
+function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit | null {
+  ev.reset();
+  let value: V;
+  try {
+    value = ev.constantValue(def.name, def.target);
+  } catch (error) {
+    if (error instanceof BudgetExceeded) return null;
+    throw error;
+  }
+  if (value.k !== "obj") return null;
+  const values = new Map<SettingKey, V>();
+  for (const [field, v] of value.fields) {
+    const key = FLAT_FIELD_KEYS.get(field);
+    if (key) setLast(values, key, v);
+  }
+  const notes = collectNotes(mod, ev.notes);
+  const numGpus = value.fields.get("num_gpus");
+  const peft = value.fields.get("peft");
+  const isPeft = peft?.k === "lit" && typeof peft.v === "string" && peft.v.toLowerCase() !== "none";
+  return {
+    id: `${mod.path}::${def.name}`,
+    kind: "recipe",
+    name: def.name,
+    location: loc(mod, def.target),
+    settings: toSettings(mod, values, def.stmt, notes),
+    anchors: {},
+    mode: isPeft ? "peft" : modeOf(def.name, undefined),
+    ...gpusOf(def.name, numGpus?.k === "lit" && typeof numGpus.v === "number" ? numGpus.v : undefined),
+    complete: true,
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------- provider dataclasses
+
+function providerUnit(mod: ModuleInfo, ev: Evaluator, cls: ClassDef): ConfigUnit | null {
+  if (cls.outer.err) return null;
+  const header = [cls.name, ...cls.bases.map((b) => textOf(mod.text, b))].join(" ");
+  if (!PROVIDER_CLASS.test(header)) return null;
+  if (!ownsModelField(mod, cls)) return null;
+  ev.reset();
+  let fields: Map<string, V>;
+  try {
+    fields = ev.classDefaults(cls);
+  } catch (error) {
+    if (error instanceof BudgetExceeded) return null;
+    throw error;
+  }
+  const values = new Map<SettingKey, V>();
+  for (const [field, v] of fields) {
+    const key = modelFieldKey(field);
+    if (key) setLast(values, key, v);
+  }
+  const notes = collectNotes(mod, ev.notes);
+  return {
+    id: `${mod.path}::${cls.name}`,
+    kind: "recipe",
+    name: cls.name,
+    location: loc(mod, cls.nameNode),
+    settings: toSettings(mod, values, cls.outer, notes),
+    anchors: {},
+    mode: "unknown",
+    complete: true,
+    notes,
+  };
+}
+
+/** The class body itself defaults a model setting (`cp_comm_type: str = "p2p"`). */
+function ownsModelField(mod: ModuleInfo, cls: ClassDef): boolean {
+  for (const stmt of cls.body.c) {
+    const a = stmt.t === "expression_statement" ? stmt.c[0] : undefined;
+    if (a?.t !== "assignment" || a.c[0]?.t !== "identifier" || !a.c.some((c) => c.t === "=")) continue;
+    if (modelFieldKey(textOf(mod.text, a.c[0]))) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- settings and notes
+
+function toSettings(mod: ModuleInfo, values: Map<SettingKey, V>, unit: Range, notes: Notes): ConfigUnit["settings"] {
+  const settings: ConfigUnit["settings"] = {};
+  for (const [key, v] of values) {
+    const setting = toSetting(mod, key, v, unit);
+    settings[key] = setting;
+    if (!setting.value.known) notes.push({ message: `${key} is not known: ${setting.value.reason}`, location: setting.origin.location });
+  }
+  return settings;
+}
+
+function toSetting(mod: ModuleInfo, key: SettingKey, v: V, unit: Range): Setting {
+  const { s, e } = v.o;
+  const inside = s >= unit.s && e <= unit.e;
+  const via = [...v.o.via];
+  if (!inside) {
+    const item = itemAt(mod, s);
+    if (item) via.push(`${describeItem(item.label)} line ${mod.index.point(s).line}`);
+  }
+  return {
+    key,
+    value: toValue(v),
+    origin: {
+      kind: v.o.kind,
+      location: location(mod.path, mod.index, s, e),
+      text: mod.text.slice(s, e),
+      syntax: "python",
+      ...(via.length ? { via: via.join("; ") } : {}),
+    },
+    local: inside && !v.o.pinned,
+  };
+}
+
+function describeItem(label: string): string {
+  if (label.endsWith("()")) return isRecipeName(label.slice(0, -2)) ? `from base recipe ${label}` : `from ${label}`;
+  return `from ${label}`;
+}
+
+function collectNotes(mod: ModuleInfo, raw: EvalNote[]): Notes {
+  const seen = new Set<string>();
+  const notes: Notes = [];
+  for (const n of raw) {
+    const id = `${n.s}:${n.message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    notes.push({ message: n.message, location: location(mod.path, mod.index, n.s, n.e) });
+  }
+  return notes;
+}
+
+// ---------------------------------------------------------------- names
+
+export function modeOf(name: string, datasetCtor: string | undefined): Mode {
+  const n = name.toLowerCase();
+  if (/(?:^|_)(?:peft|lora|dora|qlora)(?:_|$)/.test(n)) return "peft";
+  if (/(?:^|_)(?:sft|finetune|finetuning|fine_tune)(?:_|$)/.test(n)) return "sft";
+  if (/(?:^|_)pretrain(?:ing)?(?:_|$)/.test(n)) return "pretrain";
+  if (datasetCtor && /finetun|sft|squad|chat/i.test(datasetCtor)) return "sft";
+  return "unknown";
+}
+
+function gpusOf(name: string, declared: number | undefined): { gpus?: number } {
+  const m = /(?:^|_)(\d+)gpus?(?:_|$)/i.exec(name);
+  const fromName = m ? Number(m[1]) : undefined;
+  const gpus = fromName ?? declared;
+  return gpus !== undefined && Number.isInteger(gpus) && gpus > 0 ? { gpus } : {};
+}
+
+function loc(mod: ModuleInfo, n: PyNode): Location {
+  return location(mod.path, mod.index, n.s, n.e);
+}

@@ -1,0 +1,153 @@
+// The abstract values the recipe evaluator computes. Each value remembers the source
+// expression it came from (its origin) so a setting can point at the exact text to fix.
+import type { Known, OriginKind, Value } from "../../model/settings.ts";
+import { known, unknown } from "../../model/settings.ts";
+
+export interface Org {
+  /** UTF-16 offsets of the value expression. */
+  s: number;
+  e: number;
+  kind: OriginKind;
+  /** Steps the value took to get here, source first. */
+  via: readonly string[];
+  /** The expression is not this value's own text (a replaced section): fixes must add an override instead. */
+  pinned?: boolean;
+}
+
+export interface Lit {
+  k: "lit";
+  v: string | number | boolean | null;
+  o: Org;
+}
+export interface Unk {
+  k: "unk";
+  why: string;
+  o: Org;
+}
+export interface ListV {
+  k: "list";
+  items: V[];
+  o: Org;
+}
+/** A dict with string keys. `open` says why it may hold keys we cannot see (null: closed). */
+export interface DictV {
+  k: "dict";
+  map: Map<string, V>;
+  open: string | null;
+  o: Org;
+}
+/**
+ * An object with attributes: a ConfigContainer, a section (model provider, dataset
+ * config), a workload dataclass. Mutable and shared by reference, like in Python.
+ */
+export interface ObjV {
+  k: "obj";
+  fields: Map<string, V>;
+  /** Constructor name, or the call text for results of unanalyzed calls. */
+  ctor: string;
+  /** Why the object's unset fields are unknown beyond its class defaults (null: built by a constructor we saw). */
+  opaque: string | null;
+  /** Which ConfigContainer section the object was stored as ("model"...), if any. */
+  role: string | null;
+  /** Created only because an attribute of an unanalyzed object was read; not a real assignment. */
+  auto: boolean;
+  o: Org;
+}
+export type V = Lit | Unk | ListV | DictV | ObjV;
+
+export const lit = (v: Lit["v"], o: Org): Lit => ({ k: "lit", v, o });
+export const unk = (why: string, o: Org): Unk => ({ k: "unk", why, o });
+
+export function obj(ctor: string, opaque: string | null, o: Org): ObjV {
+  return { k: "obj", fields: new Map(), ctor, opaque, role: null, auto: false, o };
+}
+
+/** A copy of a scalar-like value with a new origin (objects and dicts keep their identity). */
+export function reorigin(v: V, o: Org): V {
+  switch (v.k) {
+    case "lit":
+      return { k: "lit", v: v.v, o };
+    case "unk":
+      return { k: "unk", why: v.why, o };
+    case "list":
+      return { k: "list", items: v.items, o };
+    default:
+      return v;
+  }
+}
+
+export function withVia(v: V, step: string): V {
+  if (v.k === "obj" || v.k === "dict") return v;
+  return reorigin(v, { ...v.o, via: [...v.o.via, step] });
+}
+
+const MAX_KNOWN_DEPTH = 64;
+
+/** The value as the contract's Value: known only when every part is known. */
+export function toValue(v: V): Value {
+  const r = toKnown(v, 0);
+  return typeof r === "string" ? unknown(r) : known(r.v);
+}
+
+function toKnown(v: V, depth: number): { v: Known } | string {
+  if (depth > MAX_KNOWN_DEPTH) return "value nested too deeply";
+  switch (v.k) {
+    case "lit":
+      return { v: v.v };
+    case "unk":
+      return v.why;
+    case "list": {
+      const out: Known[] = [];
+      for (const item of v.items) {
+        const r = toKnown(item, depth + 1);
+        if (typeof r === "string") return r;
+        out.push(r.v);
+      }
+      return { v: out };
+    }
+    case "dict":
+    case "obj": {
+      if (v.k === "dict" && v.open) return v.open;
+      // An object from a call we did not analyze could hold anything (or be None).
+      if (v.k === "obj" && v.opaque !== null) return `the value comes from ${v.opaque}`;
+      const out: { [key: string]: Known } = {};
+      const entries = v.k === "dict" ? v.map : v.fields;
+      for (const [key, item] of entries) {
+        const r = toKnown(item, depth + 1);
+        if (typeof r === "string") return r;
+        out[key] = r.v;
+      }
+      return { v: out };
+    }
+  }
+}
+
+/** Python truthiness, or null when it cannot be known. */
+export function truthy(v: V): boolean | null {
+  switch (v.k) {
+    case "lit":
+      return v.v !== null && v.v !== false && v.v !== 0 && v.v !== "";
+    case "list":
+      return v.items.length > 0;
+    case "dict":
+      return v.map.size > 0 ? true : v.open ? null : false;
+    case "obj":
+      // The result of an unanalyzed call could be None.
+      return v.opaque === null ? true : null;
+    case "unk":
+      return null;
+  }
+}
+
+/** Same value for merging branches: equal literals, or the very same object. */
+export function sameValue(a: V, b: V, depth = 0): boolean {
+  if (a === b) return true;
+  if (depth > MAX_KNOWN_DEPTH) return false;
+  if (a.k === "lit" && b.k === "lit") return a.v === b.v;
+  if (a.k === "list" && b.k === "list") {
+    if (a.items.length !== b.items.length) return false;
+    return a.items.every((item, i) => sameValue(item, b.items[i] as V, depth + 1));
+  }
+  if ((a.k === "obj" && b.k === "obj") || (a.k === "dict" && b.k === "dict")) return false;
+  return false;
+}
