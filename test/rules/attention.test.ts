@@ -170,3 +170,16 @@ describe("HCP016 CP needs transformer_engine", () => {
     expect(only("HCP016", mlmLaunch("pretrain_gpt.py --context-parallel-size 2 --transformer-impl local")).severity).toBe("error");
   });
 });
+
+describe("HCP009 with TP unknown (incomplete units)", () => {
+  it("raw heads not divisible by the a2a size → error whatever TP is", () => {
+    const f = only("HCP009", yamlOverride("model:\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [4, 2]\n  num_attention_heads: 32\n  num_query_groups: 2\n"));
+    expect(f.severity).toBe("error");
+    expect(f.message).toContain("not divisible by 4 for any tensor_model_parallel_size");
+  });
+  it("raw heads divisible but TP unknown → info naming what is missing", () => {
+    const f = only("HCP009", yamlOverride("model:\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 4]\n  num_attention_heads: 32\n  num_query_groups: 2\n"));
+    expect(f.severity).toBe("info");
+    expect(f.message).toContain("but tensor_model_parallel_size is not known here");
+  });
+});

@@ -6,7 +6,13 @@ import {
   contextParallel,
   hcpSizes,
   headsPerRank,
+  isInt,
+  knownInt,
   positiveIntSizes,
+  resolve,
+  settingOf,
+  tensorParallel,
+  valueOf,
   product,
   usesA2aP2p,
   type HeadsPerRank,
@@ -51,11 +57,31 @@ function headsRelated(h: HeadsPerRank) {
   return relatedAll(relatedTo(h.qSetting, "attention heads"), relatedTo(h.kvSetting, "KV heads (query groups)"));
 }
 
-function unknownHeadsInfo(unit: ConfigUnit, where: Setting, size: number, what: string): RuleReport {
+/**
+ * Without a known TP the per-rank counts are unknown, but the raw counts still decide
+ * one direction: if `size` does not divide the model's heads it divides no heads/TP either.
+ */
+function unknownTpReport(unit: ConfigUnit, where: Setting, size: number, what: string): RuleReport {
+  const q = knownInt(unit, "model.num_attention_heads");
+  const kvRes = resolve(unit, "model.num_query_groups");
+  const kvValue = valueOf(kvRes);
+  const kv = kvValue === null && kvRes.state === "set" ? q?.value : isInt(kvValue) ? kvValue : undefined;
+  if (q && kv !== undefined && (q.value % size !== 0 || kv % size !== 0)) {
+    const message =
+      `${describe(where)}: ${what} splits attention heads ${size} ways, but the model has ${q.value} attention heads and ` +
+      `${kv} KV heads (query groups), not divisible by ${size} for any tensor_model_parallel_size. Transformer Engine ` +
+      `fails at the first forward (pure a2a: ${quote(UPSTREAM.T10(q.value, kv, size))}). Pick a size that divides the KV heads.`;
+    return reportAt(unit, where, message, { related: relatedAll(relatedTo(q.setting, "attention heads"), relatedTo(settingOf(kvRes), "KV heads (query groups)")) });
+  }
+  const missing = [
+    q ? undefined : "num_attention_heads",
+    kv === undefined ? "num_query_groups" : undefined,
+    tensorParallel(unit) ? undefined : "tensor_model_parallel_size",
+  ].filter((m): m is string => m !== undefined);
   const message =
-    `${describe(where)}: ${what} splits attention heads ${size} ways, but num_attention_heads, num_query_groups or ` +
-    `tensor_model_parallel_size is not known here, so divisibility cannot be checked. Make sure (num_attention_heads/TP) ` +
-    `% ${size} == 0 and (num_query_groups/TP) % ${size} == 0, or Transformer Engine fails at the first forward.`;
+    `${describe(where)}: ${what} splits attention heads ${size} ways, but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} ` +
+    `not known here, so divisibility cannot be checked. Make sure (num_attention_heads/TP) % ${size} == 0 and ` +
+    `(num_query_groups/TP) % ${size} == 0, or Transformer Engine fails at the first forward.`;
   return reportAt(unit, where, message, { severity: "info" });
 }
 
@@ -66,7 +92,7 @@ function checkHierarchical(unit: ConfigUnit, project: ProjectFacts, typeSetting:
   const a2a = ints[0] ?? 1;
   if (a2a === 1) return [];
   const heads = headsPerRank(unit);
-  if (!heads) return [unknownHeadsInfo(unit, sizes.setting, a2a, "the a2a level of a2a+p2p")];
+  if (!heads) return [unknownTpReport(unit, sizes.setting, a2a, "the a2a level of a2a+p2p")];
   if (divides(a2a, heads)) return [];
 
   const cp = contextParallel(unit)?.value ?? product(ints);
@@ -91,7 +117,7 @@ function checkPureA2a(unit: ConfigUnit, project: ProjectFacts, typeSetting: Sett
   const cp = contextParallel(unit);
   if (!cp || cp.value <= 1) return [];
   const heads = headsPerRank(unit);
-  if (!heads) return [unknownHeadsInfo(unit, typeSetting, cp.value, "cp_comm_type 'a2a'")];
+  if (!heads) return [unknownTpReport(unit, typeSetting, cp.value, "cp_comm_type 'a2a'")];
   if (divides(cp.value, heads)) return [];
 
   const { text, fix } = perLayer ? { text: "Pick a CP size or TP that divides the heads.", fix: undefined } : a2aRemedy(unit, project, cp.value);
