@@ -47,7 +47,8 @@ const CASES: Case[] = [
     rule: "HCP009",
     kinds: ALL,
     positive: { ...HCP, "model.context_parallel_size": 8, "model.hierarchical_context_parallel_sizes": [4, 2], "model.num_attention_heads": 32, "model.num_query_groups": 2 },
-    negative: { ...HCP, "model.context_parallel_size": 8, "model.hierarchical_context_parallel_sizes": [2, 4], "model.num_attention_heads": 32, "model.num_query_groups": 2 },
+    // TP is set so the heads per TP rank are known everywhere (an override file alone would leave it to its recipe: info).
+    negative: { ...HCP, "model.context_parallel_size": 8, "model.hierarchical_context_parallel_sizes": [2, 4], "model.tensor_model_parallel_size": 1, "model.num_attention_heads": 32, "model.num_query_groups": 2 },
   },
   { rule: "HCP010", kinds: NO_MLM, te: "2.18.0+e7c550c5", positive: { ...HCP, "model.qkv_format": "thd" }, negative: { ...HCP, "model.qkv_format": "sbhd" } },
   { rule: "HCP011", kinds: ["python", "yaml", "hydra", "markdown"], positive: { ...HCP, "model.window_size": [4096, 0] }, negative: { ...HCP, "model.cp_comm_type": "a2a", "model.hierarchical_context_parallel_sizes": null, "model.window_size": [4096, 0] } },
@@ -65,7 +66,8 @@ const CASES: Case[] = [
   { rule: "HCP021", kinds: ALL, positive: { ...HCP, "model.hybrid_context_parallel": true }, negative: HCP },
   {
     rule: "HCP022",
-    kinds: NO_MLM,
+    // An override file alone does not say whether it fine-tunes; the recipe name or --mode does.
+    kinds: ["python", "hydra", "markdown"],
     mode: "sft",
     positive: { ...HCP, "model.calculate_per_token_loss": false },
     negative: { ...HCP, "model.calculate_per_token_loss": true, "ddp.average_in_collective": false },

@@ -43,8 +43,9 @@ describe("hcp-bot lint", () => {
     expect(run.stdout).toMatch(/error HCP001/);
     expect(run.stdout).toMatch(/broken_hcp_pretrain_config/);
     expect(run.stdout).toMatch(/fix: .*\[2, 2\]/);
-    // the correct recipe right below is not reported
-    expect(run.stdout).not.toMatch(/good_hcp_pretrain_config/);
+    // the correct recipe right below gets no error or warning (at most the info that its head counts are unknown)
+    const good = run.stdout.split(/\n(?=\S)/).filter((block) => block.includes("in good_hcp_pretrain_config"));
+    expect(good.filter((block) => / (error|warning) HCP/.test(block))).toEqual([]);
   }, 30_000);
 
   it("exits 0 on a clean recipe", async () => {
@@ -69,7 +70,8 @@ describe("hcp-bot lint", () => {
     expect(run.code).toBe(1);
     const log = JSON.parse(run.stdout);
     const schema = JSON.parse(readFileSync(require.resolve("@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json"), "utf8"));
-    const ajv = new Ajv04({ allErrors: true, strict: false });
+    // unicodeRegExp off: the published schema has a language-tag pattern that is invalid under the u flag.
+    const ajv = new Ajv04({ allErrors: true, strict: false, unicodeRegExp: false });
     addFormats(ajv);
     const validate = ajv.compile(schema);
     expect(validate(log), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
