@@ -268,6 +268,8 @@ export class Renderer {
       conclusion: job.conclusion, head_sha: run?.headSha ?? ex.head_sha, head_branch: run?.headBranch ?? null,
       run_url: `${this.repoApi(repo)}/actions/runs/${job.runId}`, url: `${this.repoApi(repo)}/actions/jobs/${job.id}`,
       html_url: `${this.repoWeb(repo)}/actions/runs/${job.runId}/job/${job.id}`, steps: [], workflow_name: null,
+      created_at: run?.createdAt ?? ex.created_at ?? ex.started_at, started_at: run?.createdAt ?? ex.started_at,
+      completed_at: job.status === "completed" ? (run?.updatedAt ?? ex.completed_at) : null,
     };
   }
 
