@@ -1,0 +1,350 @@
+// The bot as a real server receiving signed webhooks over HTTP, pointed (GHE_HOST) at a
+// fake GitHub on loopback that validates every request against GitHub's OpenAPI
+// description and keeps state, so upserts and redeliveries can be seen.
+import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readServerSettings } from "../../src/node/env.ts";
+import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+
+const SECRET = "webhook-secret-for-tests";
+const OWNER = "acme";
+const REPO = "megatron-bridge";
+const INSTALLATION = 7;
+const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+const RECIPE_PATH = "src/megatron/bridge/recipes/llama/h100/llama3.py";
+const GOOD = `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def llama3_8b_pretrain_32gpu_h100_bf16_64k_config():
+    cfg = _pretrain_common()
+    cfg.dataset.seq_length = 65536
+    cfg.model.seq_length = 65536
+    cfg.model.tensor_model_parallel_size = 1
+    cfg.model.context_parallel_size = 4
+    return cfg
+`;
+// Two findings on the changed lines: a2a+p2p without sizes (HCP001) and a sequence length CP cannot split (HCP007).
+const BROKEN = GOOD.replace("    cfg.model.context_parallel_size = 4\n", '    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n')
+  .replace(/65536/g, "65530");
+const HALF_FIXED = BROKEN.replace(/65530/g, "65536");
+
+let gh: FakeGitHub;
+let bot: RunningServer;
+let headCounter = 0;
+
+function sha(): string {
+  headCounter++;
+  return headCounter.toString(16).padStart(40, "a");
+}
+
+async function deliver(event: string, payload: object, id = randomUUID()): Promise<{ status: number; id: string }> {
+  const body = JSON.stringify(payload);
+  const res = await fetch(`${bot.url}/api/github/webhooks`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": event,
+      "x-github-delivery": id,
+      "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
+    },
+    body,
+  });
+  await res.text();
+  return { status: res.status, id };
+}
+
+function repository() {
+  return { id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main", private: false };
+}
+
+function prPayload(action: string, number: number, head: string, draft = false) {
+  return {
+    action,
+    number,
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login: "author", id: 3, type: "User" },
+    pull_request: {
+      number,
+      state: "open",
+      draft,
+      html_url: `${gh.url}/${OWNER}/${REPO}/pull/${number}`,
+      head: { sha: head, ref: `feature-${number}`, repo: repository() },
+      base: { sha: "b".repeat(40), ref: "main", repo: repository() },
+      user: { login: "author", id: 3, type: "User" },
+    },
+  };
+}
+
+/** A PR on the fake whose head holds `files` (path -> text); patches are derived from the base. */
+function openPr(number: number, files: Record<string, string>, base: Record<string, string> = {}, draft = false): string {
+  const head = sha();
+  gh.addCommit({ owner: OWNER, repo: REPO, branch: `feature-${number}`, base: "main", sha: head, files });
+  gh.addPullRequest({
+    owner: OWNER,
+    repo: REPO,
+    number,
+    draft,
+    head: { sha: head, ref: `feature-${number}` },
+    files: Object.entries(files).map(([filename, contents]) => ({ filename, contents, status: base[filename] !== undefined ? "modified" : "added" })),
+  });
+  return head;
+}
+
+function callsTo(method: string, pattern: RegExp, since = 0) {
+  return gh.calls.slice(since).filter((c) => c.method === method && pattern.test(c.path));
+}
+
+function checkRuns(head: string) {
+  return gh.calls.filter((c) => c.method === "POST" && c.path.endsWith("/check-runs") && (c.body as { head_sha?: string }).head_sha === head);
+}
+
+async function latestCheck(head: string) {
+  const token = gh.installationToken(INSTALLATION);
+  const res = await fetch(`${gh.apiUrl}/repos/${OWNER}/${REPO}/commits/${head}/check-runs?check_name=HCP%20review`, { headers: { authorization: `token ${token}` } });
+  const data = (await res.json()) as { check_runs: Array<{ id: number; conclusion: string; output: { title: string; summary: string; annotations_count: number } }> };
+  return data.check_runs[0]!;
+}
+
+async function issueComments(number: number) {
+  const token = gh.installationToken(INSTALLATION);
+  const res = await fetch(`${gh.apiUrl}/repos/${OWNER}/${REPO}/issues/${number}/comments?per_page=100`, { headers: { authorization: `token ${token}` } });
+  return (await res.json()) as Array<{ id: number; body: string; user: { login: string } }>;
+}
+
+async function reviewComments(number: number) {
+  const token = gh.installationToken(INSTALLATION);
+  const res = await fetch(`${gh.apiUrl}/repos/${OWNER}/${REPO}/pulls/${number}/comments?per_page=100`, { headers: { authorization: `token ${token}` } });
+  return (await res.json()) as Array<{ id: number; body: string; line: number; path: string }>;
+}
+
+beforeAll(async () => {
+  gh = await startFakeGitHub({ appId: 4242, appSlug: "hcp-bot", appPublicKey: publicKey });
+  gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
+  gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
+  const host = new URL(gh.url).host;
+  bot = await startServer(
+    readServerSettings({ APP_ID: "4242", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent" }),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await bot?.stop();
+  await gh?.close();
+});
+
+afterEach(() => {
+  // The fake answers like GitHub; any request the bot made that GitHub would reject shows up here.
+  expect(gh.violations).toEqual([]);
+});
+
+describe("pull request review", () => {
+  it("answers /healthz with version and uptime", async () => {
+    const res = await fetch(`${bot.url}/healthz`);
+    const body = (await res.json()) as { status: string; version: string; uptimeSeconds: number; github: string };
+    expect(res.status).toBe(200);
+    expect(body).toMatchObject({ status: "ok", github: "configured" });
+    expect(body.version).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it("rejects a webhook with a forged signature", async () => {
+    const before = gh.calls.length;
+    const res = await fetch(`${bot.url}/api/github/webhooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": randomUUID(), "x-hub-signature-256": "sha256=" + "0".repeat(64) },
+      body: JSON.stringify(prPayload("opened", 99, sha())),
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(gh.calls.length).toBe(before);
+  });
+
+  it("passes a clean PR: a successful check run and no comment", async () => {
+    const head = openPr(1, { [RECIPE_PATH]: GOOD.replace("65536", "131072").replace("65536", "131072") }, { [RECIPE_PATH]: GOOD });
+    const r = await deliver("pull_request", prPayload("opened", 1, head));
+    expect(r.status).toBe(200);
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("success");
+    expect(check.output.title).toMatch(/look right/);
+    expect(await issueComments(1)).toEqual([]);
+    expect(await reviewComments(1)).toEqual([]);
+  });
+
+  it("posts errors on changed lines as suggestions, a failing check and one summary", async () => {
+    const head = openPr(2, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 2, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.annotations_count).toBeGreaterThanOrEqual(2);
+    const inline = await reviewComments(2);
+    const hcp001 = inline.find((c) => c.body.includes("HCP001"))!;
+    expect(hcp001.path).toBe(RECIPE_PATH);
+    expect(hcp001.body).toContain('```suggestion\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n```');
+    expect(inline.some((c) => c.body.includes("HCP007"))).toBe(true);
+    const summary = (await issueComments(2)).filter((c) => c.body.includes("hcp-bot:summary"));
+    expect(summary).toHaveLength(1);
+    expect(summary[0]!.user.login).toBe("hcp-bot[bot]");
+    expect(summary[0]!.body).toMatch(/HCP001/);
+  });
+
+  it("on a push that fixes one of two findings: updates the summary in place and repeats nothing", async () => {
+    const first = openPr(3, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 3, first));
+    const before = await reviewComments(3);
+    const summaryBefore = (await issueComments(3)).find((c) => c.body.includes("hcp-bot:summary"))!;
+    expect(summaryBefore.body).toMatch(/HCP007/);
+
+    const second = sha();
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "feature-3", sha: second, files: { [RECIPE_PATH]: HALF_FIXED } });
+    gh.addPullRequest({ owner: OWNER, repo: REPO, number: 3, head: { sha: second, ref: "feature-3" }, files: [{ filename: RECIPE_PATH, contents: HALF_FIXED, status: "modified" }] });
+    await deliver("pull_request", prPayload("synchronize", 3, second));
+
+    const after = await reviewComments(3);
+    expect(after.length).toBe(before.length); // HCP001 was already commented; HCP007 is gone
+    const comments = (await issueComments(3)).filter((c) => c.body.includes("hcp-bot:summary"));
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.id).toBe(summaryBefore.id);
+    expect(comments[0]!.body).not.toMatch(/HCP007/);
+    expect(comments[0]!.body).toMatch(/HCP001/);
+    expect((await latestCheck(second)).conclusion).toBe("failure");
+  });
+
+  it("says so when the PR becomes clean", async () => {
+    const first = openPr(4, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 4, first));
+    const clean = sha();
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "feature-4", sha: clean, files: { [RECIPE_PATH]: GOOD } });
+    gh.addPullRequest({ owner: OWNER, repo: REPO, number: 4, head: { sha: clean, ref: "feature-4" }, files: [{ filename: RECIPE_PATH, contents: GOOD, status: "modified" }] });
+    await deliver("pull_request", prPayload("synchronize", 4, clean));
+    const summary = (await issueComments(4)).filter((c) => c.body.includes("hcp-bot:summary"));
+    expect(summary).toHaveLength(1);
+    expect(summary[0]!.body).toMatch(/No HCP problems/);
+    expect((await latestCheck(clean)).conclusion).toBe("success");
+  });
+
+  it("keeps findings outside the diff in the check run and the summary only", async () => {
+    // The broken lines exist on main already; the PR only touches the docstring line.
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "recipes/old.py": BROKEN } });
+    const changed = BROKEN.replace("from megatron", "# touched\nfrom megatron");
+    const head = sha();
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "feature-5", base: "main", sha: head, files: { "recipes/old.py": changed } });
+    gh.addPullRequest({
+      owner: OWNER,
+      repo: REPO,
+      number: 5,
+      head: { sha: head, ref: "feature-5" },
+      files: [{ filename: "recipes/old.py", contents: changed, status: "modified", patch: "@@ -1,3 +1,4 @@\n+# touched\n from megatron.bridge.recipes.common import _pretrain_common\n \n " }],
+    });
+    gh.setPermission("author", "write");
+    const config = "paths: ['recipes/**/*.py', 'src/**/*.py']\n";
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": config } });
+    await deliver("pull_request", prPayload("opened", 5, head));
+    expect(await reviewComments(5)).toEqual([]);
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.annotations_count).toBeGreaterThanOrEqual(2);
+    expect((await issueComments(5)).some((c) => c.body.includes("HCP001"))).toBe(true);
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": null } });
+  });
+
+  it("does nothing twice for the same delivery", async () => {
+    const head = openPr(6, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    const payload = prPayload("opened", 6, head);
+    const { id } = await deliver("pull_request", payload);
+    const mark = gh.calls.length;
+    await deliver("pull_request", payload, id);
+    expect(gh.calls.slice(mark)).toEqual([]);
+    expect(checkRuns(head)).toHaveLength(1);
+  });
+
+  it("posts nothing twice when the same event arrives as a new delivery (e.g. after a restart)", async () => {
+    const head = openPr(7, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 7, head));
+    const mark = gh.calls.length;
+    await deliver("pull_request", prPayload("opened", 7, head));
+    const writes = gh.calls.slice(mark).filter((c) => c.method !== "GET" && !c.path.endsWith("/graphql") && !c.path.includes("access_tokens"));
+    expect(writes).toEqual([]);
+    expect((await issueComments(7)).filter((c) => c.body.includes("hcp-bot:summary"))).toHaveLength(1);
+  });
+
+  it("reviews a 120-file PR: paginated files, batched contents, annotations in batches of 50", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i++) files[`src/megatron/bridge/recipes/fam/h100/m${i}.py`] = BROKEN.replace("llama3_8b", `m${i}`);
+    const head = openPr(8, files);
+    const mark = gh.calls.length;
+    await deliver("pull_request", prPayload("opened", 8, head));
+    const check = await latestCheck(head);
+    expect(check.output.annotations_count).toBeGreaterThanOrEqual(240);
+    expect(callsTo("GET", /\/pulls\/8\/files$/, mark)).toHaveLength(2);
+    expect(callsTo("POST", /graphql$/, mark)).toHaveLength(2);
+    const posted = callsTo("POST", /\/pulls\/8\/reviews$/, mark);
+    expect(posted).toHaveLength(1);
+    expect((posted[0]!.body as { comments: unknown[] }).comments).toHaveLength(30);
+  }, 60_000);
+
+  it("fails the check with the exact problem when .github/hcp-bot.yml is invalid", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": "review:\n  mode: shout\n" } });
+    const head = openPr(9, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 9, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.title).toMatch(/Invalid \.github\/hcp-bot\.yml/);
+    expect(check.output.summary).toMatch(/review\.mode/);
+    expect(await reviewComments(9)).toEqual([]);
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": null } });
+  });
+
+  it("retries a 500 from GitHub and completes the review", async () => {
+    const head = openPr(10, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    gh.inject({ method: "POST", path: /\/pulls\/10\/reviews$/, status: 500, body: { message: "Server Error" } });
+    await deliver("pull_request", prPayload("opened", 10, head));
+    expect(gh.pendingInjections()).toEqual([]);
+    expect((await reviewComments(10)).length).toBeGreaterThan(0);
+  });
+
+  it("honours a secondary rate limit's retry-after", async () => {
+    const head = openPr(11, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    gh.inject({ method: "POST", path: /\/issues\/11\/comments$/, status: 403, headers: { "retry-after": "1" }, body: { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again." } });
+    const t0 = Date.now();
+    await deliver("pull_request", prPayload("opened", 11, head));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+    expect((await issueComments(11)).filter((c) => c.body.includes("hcp-bot:summary"))).toHaveLength(1);
+  });
+
+  it("gives a draft the check run only, and the full review when it is ready", async () => {
+    const head = openPr(12, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD }, true);
+    await deliver("pull_request", prPayload("opened", 12, head, true));
+    expect((await latestCheck(head)).conclusion).toBe("failure");
+    expect(await reviewComments(12)).toEqual([]);
+    expect(await issueComments(12)).toEqual([]);
+    await deliver("pull_request", prPayload("ready_for_review", 12, head, false));
+    expect((await reviewComments(12)).length).toBeGreaterThan(0);
+    expect(checkRuns(head)).toHaveLength(1); // the same check run was updated, not duplicated
+  });
+
+  it("skips (not success) a PR that touches no recipe file", async () => {
+    const head = openPr(13, { "README.md": "# new readme\n" }, { "README.md": "# repo\n" });
+    await deliver("pull_request", prPayload("opened", 13, head));
+    expect((await latestCheck(head)).conclusion).toBe("skipped");
+  });
+
+  it("re-runs the review when the check run is re-requested", async () => {
+    const head = openPr(14, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 14, head));
+    const check = await latestCheck(head);
+    const mark = gh.calls.length;
+    await deliver("check_run", {
+      action: "rerequested",
+      installation: { id: INSTALLATION },
+      repository: repository(),
+      sender: { login: "author", id: 3, type: "User" },
+      check_run: { id: check.id, name: "HCP review", head_sha: head, pull_requests: [{ number: 14, head: { sha: head, ref: "feature-14" }, base: { sha: "b".repeat(40), ref: "main" } }] },
+    });
+    expect(callsTo("GET", /\/pulls\/14\/files$/, mark)).toHaveLength(1);
+  });
+});
