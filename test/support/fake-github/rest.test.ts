@@ -205,6 +205,11 @@ describe("installation auth through Probot", () => {
     const asInstallation = await fetch(`${fake.apiUrl}/repos/${OWNER}/${REPO}/installation`, { headers: { authorization: `token ${fake.installationToken(INSTALLATION_ID)}` } });
     expect(asInstallation.status).toBe(401);
     const other = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+    // the way the deployed app finds it: GHE_HOST + GHE_PROTOCOL=http -> http://HOST/api/v3
+    const { createProbot } = await import("probot");
+    const fromEnv = createProbot({ env: { GHE_HOST: fake.url.replace("http://", ""), GHE_PROTOCOL: "http", APP_ID: "42", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "s", LOG_LEVEL: "warn" } });
+    expect((await (await fromEnv.auth(INSTALLATION_ID)).rest.repos.get(repo)).data.default_branch).toBe("main");
+    expect(fake.calls.at(-1)).toMatchObject({ path: `/repos/${OWNER}/${REPO}`, status: 200 });
     const forged = new Probot({ appId: 42, privateKey: other.privateKey, baseUrl: fake.apiUrl, logLevel: "warn" });
     expect(await statusOf((await forged.auth()).rest.apps.getRepoInstallation(repo))).toBe(401);
   });
