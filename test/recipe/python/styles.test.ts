@@ -13,6 +13,7 @@ describe("current style: builder + attribute assignment", () => {
     expect(names).toContain("toy_pretrain_8gpu_h100_bf16_config");
     expect(names).toContain("build_everything"); // annotated -> ConfigContainer
     expect(names).not.toContain("_private_helper_config");
+    expect(names).not.toContain("apply_overrides"); // -> ConfigContainer but needs arguments
     expect(result.diagnostics).toEqual([]);
     for (const u of result.units) {
       expect(u.kind).toBe("recipe");

@@ -40,68 +40,120 @@ const ATTR_ASSIGNMENT = /^[A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+[ \t]*(?:\/
 
 export function buildTree(tree: Tree, text: string): PyNode {
   const root: PyNode = { t: "module", s: 0, e: text.length, c: [], err: false };
+  // With syntax errors every offset is read, so invented zero-width (MISSING) tokens are seen.
+  const exact = tree.rootNode.hasError;
   const cursor = tree.walk();
   try {
-    if (cursor.gotoFirstChild()) walk(cursor, root, text);
+    if (cursor.gotoFirstChild()) walk(cursor, root, text, exact);
   } finally {
     cursor.delete();
   }
   return root;
 }
 
-function walk(cursor: TreeCursor, root: PyNode, text: string): void {
+/** What visit did with the cursor's node. */
+const SKIP = 0; // not kept (a comment, a module-level import)
+const DONE = 1; // kept with its offsets, children not walked
+
+function walk(cursor: TreeCursor, root: PyNode, text: string, exact: boolean): void {
   // Explicit stack instead of recursion: 1000-deep input must not overflow the JS stack.
   const parents: PyNode[] = [root];
+  let lastSkipped = false;
   for (;;) {
     const parent = parents[parents.length - 1] as PyNode;
     const node = visit(cursor, parent, text);
-    if (node && cursor.gotoFirstChild()) {
-      parents.push(node);
-      continue;
+    lastSkipped = node === SKIP;
+    if (typeof node === "object") {
+      if (cursor.gotoFirstChild()) {
+        parents.push(node);
+        continue;
+      }
+      closeLeaf(cursor, node, parent.c.length === 1, exact);
     }
-    if (node) closeLeaf(cursor, node);
     // Climb until a sibling exists, closing the inner nodes left behind.
     while (!cursor.gotoNextSibling()) {
+      finishLastChild(cursor, parents[parents.length - 1] as PyNode, lastSkipped);
+      lastSkipped = false;
       if (parents.length <= 1 || !cursor.gotoParent()) return;
       closeInner(parents.pop() as PyNode);
     }
   }
 }
 
-/** Adds the cursor's node to its parent; returns it when its children should be walked. */
-function visit(cursor: TreeCursor, parent: PyNode, text: string): PyNode | null {
+/**
+ * Adds the cursor's node to its parent. Returns the node when its children should be
+ * walked (or it is a leaf whose offsets are still to be read), DONE or SKIP otherwise.
+ */
+function visit(cursor: TreeCursor, parent: PyNode, text: string): PyNode | typeof SKIP | typeof DONE {
   const t = cursor.nodeType;
-  if (STATEMENT_PARENTS.has(parent.t) && !keepStatement(cursor, t, parent, text)) return null;
-  if (t === "string" || t === "comment") {
+  // Comments never matter and are never the first or last part of an expression.
+  if (t === "comment") return SKIP;
+  if (STATEMENT_PARENTS.has(parent.t)) {
+    const kept = keepStatement(cursor, t, parent, text);
+    if (kept !== KEEP) return kept;
+  }
+  if (t === "string") {
     const s = cursor.startIndex;
-    const e = cursor.endIndex;
-    const leaf: PyNode = { t, s, e, c: [], err: false };
+    const leaf: PyNode = { t, s, e: cursor.endIndex, c: [], err: false };
     parent.c.push(leaf);
     // Only f-strings have parts worth evaluating.
-    return t === "string" && isFString(text, s) ? leaf : null;
+    return isFString(text, s) ? leaf : DONE;
   }
   const node: PyNode = { t, s: -1, e: -1, c: [], err: t === "ERROR" };
   parent.c.push(node);
   return node;
 }
 
-/** False when the statement is replaced by a stub instead of being walked. */
-function keepStatement(cursor: TreeCursor, t: string, parent: PyNode, text: string): boolean {
-  if (t === "comment") return true;
-  if (IGNORED_STATEMENTS.has(t)) return pushStub(cursor, parent, SKIPPED);
-  // Only module-level definitions are ever evaluated; nested ones (methods, closures) are not.
-  if (DEFINITIONS.has(t) && parent.t === "block") return pushStub(cursor, parent, NESTED_DEFINITION);
-  if (t !== "expression_statement") return true;
-  const s = cursor.startIndex;
-  const e = cursor.endIndex;
-  if (!isIrrelevantAttributeAssignment(text, s, e)) return true;
-  parent.c.push({ t: SKIPPED, s, e, c: [], err: false });
-  return false;
+/**
+ * Offsets of a leaf. A punctuation or keyword token in the middle of its parent is only
+ * needed for its type, so its offsets are read only when it starts or ends the parent.
+ */
+function closeLeaf(cursor: TreeCursor, node: PyNode, isFirst: boolean, exact: boolean): void {
+  if (!exact && ANONYMOUS.test(node.t)) {
+    if (isFirst) node.s = cursor.startIndex;
+    return;
+  }
+  node.s = cursor.startIndex;
+  node.e = cursor.endIndex;
+  // A zero-width token is one the parser invented to recover (MISSING).
+  if (node.s === node.e && cursor.nodeIsMissing) node.err = true;
 }
 
-function pushStub(cursor: TreeCursor, parent: PyNode, t: string): false {
+/** The cursor is on the parent's last child: give a token that ends the parent its end offset. */
+function finishLastChild(cursor: TreeCursor, parent: PyNode, lastSkipped: boolean): void {
+  const last = parent.c[parent.c.length - 1];
+  if (!last || last.e >= 0) return;
+  if (!lastSkipped) {
+    last.e = cursor.endIndex;
+    return;
+  }
+  // Comments followed the last kept child: step back over them.
+  while (cursor.gotoPreviousSibling()) {
+    if (cursor.nodeType !== "comment") {
+      last.e = cursor.endIndex;
+      return;
+    }
+  }
+}
+
+const KEEP = 2;
+
+/** KEEP to walk the statement, DONE when a stub stands for it, SKIP when it is dropped. */
+function keepStatement(cursor: TreeCursor, t: string, parent: PyNode, text: string): typeof KEEP | typeof DONE | typeof SKIP {
+  if (IGNORED_STATEMENTS.has(t)) return parent.t === "module" ? SKIP : pushStub(cursor, parent, SKIPPED);
+  // Only module-level definitions are ever evaluated; nested ones (methods, closures) are not.
+  if (DEFINITIONS.has(t) && parent.t === "block") return pushStub(cursor, parent, NESTED_DEFINITION);
+  if (t !== "expression_statement") return KEEP;
+  const s = cursor.startIndex;
+  const e = cursor.endIndex;
+  if (!isIrrelevantAttributeAssignment(text, s, e)) return KEEP;
+  parent.c.push({ t: SKIPPED, s, e, c: [], err: false });
+  return DONE;
+}
+
+function pushStub(cursor: TreeCursor, parent: PyNode, t: string): typeof DONE {
   parent.c.push({ t, s: cursor.startIndex, e: cursor.endIndex, c: [], err: false });
-  return false;
+  return DONE;
 }
 
 function isFString(text: string, s: number): boolean {
@@ -153,14 +205,6 @@ function hasTopLevelAssignment(text: string, from: number, to: number): boolean 
   return false;
 }
 
-function closeLeaf(cursor: TreeCursor, node: PyNode): void {
-  if (node.s >= 0) return;
-  node.s = cursor.startIndex;
-  node.e = cursor.endIndex;
-  // A zero-width token is one the parser invented to recover (MISSING).
-  if (node.s === node.e && cursor.nodeIsMissing) node.err = true;
-}
-
 function closeInner(node: PyNode): void {
   const first = node.c[0];
   const last = node.c[node.c.length - 1];
@@ -207,5 +251,6 @@ export function named(n: PyNode): PyNode[] {
 const ANONYMOUS = /^[^a-z_]|^(?:def|class|if|elif|else|for|while|in|not|and|or|is|lambda|return|with|as|try|except|finally|from|import|async|await|pass|del|global|nonlocal|raise|assert|yield)$/;
 
 export function isNamedNode(n: PyNode): boolean {
-  return n.t !== "comment" && !ANONYMOUS.test(n.t);
+  // Anonymous tokens are always leaves; an inner node is named even if its type is a keyword (lambda, await).
+  return n.c.length > 0 || !ANONYMOUS.test(n.t);
 }

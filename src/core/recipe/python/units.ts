@@ -41,7 +41,11 @@ export function isRecipeName(name: string): boolean {
 
 function isRecipeFunction(mod: ModuleInfo, fn: FnDef): boolean {
   if (fn.name.startsWith("_") || fn.outer.err) return false;
-  return fn.name.endsWith("_config") || (fn.returns !== null && /\bConfigContainer\b/.test(textOf(mod.text, fn.returns)));
+  if (fn.name.endsWith("_config")) return true;
+  // `-> ConfigContainer` alone also matches helpers that take a config and change it
+  // (`apply_dataset_override(config, ...)`); a recipe can be called without arguments.
+  const annotated = fn.returns !== null && /\bConfigContainer\b/.test(textOf(mod.text, fn.returns));
+  return annotated && fn.params.every((p) => p.star !== 0 || p.def !== null);
 }
 
 // ---------------------------------------------------------------- recipe functions
@@ -123,7 +127,7 @@ function setLast(out: Map<SettingKey, V>, key: SettingKey, value: V): void {
  * `return cfg`, at the body's indentation, as `cfg.<section>.<field> = value`.
  */
 function recipeAnchors(mod: ModuleInfo, fn: FnDef, frame: Frame): ConfigUnit["anchors"] {
-  const stmts = fn.body.c.filter((c) => c.t !== "comment");
+  const stmts = named(fn.body);
   const retIndex = stmts.findIndex((s) => s.t === "return_statement");
   const ret = stmts[retIndex];
   const prev = stmts[retIndex - 1];
