@@ -82,6 +82,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           draft: pr.draft ?? false,
           defaultBranch: repository.default_branch,
           htmlUrl: pr.html_url,
+          opened: context.payload.action === "opened",
         }),
       );
     });

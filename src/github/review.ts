@@ -23,6 +23,8 @@ export interface PullTarget {
   draft: boolean;
   defaultBranch: string;
   htmlUrl?: string;
+  /** The PR was just opened: nothing of the bot's can be on it unless a check run for this SHA exists. */
+  opened?: boolean;
 }
 
 export interface ReviewDeps {
@@ -42,7 +44,8 @@ export interface ReviewOutcome {
 // GitHub's own cap on the files list of a pull request.
 const MAX_PR_FILES = 3000;
 // A GraphQL query reads up to this many blobs at once.
-const BLOBS_PER_QUERY = 100;
+// (GitHub allows far more nodes per query; 250 keeps a 3000-file PR to 12 queries.)
+const BLOBS_PER_QUERY = 250;
 // Dependency files that carry the Transformer Engine pin: read with the PR's files so HCP010/HCP014 know the version.
 const PIN_FILES = ["uv.lock", "pyproject.toml"];
 
@@ -96,8 +99,14 @@ async function findCheckRun(octokit: Octokit, t: PullTarget) {
   return res.data.check_runs[0];
 }
 
-async function upsertCheckRun(octokit: Octokit, t: PullTarget, plan: ReviewPlan | { conclusion: "failure"; check: ReviewPlan["check"] }): Promise<number> {
-  const existing = await findCheckRun(octokit, t);
+type CheckRun = Awaited<ReturnType<typeof findCheckRun>>;
+
+async function upsertCheckRun(
+  octokit: Octokit,
+  t: PullTarget,
+  plan: ReviewPlan | { conclusion: "failure"; check: ReviewPlan["check"] },
+  existing: CheckRun,
+): Promise<number> {
   const { annotations, ...output } = plan.check;
   const first = annotations.slice(0, 50);
   const same =
@@ -155,8 +164,8 @@ async function postReview(octokit: Octokit, t: PullTarget, plan: ReviewPlan, con
   }
 }
 
-async function upsertSummary(octokit: Octokit, t: PullTarget, body: string, login: string, hasFindings: boolean): Promise<ReviewOutcome["summary"]> {
-  const comments = await octokit.paginate(octokit.rest.issues.listComments, { owner: t.owner, repo: t.repo, issue_number: t.number, per_page: 100 });
+async function upsertSummary(octokit: Octokit, t: PullTarget, body: string, login: string, hasFindings: boolean, fresh: boolean): Promise<ReviewOutcome["summary"]> {
+  const comments = fresh ? [] : await octokit.paginate(octokit.rest.issues.listComments, { owner: t.owner, repo: t.repo, issue_number: t.number, per_page: 100 });
   const mine = comments.find((c) => c.user?.login === login && c.body?.startsWith(SUMMARY_MARKER));
   if (mine) {
     if (mine.body === body) return "unchanged";
@@ -181,7 +190,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
     const checkRunId = await upsertCheckRun(octokit, t, {
       conclusion: "failure",
       check: { title: `Invalid ${CONFIG_PATH}`, summary: `The review did not run: ${configResult.problem}\n\nFix the file on the default branch (\`${t.defaultBranch}\`).`, text: "", annotations: [] },
-    });
+    }, await findCheckRun(octokit, t));
     return { conclusion: "config-error", findings: 0, inlinePosted: 0, summary: "none", checkRunId };
   }
   const config = configResult.config;
@@ -223,13 +232,16 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
     prNotes,
     blobUrl: t.htmlUrl ? blobUrlFor(t.htmlUrl, t.headSha) : undefined,
   };
-  // Only ask GitHub for earlier comments when there is something to comment.
+  // The check run is posted first, so a just-opened PR without one carries nothing of the bot's yet:
+  // no need to list its comments. Otherwise ask only when there is something to comment.
+  const existing = await findCheckRun(octokit, t);
+  const fresh = t.opened === true && existing === undefined;
   const firstPlan = planReview({ ...base, alreadyCommented: new Set() });
-  const plan = firstPlan.inline.length ? planReview({ ...base, alreadyCommented: await botReviewFingerprints(octokit, t, login) }) : firstPlan;
+  const plan = firstPlan.inline.length && !fresh ? planReview({ ...base, alreadyCommented: await botReviewFingerprints(octokit, t, login) }) : firstPlan;
 
-  const checkRunId = await upsertCheckRun(octokit, t, plan);
+  const checkRunId = await upsertCheckRun(octokit, t, plan, existing);
   const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log) : 0;
-  const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0) : "none";
+  const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0, fresh) : "none";
   deps.log.info({ pr: `${t.owner}/${t.repo}#${t.number}`, sha: t.headSha, findings: findings.length, inlinePosted, summary, conclusion: plan.conclusion }, "HCP review done");
   return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId };
 }
