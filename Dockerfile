@@ -15,7 +15,11 @@ COPY bin ./bin
 COPY src ./src
 RUN useradd --system --uid 10001 --home-dir /app hcpbot && chown -R hcpbot /app
 USER hcpbot
+ENV PORT=3000 HCP_DATA_DIR=/app/data
+EXPOSE 3000
+# No curl in the slim image: Node's fetch asks the server itself (test/node/server.test.ts runs this very command).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/hcp-bot.js"]
-# Until the GitHub App server lands, the image lints a mounted checkout:
-#   docker run --rm -v "$PWD:/work:ro" -w /work hcp-bot lint .
-CMD ["lint", "."]
+# The GitHub App server; `docker run IMAGE lint /work` lints a mounted checkout instead.
+CMD ["serve"]

@@ -1,0 +1,95 @@
+// `npm start` as a user runs it: the real binary in a child process, in setup mode
+// (no credentials) and with a malformed setting; the Dockerfile's HEALTHCHECK command
+// against the running server.
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "..", "..");
+const bin = join(root, "bin", "hcp-bot.js");
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn" };
+  return { ...env, ...extra };
+}
+
+describe("hcp-bot serve without credentials", () => {
+  let child: ChildProcess;
+  let port = 0;
+  const cwd = mkdtempSync(join(tmpdir(), "hcp-setup-"));
+
+  beforeAll(async () => {
+    // Probot reads app.yml and package.json from the working folder, as in a checkout.
+    child = spawn(process.execPath, [bin, "serve"], { cwd: root, env: cleanEnv({ PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: cwd }) });
+    port = await new Promise<number>((resolve, reject) => {
+      let err = "";
+      child.stderr!.on("data", (d: Buffer) => {
+        err += d.toString();
+        const m = /localhost:(\d+)\//.exec(err);
+        if (m) resolve(Number(m[1]));
+      });
+      child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 20_000);
+    });
+  }, 30_000);
+
+  afterAll(() => {
+    child?.kill("SIGTERM");
+  });
+
+  it("serves Probot's setup flow built from app.yml", async () => {
+    const home = await fetch(`http://127.0.0.1:${port}/`, { redirect: "manual" });
+    expect(home.status).toBe(302);
+    expect(home.headers.get("location")).toBe("/probot");
+    const page = await (await fetch(`http://127.0.0.1:${port}/probot`)).text();
+    expect(page).toContain("hcp-bot");
+    // The manifest posted to GitHub carries app.yml's events and permissions.
+    expect(page).toContain("workflow_run");
+    expect(page).toMatch(/checks.{0,20}write/);
+  });
+
+  it("answers /healthz, saying it waits for credentials", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    const body = (await res.json()) as { status: string; github: string };
+    expect(res.status).toBe(200);
+    expect(body.status).toBe("ok");
+    expect(body.github).toMatch(/^setup/);
+  });
+
+  it("passes the Dockerfile's HEALTHCHECK command", async () => {
+    const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+    const m = /HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile);
+    expect(m, "HEALTHCHECK CMD in exec form").not.toBeNull();
+    const argv = JSON.parse(m![1]!) as string[];
+    expect(argv[0]).toBe("node");
+    const ok = await promisify(execFile)(process.execPath, argv.slice(1), { env: cleanEnv({ PORT: String(port) }) }).then(
+      () => 0,
+      (e: { code: number }) => e.code,
+    );
+    expect(ok).toBe(0);
+    const down = await promisify(execFile)(process.execPath, argv.slice(1), { env: cleanEnv({ PORT: "1" }) }).then(
+      () => 0,
+      (e: { code: number }) => e.code,
+    );
+    expect(down).toBe(1);
+  });
+});
+
+describe("hcp-bot serve with a malformed setting", () => {
+  it.each([
+    [{ PORT: "eighty" }, /^hcp-bot: configuration error: PORT must be a number between 0 and 65535\n$/],
+    [{ APP_ID: "12", WEBHOOK_SECRET: "s" }, /^hcp-bot: configuration error: PRIVATE_KEY or PRIVATE_KEY_PATH is missing/],
+    [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],
+  ])("stops with one clear line (%j)", async (env, line) => {
+    const result = await promisify(execFile)(process.execPath, [bin, "serve"], { cwd: root, env: cleanEnv(env) }).then(
+      () => ({ code: 0, stderr: "" }),
+      (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(line);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  }, 20_000);
+});
