@@ -61,7 +61,7 @@ function walk(cursor: TreeCursor, root: PyNode, text: string, exact: boolean): v
   let lastSkipped = false;
   for (;;) {
     const parent = parents[parents.length - 1] as PyNode;
-    const node = visit(cursor, parent, text);
+    const node = visit(cursor, parent, text, exact);
     lastSkipped = node === SKIP;
     if (typeof node === "object") {
       if (cursor.gotoFirstChild()) {
@@ -84,12 +84,12 @@ function walk(cursor: TreeCursor, root: PyNode, text: string, exact: boolean): v
  * Adds the cursor's node to its parent. Returns the node when its children should be
  * walked (or it is a leaf whose offsets are still to be read), DONE or SKIP otherwise.
  */
-function visit(cursor: TreeCursor, parent: PyNode, text: string): PyNode | typeof SKIP | typeof DONE {
+function visit(cursor: TreeCursor, parent: PyNode, text: string, exact: boolean): PyNode | typeof SKIP | typeof DONE {
   const t = cursor.nodeType;
   // Comments never matter and are never the first or last part of an expression.
   if (t === "comment") return SKIP;
   if (STATEMENT_PARENTS.has(parent.t)) {
-    const kept = keepStatement(cursor, t, parent, text);
+    const kept = keepStatement(cursor, t, parent, text, exact);
     if (kept !== KEEP) return kept;
   }
   if (t === "string") {
@@ -139,17 +139,74 @@ function finishLastChild(cursor: TreeCursor, parent: PyNode, lastSkipped: boolea
 const KEEP = 2;
 
 /** KEEP to walk the statement, DONE when a stub stands for it, SKIP when it is dropped. */
-function keepStatement(cursor: TreeCursor, t: string, parent: PyNode, text: string): typeof KEEP | typeof DONE | typeof SKIP {
+function keepStatement(cursor: TreeCursor, t: string, parent: PyNode, text: string, exact: boolean): typeof KEEP | typeof DONE | typeof SKIP {
   if (IGNORED_STATEMENTS.has(t)) return parent.t === "module" ? SKIP : pushStub(cursor, parent, SKIPPED);
   // Only module-level definitions are ever evaluated; nested ones (methods, closures) are not.
   if (DEFINITIONS.has(t) && parent.t === "block") return pushStub(cursor, parent, NESTED_DEFINITION);
   if (t !== "expression_statement") return KEEP;
   const s = cursor.startIndex;
   const e = cursor.endIndex;
-  if (!isIrrelevantAttributeAssignment(text, s, e)) return KEEP;
-  parent.c.push({ t: SKIPPED, s, e, c: [], err: false });
+  if (isIrrelevantAttributeAssignment(text, s, e)) {
+    parent.c.push({ t: SKIPPED, s, e, c: [], err: false });
+    return DONE;
+  }
+  const simple = exact ? null : simpleAssignment(text, s, e);
+  if (!simple) return KEEP;
+  parent.c.push(simple);
   return DONE;
 }
+
+// `a.b.c = <literal, name or dotted name>`: most relevant recipe lines. Built from the text
+// (tree-sitter already said it is one expression statement), which saves walking ~12 nodes.
+const NAME_CHAIN = "[A-Za-z_]\\w*(?:\\.[A-Za-z_]\\w*)*";
+const SIMPLE_VALUE = `(?:\\d[\\d_]*(?:\\.\\d*)?(?:[eE][-+]?\\d+)?|"[^"\\\\\\n]*"|'[^'\\\\\\n]*'|${NAME_CHAIN})`;
+const SIMPLE_ASSIGNMENT = new RegExp(`^(${NAME_CHAIN})([ \\t]*=[ \\t]*)(${SIMPLE_VALUE})$`);
+const LITERAL_TYPES: Record<string, string> = { True: "true", False: "false", None: "none" };
+
+function simpleAssignment(text: string, s: number, e: number): PyNode | null {
+  if (e - s > 300) return null;
+  const m = SIMPLE_ASSIGNMENT.exec(text.slice(s, e));
+  if (!m) return null;
+  const target = m[1] as string;
+  const valueText = m[3] as string;
+  const valueStart = s + target.length + (m[2] as string).length;
+  const left = nameChain(target, s);
+  const value = simpleValue(valueText, valueStart);
+  if (!left || !value) return null;
+  const eq: PyNode = { t: "=", s: -1, e: -1, c: [], err: false };
+  const assignment: PyNode = { t: "assignment", s, e, c: [left, eq, value], err: false };
+  return { t: "expression_statement", s, e, c: [assignment], err: false };
+}
+
+function simpleValue(valueText: string, at: number): PyNode | null {
+  const first = valueText.charCodeAt(0);
+  const end = at + valueText.length;
+  if (first >= 48 && first <= 57) return { t: /[.eE]/.test(valueText) ? "float" : "integer", s: at, e: end, c: [], err: false };
+  if (first === 34 || first === 39) return { t: "string", s: at, e: end, c: [], err: false };
+  const literal = LITERAL_TYPES[valueText];
+  if (literal) return { t: literal, s: at, e: end, c: [], err: false };
+  return nameChain(valueText, at);
+}
+
+/** `a.b.c` starting at `at` as nested attribute nodes; null for a keyword (not a name). */
+function nameChain(chain: string, at: number): PyNode | null {
+  const parts = chain.split(".");
+  let pos = at;
+  let node: PyNode | null = null;
+  for (const part of parts) {
+    if (PYTHON_KEYWORDS.has(part)) return null;
+    const id: PyNode = { t: "identifier", s: pos, e: pos + part.length, c: [], err: false };
+    node = node ? { t: "attribute", s: at, e: id.e, c: [node, { t: ".", s: -1, e: -1, c: [], err: false }, id], err: false } : id;
+    pos = id.e + 1;
+  }
+  return node;
+}
+
+const PYTHON_KEYWORDS = new Set([
+  "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+  "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+  "pass", "raise", "return", "try", "while", "with", "yield", "print", "exec",
+]);
 
 function pushStub(cursor: TreeCursor, parent: PyNode, t: string): typeof DONE {
   parent.c.push({ t, s: cursor.startIndex, e: cursor.endIndex, c: [], err: false });
