@@ -9,6 +9,45 @@ export const CONFIG_PATH = ".github/hcp-bot.yml";
 const RuleId = z.string().regex(/^HCP\d{3}$/, "a rule id such as HCP001");
 const Severity = z.enum(["error", "warning", "info"]);
 
+export const PERMISSION_LEVELS = ["read", "triage", "write", "maintain", "admin"] as const;
+export type PermissionLevel = (typeof PERMISSION_LEVELS)[number];
+
+/** `/hcp smoke`: what runs, where, and who may spend GPU time on it. */
+export const SmokeConfigSchema = z
+  .object({
+    /** Workflow file in .github/workflows on the default branch (templates/hcp-smoke.yml). */
+    workflow: z.string().regex(/^[\w.-]+\.ya?ml$/, "a workflow file name such as hcp-smoke.yml").default("hcp-smoke.yml"),
+    runner_labels: z.array(z.string().min(1)).min(1).default(["self-hosted", "linux", "gpu-4"]),
+    recipe: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a recipe function name").default("llama32_1b_pretrain_config"),
+    cp: z.number().int().min(1).default(4),
+    sizes: z.array(z.number().int().min(1)).length(2).nullable().default([2, 2]),
+    gpus: z.number().int().min(1).max(8).default(4),
+    iters: z.number().int().min(1).max(50).default(2),
+    /** Least repository permission of the person who asks. */
+    permission: z.enum(PERMISSION_LEVELS).default("write"),
+    /** Fork PRs run only once copy-pr-bot's pull-request/<N> branch points at the pinned SHA. */
+    require_copy_pr_bot: z.boolean().default(false),
+    /** Override keys allowed besides the built-in allowlist. */
+    allowed_keys: z.array(z.string().regex(/^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)+$/)).default([]),
+    timeouts: z
+      .object({
+        /** A run still queued after this (no GPU runner online) ends timed_out. */
+        queue_minutes: z.number().int().min(1).max(24 * 60).default(30),
+        run_minutes: z.number().int().min(1).max(24 * 60).default(30),
+      })
+      .strict()
+      .default({ queue_minutes: 30, run_minutes: 30 }),
+    quotas: z
+      .object({
+        per_user_per_day: z.number().int().min(0).default(10),
+        max_queued: z.number().int().min(1).default(4),
+      })
+      .strict()
+      .default({ per_user_per_day: 10, max_queued: 4 }),
+  })
+  .strict();
+export type SmokeConfig = z.infer<typeof SmokeConfigSchema>;
+
 export const RepoConfigSchema = z
   .object({
     /** Globs (relative to the repository root) of the files the review reads. */
@@ -33,6 +72,7 @@ export const RepoConfigSchema = z
       .default({ mode: "comment", drafts: "check-only", max_inline_comments: 30 }),
     /** GPUs in one NVLink domain (HCP018). */
     gpus_per_node: z.number().int().positive().default(8),
+    smoke: SmokeConfigSchema.default(SmokeConfigSchema.parse({})),
   })
   .strict();
 
