@@ -79,6 +79,12 @@ describe("current style: builder + attribute assignment", () => {
     const u = unitNamed(result, "toy_sft_config");
     expect(valueOf(u, "model.context_parallel_size")).toBe(2);
     expect(valueOf(u, "dataset.pad_seq_to_mult")).toBe(4); // cp * 2, under `if cp > 1`
+    // A local name is replaced where the recipe uses it; via says where it was bound.
+    const cp = setting(u, "model.context_parallel_size");
+    expect(cp.origin.text).toBe("cp");
+    expect(cp.origin.location.range.start.line).toBe(lineOf(text, "cfg.model.context_parallel_size = cp"));
+    expect(cp.origin.via).toBe(`cp = 2 (line ${lineOf(text, "    cp = 2")})`);
+    expect(cp.local).toBe(true);
     expect(u.mode).toBe("sft");
     const known = unitNamed(result, "toy_known_branch_config");
     expect(valueOf(known, "model.cp_comm_type")).toBe("a2a+p2p");
