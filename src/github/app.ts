@@ -3,6 +3,7 @@
 import type { ApplicationFunction, Context, Probot, ProbotOctokit } from "probot";
 import type { Language } from "web-tree-sitter";
 import { CHECK_NAME } from "../core/review/plan.ts";
+import { KeyedQueue } from "./queue.ts";
 import { reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
 
 export interface AppDeps {
@@ -11,6 +12,8 @@ export interface AppDeps {
   botLogin?: string;
   /** Called after each review, for tests and metrics. */
   onReviewed?: (outcome: Awaited<ReturnType<typeof reviewPullRequest>>) => void;
+  /** Background work; the server exposes its idle() for graceful shutdown and tests. */
+  queue?: KeyedQueue;
 }
 
 /** Remembers recent delivery ids so a redelivered webhook does no work twice. */
@@ -51,19 +54,27 @@ const PR_EVENTS = ["pull_request.opened", "pull_request.synchronize", "pull_requ
 export function createApp(deps: AppDeps): ApplicationFunction {
   return (app: Probot) => {
     const deliveries = new DeliveryLog();
+    const queue = deps.queue ?? new KeyedQueue(4, app.log);
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
 
-    async function once(context: Context, work: () => Promise<void>): Promise<void> {
+    /** Answers the webhook at once; the work runs in the background, one job at a time per PR. */
+    function once(context: Context, key: string, work: () => Promise<void>): void {
       if (!deliveries.claim(context.id)) {
         app.log.info({ delivery: context.id }, "delivery already handled; ignoring the redelivery");
         return;
       }
-      try {
-        await work();
-      } catch (error) {
-        deliveries.release(context.id); // a failed delivery may be redelivered and must run then
-        throw error;
-      }
+      void queue.enqueue(key, async () => {
+        try {
+          await work();
+        } catch (error) {
+          deliveries.release(context.id); // a failed delivery may be redelivered and must run then
+          throw error;
+        }
+      });
+    }
+
+    function prKey(repository: { owner: { login: string }; name: string }, number: number): string {
+      return `${repository.owner.login}/${repository.name}#${number}`;
     }
 
     async function review(context: Context, target: PullTarget): Promise<void> {
@@ -73,7 +84,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
 
     app.on([...PR_EVENTS], async (context) => {
       const { pull_request: pr, repository } = context.payload;
-      await once(context, () =>
+      once(context, prKey(repository, pr.number), () =>
         review(context, {
           owner: repository.owner.login,
           repo: repository.name,
@@ -90,7 +101,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     app.on("check_run.rerequested", async (context) => {
       const { check_run: run, repository } = context.payload;
       if (run.name !== CHECK_NAME) return;
-      await once(context, async () => {
+      once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;

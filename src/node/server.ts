@@ -8,6 +8,7 @@ import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
+import { KeyedQueue } from "../github/queue.ts";
 import { botOctokit } from "../github/octokit.ts";
 import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
@@ -17,6 +18,8 @@ export interface RunningServer {
   url: string;
   port: number;
   mode: ServerSettings["mode"];
+  /** Resolves when no webhook work is queued or running. */
+  idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,9 +70,10 @@ export async function startServer(settings: ServerSettings, options: StartOption
           Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
     enableStaticFiles: settings.mode === "setup",
   });
+  const queue = new KeyedQueue(4, log);
   server.addHandler(healthHandler(settings.mode, started));
   if (settings.mode === "app") {
-    await server.load(createApp({ python: loadPythonLanguage, botLogin: settings.botLogin, onReviewed: options.onReviewed }));
+    await server.load(createApp({ python: loadPythonLanguage, botLogin: settings.botLogin, onReviewed: options.onReviewed, queue }));
   } else {
     const setupAppFactory = await loadSetupFactory();
     await server.loadHandlerFactory(
@@ -84,6 +88,10 @@ export async function startServer(settings: ServerSettings, options: StartOption
     url: `http://127.0.0.1:${port}`,
     port,
     mode: settings.mode,
-    stop: () => server.stop(),
+    idle: () => queue.idle(),
+    stop: async () => {
+      await server.stop();
+      await queue.idle(); // let started reviews finish their posts
+    },
   };
 }

@@ -56,6 +56,7 @@ async function deliver(event: string, payload: object, id: string = randomUUID()
     body,
   });
   await res.text();
+  await bot.idle(); // the answer comes first; the review runs in the background
   return { status: res.status, id };
 }
 
