@@ -23,7 +23,9 @@ export function extractPython(file: SourceFile, parser: Parser): ExtractResult {
     const syntax = syntaxDiagnostic(file, tree, index);
     if (syntax) result.diagnostics.push(syntax);
     const root = buildTree(tree, file.text);
-    result.units = extractUnits(scanModule(file.path, file.text, index, root));
+    const extracted = extractUnits(scanModule(file.path, file.text, index, root));
+    result.units = extracted.units;
+    result.diagnostics.push(...extracted.diagnostics);
   } catch (error) {
     // Written not to throw; if it does anyway, the file is reported and analysis goes on.
     const message = error instanceof Error ? error.message : String(error);

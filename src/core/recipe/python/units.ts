@@ -9,6 +9,7 @@ import {
   type Setting,
   type SettingKey,
 } from "../../model/settings.ts";
+import type { Diagnostic } from "../types.ts";
 import { BudgetExceeded, Evaluator, type EvalNote, type Frame } from "./evaluator.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
@@ -21,17 +22,30 @@ type Notes = ConfigUnit["notes"];
 const PROVIDER_CLASS = /Provider|TransformerConfig|ModelConfig|ModelParallelConfig/;
 const WORKLOAD_CTOR = /(?:^|\.)\w*Workload\w*Config$/;
 
-export function extractUnits(mod: ModuleInfo): ConfigUnit[] {
+export function extractUnits(mod: ModuleInfo): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
   const ev = new Evaluator(mod);
-  const units: ConfigUnit[] = [];
-  for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) units.push(recipeUnit(mod, ev, fn));
-  for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) pushIf(units, workloadUnit(mod, ev, def));
-  for (const cls of mod.classes.values()) pushIf(units, providerUnit(mod, ev, cls));
-  return units;
+  const out = { units: [] as ConfigUnit[], diagnostics: [] as Diagnostic[] };
+  for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
+  for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
+  for (const cls of mod.classes.values()) isolate(mod, out, cls.nameNode, () => providerUnit(mod, ev, cls));
+  return out;
 }
 
-function pushIf(units: ConfigUnit[], unit: ConfigUnit | null): void {
-  if (unit) units.push(unit);
+/** One unit's failure is reported at that unit and does not cost the rest of the file. */
+function isolate(mod: ModuleInfo, out: { units: ConfigUnit[]; diagnostics: Diagnostic[] }, at: PyNode, make: () => ConfigUnit | null): void {
+  try {
+    const unit = make();
+    if (unit) out.units.push(unit);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    out.diagnostics.push({
+      file: mod.path,
+      severity: "warning",
+      code: "unsupported",
+      message: `${textOf(mod.text, at)} was not analyzed: ${message}`,
+      location: loc(mod, at),
+    });
+  }
 }
 
 /** Public top-level builders of a ConfigContainer; `_helpers` are only evaluated when called. */
