@@ -1,10 +1,13 @@
 // A lean JavaScript copy of the tree-sitter tree, built in one cursor walk.
 //
 // Every property read on a web-tree-sitter node crosses into wasm, so the evaluator never
-// touches tree-sitter nodes: it works on these plain objects. The walk reads only the type
-// of every node and the offsets of leaves (inner nodes span their first to last child),
-// does not descend into plain strings, and keeps a stub for statements that assign an
-// attribute no setting can depend on (`cfg.train.global_batch_size = 512`).
+// touches tree-sitter nodes: it works on these plain objects. To keep the walk well under
+// the cost of parsing, it reads the type of every node but offsets only where they are
+// used (names and literals; a punctuation token only when it starts or ends its parent,
+// since inner nodes span their first to last child); it skips comments, imports, plain
+// strings and nested defs; keeps only a stub for statements that assign an attribute no
+// setting depends on (`cfg.train.global_batch_size = 512`); and builds the common
+// `cfg.model.x = 4` statements from their text instead of walking them.
 import type { Node, Tree, TreeCursor } from "web-tree-sitter";
 import { RELEVANT_ATTRIBUTES } from "./keys.ts";
 
