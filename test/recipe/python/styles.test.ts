@@ -158,6 +158,14 @@ describe("Nov-2025 style: recommended kwargs dict passed to a common builder", (
     expect(valueOf(u, "model.tensor_model_parallel_size")).toBe(1);
   });
 
+  it("constructs the provider class a recipe passes to its builder", () => {
+    const u = unitNamed(result, "toy_small_provider_pretrain_config");
+    expect(valueOf(u, "model.context_parallel_size")).toBe(2);
+    expect(setting(u, "model.context_parallel_size").local).toBe(true);
+    expect(valueOf(u, "model.seq_length")).toBe(2048);
+    expect(valueOf(u, "dataset.seq_length")).toBe(2048);
+  });
+
   it("uses builder parameter defaults as inherited parameter-default origins", () => {
     const u = unitNamed(result, "toy_8b_defaults_pretrain_config");
     const cp = setting(u, "model.context_parallel_size");

@@ -577,7 +577,10 @@ export class Evaluator {
     const constant = this.lookupConstant(name, n, kind);
     if (constant) return constant;
     if (this.mod.fns.has(name) || this.mod.classes.has(name)) return unk(`${name} is a function or class, not a value`, this.org(n, kind));
-    return unk(`${name} is not defined in this file`, this.org(n, kind));
+    const missing = unk(`${name} is not defined in this file`, this.org(n, kind));
+    // A capitalized import is most likely a class; a builder may receive it and call it.
+    if (/^[A-Z]/.test(name)) missing.ctor = name;
+    return missing;
   }
 
   private lookupConstant(name: string, n: PyNode, kind: OriginKind): V | undefined {
@@ -777,6 +780,9 @@ export class Evaluator {
       const builtin = this.builtin(name, args, n, kind);
       if (builtin) return builtin;
       if (/^[A-Z]/.test(name)) return this.construct(name, args, n, kind, undefined);
+      // `model_provider(...)` where the parameter holds a class passed in by the recipe.
+      const bound = f.vars.get(name);
+      if (bound?.k === "unk" && bound.ctor) return this.construct(bound.ctor, args, n, kind, undefined);
       return this.opaqueCall(callee, n, kind);
     }
     if (callee.t === "attribute") {

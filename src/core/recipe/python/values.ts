@@ -23,6 +23,8 @@ export interface Unk {
   k: "unk";
   why: string;
   o: Org;
+  /** The value is a class from another module (`MambaModelProvider130M`): calling it constructs one. */
+  ctor?: string;
 }
 export interface ListV {
   k: "list";
@@ -68,7 +70,7 @@ export function reorigin(v: V, o: Org): V {
     case "lit":
       return { k: "lit", v: v.v, o };
     case "unk":
-      return { k: "unk", why: v.why, o };
+      return v.ctor === undefined ? { k: "unk", why: v.why, o } : { k: "unk", why: v.why, o, ctor: v.ctor };
     case "list":
       return { k: "list", items: v.items, o };
     default:
