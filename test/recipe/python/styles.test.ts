@@ -17,7 +17,7 @@ describe("current style: builder + attribute assignment", () => {
     expect(result.diagnostics).toEqual([]);
     for (const u of result.units) {
       expect(u.kind).toBe("recipe");
-      expect(u.complete).toBe(true);
+      expect(u.complete).toBe(u.name !== "toy_perf_pretrain_8gpu_h100_bf16_config");
       expect(u.id).toBe(`fixtures/recipes/python/current_style.py::${u.name}`);
     }
   });
@@ -112,6 +112,15 @@ describe("current style: builder + attribute assignment", () => {
     expect(cp.local).toBe(false);
     expect(valueOf(u, "model.num_layers")).toBe(12);
     expect(valueOf(u, "dataset.seq_length")).toBe(65536); // other sections survive
+  });
+
+  it("marks a recipe built on another module's recipe incomplete, naming that recipe", () => {
+    const u = unitNamed(result, "toy_perf_pretrain_8gpu_h100_bf16_config");
+    expect(u.complete).toBe(false);
+    expect(u.baseRecipe).toBe("pretrain_from_another_module_config");
+    expect(valueOf(u, "model.cp_comm_type")).toBe("p2p");
+    expect(unitNamed(result, "toy_alias_config").complete).toBe(true); // _pretrain_common() is not a recipe
+    expect(unitNamed(result, "toy_alias_config").baseRecipe).toBeUndefined();
   });
 
   it("evaluates private helpers a recipe calls, and has no settings for unanalyzed results", () => {

@@ -71,12 +71,14 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   const extraNotes: EvalNote[] = [];
   let frame: Frame | null = null;
   let dataset: ObjV | null = null;
+  let baseRecipe: string | undefined;
   try {
     const run = ev.runUnitFunction(fn);
     frame = run.frame;
     const result = run.status === "return" ? run.frame.ret : null;
     if (run.status === "raise") extraNotes.push({ message: `${fn.name}() always raises; no settings read`, s: fn.nameNode.s, e: fn.nameNode.e });
     if (result?.k === "obj") {
+      baseRecipe = unanalyzedBaseRecipe(result);
       flattenConfig(result, values);
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
@@ -104,9 +106,18 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
     anchors: frame ? recipeAnchors(mod, fn, frame) : {},
     mode: modeOf(fn.name, dataset?.ctor),
     ...gpusOf(fn.name, undefined),
-    complete: true,
+    // Built on a recipe of another module: that recipe may set what this one leaves unset.
+    complete: baseRecipe === undefined,
+    ...(baseRecipe ? { baseRecipe } : {}),
     notes,
   };
+}
+
+/** `cfg = llama3_8b_pretrain_config()` imported from elsewhere: the recipe's name. */
+function unanalyzedBaseRecipe(cfg: ObjV): string | undefined {
+  if (cfg.opaque === null) return undefined;
+  const m = /([A-Za-z_]\w*)\(\)$/.exec(cfg.ctor);
+  return m && m[1] && isRecipeName(m[1]) ? m[1] : undefined;
 }
 
 function flattenConfig(cfg: ObjV, out: Map<SettingKey, V>): void {
