@@ -1,0 +1,177 @@
+// The HCP probe (src/runner/probe/sitecustomize.py) under the real python3, against a tiny
+// fake megatron.core.parallel_state (and, where ranks matter, a fake torch.distributed).
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVerdictParser } from "../../src/core/verdict/parser.ts";
+import { parseProbeLine } from "../../src/core/verdict/probe.ts";
+import { writeProbeDir, type ProbeDir } from "../../src/runner/probe.ts";
+import { fixtures, tempDir } from "./helpers.ts";
+
+const fakeMegatron = join(fixtures, "python");
+const fakeTorch = join(fixtures, "python-torch");
+
+let probe: ProbeDir;
+let scripts: string;
+
+beforeAll(async () => {
+  probe = await writeProbeDir();
+  scripts = tempDir("hcp-probe-scripts-");
+  const init = "initialize_model_parallel(tensor_model_parallel_size=1, pipeline_model_parallel_size=1, context_parallel_size=4, hierarchical_context_parallel_sizes=[2, 2])";
+  const scriptsByName: Record<string, string> = {
+    // Bridge's style: the module, then the function through it.
+    "module.py": `from megatron.core import parallel_state\nparallel_state.${init}\nprint("script: after init", flush=True)\n`,
+    // A from-import taken after the module loaded still gets the wrapper.
+    "from_import.py": `from megatron.core.parallel_state import initialize_model_parallel\n${init}\nprint("script: after init", flush=True)\n`,
+    // Positional arguments: the requested sizes are still read.
+    "positional.py": "import megatron.core.parallel_state as ps\nps.initialize_model_parallel(1, 1, None, None, False, 4, [2, 2])\nprint('script: after init', flush=True)\n",
+    "twice.py": `from megatron.core import parallel_state\nparallel_state.${init}\nparallel_state.${init}\n`,
+    "no_megatron.py": "import json\nprint('script: no megatron here', flush=True)\n",
+  };
+  for (const [name, text] of Object.entries(scriptsByName)) writeFileSync(join(scripts, name), text);
+});
+
+afterAll(async () => {
+  await probe.remove();
+});
+
+interface PyRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function python(script: string, opts: { mode?: string; torch?: boolean; env?: Record<string, string>; pythonPath?: string[] } = {}): PyRun {
+  const path = [probe.dir, ...(opts.pythonPath ?? []), ...(opts.torch ? [fakeTorch] : []), fakeMegatron];
+  const r = spawnSync("python3", [join(scripts, script)], {
+    encoding: "utf8",
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      PYTHONPATH: path.join(delimiter),
+      PYTHONDONTWRITEBYTECODE: "1",
+      RANK: "2",
+      WORLD_SIZE: "4",
+      FAKE_MCORE_MODE: opts.mode ?? "hcp",
+      ...opts.env,
+    },
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function probeLines(stdout: string): string[] {
+  return stdout.split("\n").filter((l) => l.startsWith("HCP-PROBE "));
+}
+
+function verdictFor(stdout: string) {
+  const parser = createVerdictParser({ expectHcp: true });
+  parser.push(stdout);
+  return parser.end(0);
+}
+
+describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () => {
+  it("reports the hierarchical groups in the verdict parser's format, and the parser calls HCP active", () => {
+    const r = python("module.py", { torch: true });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe("");
+    const lines = probeLines(r.stdout);
+    expect(lines).toHaveLength(1);
+    const parsed = parseProbeLine(lines[0]!);
+    expect(parsed).toEqual({
+      ok: true,
+      report: {
+        v: 1,
+        rank: 2,
+        world_size: 4,
+        hcp_sizes: [2, 2],
+        cp_size: 4,
+        levels: [
+          { level: 0, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0", size: 2, ranks: [2, 3] },
+          { level: 1, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1", size: 2, ranks: [0, 2] },
+        ],
+      },
+    });
+    // The report comes right after initialize_model_parallel returns, before the script goes on.
+    expect(r.stdout.indexOf("HCP-PROBE")).toBeLessThan(r.stdout.indexOf("script: after init"));
+    const v = verdictFor(r.stdout);
+    expect(v.hcp.active).toBe(true);
+    expect(v.hcp.probeReports).toBe(1);
+    expect(v.hcp.levels).toEqual([0, 1]);
+  });
+
+  it("without torch.distributed, rank and world size come from the torchrun environment (no ranks listed)", () => {
+    const r = python("module.py");
+    const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
+    expect(parsed?.ok && parsed.report.rank).toBe(2);
+    expect(parsed?.ok && parsed.report.world_size).toBe(4);
+    expect(parsed?.ok && parsed.report.levels?.map((l) => [l.desc, l.size, l.ranks])).toEqual([
+      ["HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0", 2, undefined],
+      ["HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1", 2, undefined],
+    ]);
+  });
+
+  it.each(["from_import.py", "positional.py"])("works for %s", (script) => {
+    const r = python(script, { torch: true });
+    expect(r.status).toBe(0);
+    const parsed = parseProbeLine(probeLines(r.stdout)[0] ?? "");
+    expect(parsed?.ok && parsed.report.hcp_sizes).toEqual([2, 2]);
+    expect(verdictFor(r.stdout).hcp.active).toBe(true);
+  });
+
+  it("reports each initialization (one line per call)", () => {
+    expect(probeLines(python("twice.py").stdout)).toHaveLength(2);
+  });
+
+  it("a flat run reports levels null, which the parser reads as HCP not active", () => {
+    const r = python("module.py", { mode: "flat", torch: true });
+    const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
+    expect(parsed?.ok && parsed.report.levels).toBeNull();
+    expect(verdictFor(r.stdout).hcp.active).toBe(false);
+  });
+
+  it("a probe failure never breaks the script: it prints an error report and a diagnostic, and the run goes on", () => {
+    const r = python("module.py", { mode: "groups-raise", torch: true });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("script: after init");
+    const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
+    expect(parsed?.ok && parsed.report.error).toBe("RuntimeError: fake: hierarchical groups unavailable");
+    expect(r.stderr).toMatch(/^\[hcp-bot probe\] rank 2: could not read the HCP groups \(RuntimeError: fake: hierarchical groups unavailable\); training continues$/m);
+    const v = verdictFor(r.stdout);
+    expect(v.hcp.active).toBeNull(); // a failed probe proves nothing either way
+    expect(v.notes.join("\n")).toMatch(/the HCP probe on rank 2 failed/);
+  });
+
+  it("an initialize_model_parallel error is the run's own: it propagates unchanged, and no report is printed", () => {
+    const r = python("module.py", { mode: "init-raise", torch: true });
+    expect(r.status).toBe(1);
+    expect(probeLines(r.stdout)).toEqual([]);
+    expect(r.stderr).toContain("assert hierarchical_context_parallel_sizes is None");
+    expect(r.stderr).toMatch(/\nAssertionError\n$/);
+    expect(r.stderr).not.toContain("[hcp-bot probe]");
+  });
+
+  it("stays silent in processes that never import Megatron (the torchrun launcher)", () => {
+    const r = python("no_megatron.py");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe("script: no megatron here\n");
+    expect(r.stderr).toBe("");
+  });
+
+  it("runs the sitecustomize it shadows (a venv's or the distro's)", () => {
+    const other = tempDir("hcp-probe-other-");
+    writeFileSync(join(other, "sitecustomize.py"), "print('the other sitecustomize ran', flush=True)\n");
+    const r = python("module.py", { pythonPath: [other] });
+    expect(r.stdout.split("\n")[0]).toBe("the other sitecustomize ran");
+    expect(probeLines(r.stdout)).toHaveLength(1);
+  });
+
+  it("a broken shadowed sitecustomize is reported and does not stop the probe", () => {
+    const other = tempDir("hcp-probe-broken-");
+    writeFileSync(join(other, "sitecustomize.py"), "raise ValueError('broken site hook')\n");
+    const r = python("module.py", { pythonPath: [other] });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^\[hcp-bot probe\] the shadowed sitecustomize failed \(ValueError: broken site hook\)$/m);
+    expect(probeLines(r.stdout)).toHaveLength(1);
+  });
+});
