@@ -30,6 +30,10 @@ Usage:
   hcp-bot serve                 run the GitHub App server (settings from the environment / .env)
   hcp-bot rules                 list the rules
   hcp-bot explain RULE_ID       print a rule's documentation
+  hcp-bot smoke-run --recipe NAME [...] [-- OVERRIDES...]
+                                run the HCP smoke test on this GPU machine (the workflow's step)
+  hcp-bot init-workflow [--labels L1,L2] [--timeout-minutes N] [--out FILE] [--force]
+                                write the GitHub Actions smoke workflow
   hcp-bot --version
 
 lint reads files as given, and folders through the default globs (recipes, perf
@@ -176,6 +180,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return EXIT.ok;
       case "explain":
         return explain(rest, io);
+      case "smoke-run": {
+        // Loaded on demand: lint must not load execa.
+        const { smokeRun } = await import("./runner/smoke-run.ts");
+        return await smokeRun(rest, { out: io.out, err: io.err, live: process.stdout, env: process.env, cwd: process.cwd() });
+      }
+      case "init-workflow": {
+        const { initWorkflow } = await import("./runner/init-workflow.ts");
+        return await initWorkflow(rest, { out: io.out, err: io.err, env: process.env, cwd: process.cwd() });
+      }
       case "--version":
       case "version":
         io.out(`${VERSION}\n`);

@@ -1,0 +1,80 @@
+// The smoke command line and its environment, as data. Nothing here spawns or touches the
+// file system, so --dry-run and the tests see exactly what the real run executes.
+import { delimiter } from "node:path";
+import { harnessOverrides, type ParsedOverride } from "./overrides.ts";
+
+export const RECIPE_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const TRAINING_SCRIPT = "scripts/training/run_recipe.py";
+
+export interface SmokeCommand {
+  recipe: string;
+  nproc: number;
+  iters: number;
+  globalBatchSize: number;
+  overrides: readonly ParsedOverride[];
+}
+
+/**
+ * The seed's smoke command (HCP-RULES 2.1): `uv run python -m torch.distributed.run
+ * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the user's overrides,
+ * then the harness's (last, so they win).
+ */
+export function buildArgv(cmd: SmokeCommand): string[] {
+  return [
+    "uv",
+    "run",
+    "python",
+    "-m",
+    "torch.distributed.run",
+    `--nproc_per_node=${cmd.nproc}`,
+    TRAINING_SCRIPT,
+    "--recipe",
+    cmd.recipe,
+    ...cmd.overrides.map((o) => o.text),
+    ...harnessOverrides({ iters: cmd.iters, globalBatchSize: cmd.globalBatchSize }),
+  ];
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface SmokeEnv {
+  /** The complete child environment (the parent's plus the additions, minus the removals). */
+  env: Record<string, string>;
+  /** What changed, for --dry-run and the log header. */
+  added: Record<string, string>;
+  removed: string[];
+  /** Lines to print before the run starts (why something was changed). */
+  notices: string[];
+}
+
+/**
+ * Makes HCP observable (fixtures/logs/README.md):
+ * - TORCH_CPP_LOG_LEVEL=INFO: torch's ProcessGroupNCCL names each group (desc) only in C++ INFO lines;
+ * - TORCH_DISTRIBUTED_DEBUG=DETAIL wraps every group in ProcessGroupWrapper, which hides the
+ *   desc, so it is dropped (INFO and OFF are harmless and kept);
+ * - PYTHONUNBUFFERED=1: ranks' lines reach the log as they happen, not at exit (a killed run
+ *   would otherwise lose its last lines);
+ * - the probe dir first on PYTHONPATH, so every rank imports our sitecustomize.
+ */
+export function buildEnv(parent: Env, probeDir: string): SmokeEnv {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parent)) if (v !== undefined) env[k] = v;
+  const notices: string[] = [];
+  const removed: string[] = [];
+  if ((env.TORCH_DISTRIBUTED_DEBUG ?? "").trim().toUpperCase() === "DETAIL") {
+    delete env.TORCH_DISTRIBUTED_DEBUG;
+    removed.push("TORCH_DISTRIBUTED_DEBUG");
+    notices.push("TORCH_DISTRIBUTED_DEBUG=DETAIL removed: it wraps process groups so torch never prints their HCP group names");
+  }
+  const pythonPath = env.PYTHONPATH ? `${probeDir}${delimiter}${env.PYTHONPATH}` : probeDir;
+  const added: Record<string, string> = {
+    TORCH_CPP_LOG_LEVEL: "INFO",
+    PYTHONUNBUFFERED: "1",
+    PYTHONPATH: pythonPath,
+  };
+  if (env.TORCH_CPP_LOG_LEVEL && env.TORCH_CPP_LOG_LEVEL.toUpperCase() !== "INFO") {
+    notices.push(`TORCH_CPP_LOG_LEVEL=${env.TORCH_CPP_LOG_LEVEL} replaced by INFO: torch names process groups only at INFO`);
+  }
+  Object.assign(env, added);
+  return { env, added, removed, notices };
+}

@@ -1,0 +1,290 @@
+// `hcp-bot smoke-run`: runs ON the self-hosted GPU runner, inside the hcp-smoke workflow.
+// Builds the smoke command (argv, never a shell string), makes HCP observable (env + probe),
+// runs it as one process group with a time limit, tees the merged output to our stdout and
+// the log file while the verdict parser reads it (constant memory), then writes verdict.json,
+// run.json and the job summary. Exit 0 only on a passing verdict, 1 otherwise, 2 on bad usage.
+import { once } from "node:events";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { appendFile, mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { Writable } from "node:stream";
+import { z } from "zod";
+import { createVerdictParser } from "../core/verdict/parser.ts";
+import type { Verdict, VerdictOptions } from "../core/verdict/schema.ts";
+import { VERSION } from "../version.ts";
+import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
+import { OverrideError, overridesFromEnv, parseOverrides, refuseHarnessKeys, type ParsedOverride } from "./overrides.ts";
+import { writeProbeDir } from "./probe.ts";
+import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
+import { verdictJson, verdictLine, verdictMarkdown } from "./report.ts";
+
+export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
+
+export const SMOKE_RUN_USAGE = `Usage: hcp-bot smoke-run --recipe NAME [options] [-- OVERRIDES...]
+
+Runs \`uv run python -m torch.distributed.run --nproc_per_node=N scripts/training/run_recipe.py
+--recipe NAME OVERRIDES... HARNESS...\` in the current checkout, with HCP made observable
+(TORCH_CPP_LOG_LEVEL=INFO and a probe), and writes the verdict.
+
+Options:
+  --recipe NAME            recipe function (required)
+  --nproc N                GPUs / ranks (default 4)
+  --iters N                training iterations (default 2)
+  --global-batch-size N    small global batch for the smoke run (default 8)
+  --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
+  --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
+  --out DIR                verdict.json, run.json and the log (default ./hcp-smoke-out)
+  --log FILE               the log file (default DIR/smoke.log)
+  --expect-hcp             the run must prove HCP active (default)
+  --no-expect-hcp          a flat-CP run may pass
+  --gpu NAME               H100, H200, B200, … for the TFLOP/s sanity check
+  --overrides-env VAR      read more overrides from VAR, a JSON array of strings
+  --dry-run                print the argv (JSON) and the environment changes; run nothing
+
+Overrides are Hydra KEY=VALUE (key optionally prefixed by +, ++ or ~). The harness sets
+${"logger.log_interval, logger.log_throughput, train.train_iters, train.global_batch_size,"}
+checkpoint.save/load and validation.eval_iters/eval_interval itself; overriding them is refused.
+Exit status: 0 pass, 1 any other verdict, 2 bad usage.
+`;
+
+export class SmokeUsageError extends Error {}
+
+const Count = (min: number, max: number, name: string) =>
+  z.coerce.number({ error: `${name} must be a number` }).int(`${name} must be a whole number`).min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`);
+
+const Duration = (name: string, maxMs: number) =>
+  z.string().transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms <= 0 || ms > maxMs) {
+      ctx.addIssue({ code: "custom", message: `${name} must be a duration such as 90s, 30m or 1h (at most ${formatMs(maxMs)}), got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const SmokeRunOptionsSchema = z.object({
+  recipe: z.string({ error: "--recipe NAME is required" }).regex(RECIPE_RE, "--recipe must be a Python identifier (a recipe function name)"),
+  nproc: Count(1, 64, "--nproc").default(4),
+  iters: Count(1, 50, "--iters").default(2),
+  globalBatchSize: Count(1, 4096, "--global-batch-size").default(8),
+  timeoutMs: Duration("--timeout", 24 * 3_600_000).default(30 * 60_000),
+  graceMs: Duration("--grace", 10 * 60_000).default(10_000),
+  out: z.string().min(1).default("hcp-smoke-out"),
+  log: z.string().min(1).optional(),
+  expectHcp: z.boolean().default(true),
+  gpu: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "--gpu must be a GPU name such as H100").optional(),
+  overridesEnv: z.string().optional(),
+  dryRun: z.boolean().default(false),
+});
+export type SmokeRunOptions = z.output<typeof SmokeRunOptionsSchema> & { overrides: ParsedOverride[] };
+
+/** Parses and validates the command line; throws SmokeUsageError with a message for the user. */
+export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOptions {
+  let parsedArgs;
+  try {
+    parsedArgs = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        recipe: { type: "string" },
+        nproc: { type: "string" },
+        iters: { type: "string" },
+        "global-batch-size": { type: "string" },
+        timeout: { type: "string" },
+        grace: { type: "string" },
+        out: { type: "string" },
+        log: { type: "string" },
+        "expect-hcp": { type: "boolean" },
+        "no-expect-hcp": { type: "boolean" },
+        gpu: { type: "string" },
+        "overrides-env": { type: "string" },
+        "dry-run": { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    throw new SmokeUsageError((error as Error).message);
+  }
+  const { values, positionals } = parsedArgs;
+  if (values["expect-hcp"] && values["no-expect-hcp"]) throw new SmokeUsageError("--expect-hcp and --no-expect-hcp are exclusive");
+  const parsed = SmokeRunOptionsSchema.safeParse({
+    recipe: values.recipe,
+    nproc: values.nproc,
+    iters: values.iters,
+    globalBatchSize: values["global-batch-size"],
+    timeoutMs: values.timeout,
+    graceMs: values.grace,
+    out: values.out,
+    log: values.log,
+    expectHcp: values["no-expect-hcp"] ? false : values["expect-hcp"],
+    gpu: values.gpu,
+    overridesEnv: values["overrides-env"],
+    dryRun: values["dry-run"],
+  });
+  if (!parsed.success) throw new SmokeUsageError(parsed.error.issues.map((i) => i.message).join("\n"));
+  try {
+    const texts = [...(parsed.data.overridesEnv ? overridesFromEnv(parsed.data.overridesEnv, env) : []), ...positionals];
+    const overrides = parseOverrides(texts);
+    refuseHarnessKeys(overrides);
+    return { ...parsed.data, overrides };
+  } catch (error) {
+    if (error instanceof OverrideError) throw new SmokeUsageError(error.message);
+    throw error;
+  }
+}
+
+/** What the run asked for, so the verdict can compare it with the configuration the log prints. */
+export function requestedLayout(overrides: readonly ParsedOverride[]): Pick<VerdictOptions, "cpCommType" | "sizes" | "contextParallelSize"> {
+  const value = (key: string) => overrides.findLast((o) => o.key === `model.${key}` && o.prefix !== "~")?.value ?? undefined;
+  const layout: Pick<VerdictOptions, "cpCommType" | "sizes" | "contextParallelSize"> = {};
+  const type = value("cp_comm_type");
+  if (type && /^[a-z0-9+]+$/.test(type)) layout.cpCommType = type;
+  const cp = value("context_parallel_size");
+  if (cp && /^\d+$/.test(cp) && Number(cp) > 0) layout.contextParallelSize = Number(cp);
+  const sizes = value("hierarchical_context_parallel_sizes")?.match(/^\[(\d+(?:,\d+)*)\]$/);
+  if (sizes) layout.sizes = sizes[1]!.split(",").map(Number).filter((n) => n > 0);
+  return layout;
+}
+
+export interface SmokeRunDeps {
+  /** Harness messages (stderr). */
+  err(text: string): void;
+  /** Messages that are the command's result (stdout). */
+  out(text: string): void;
+  /** The live log (our stdout). */
+  live: Writable;
+  env: Env;
+  cwd: string;
+}
+
+export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Promise<number> {
+  if (argv[0] === "--help" || argv[0] === "-h") {
+    deps.out(SMOKE_RUN_USAGE);
+    return SMOKE_EXIT.pass;
+  }
+  let options: SmokeRunOptions;
+  try {
+    options = parseSmokeRunArgs(argv, deps.env);
+  } catch (error) {
+    if (error instanceof SmokeUsageError) {
+      deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
+      return SMOKE_EXIT.usage;
+    }
+    throw error;
+  }
+  const command = buildArgv({ ...options, overrides: options.overrides });
+
+  if (options.dryRun) {
+    const preview = buildEnv(deps.env, "<probe-dir>");
+    deps.out(`${JSON.stringify({ argv: command, env: preview.added, unset: preview.removed, notices: preview.notices }, null, 2)}\n`);
+    return SMOKE_EXIT.pass;
+  }
+
+  const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
+  const outDir = resolve(deps.cwd, options.out);
+  const logPath = resolve(deps.cwd, options.log ?? join(options.out, "smoke.log"));
+  await mkdir(outDir, { recursive: true });
+  await mkdir(dirname(logPath), { recursive: true });
+
+  const probe = await writeProbeDir();
+  try {
+    const { env, added, removed, notices } = buildEnv(deps.env, probe.dir);
+    for (const n of notices) say(n);
+    say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py)`);
+
+    const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.overrides) };
+    const parser = createVerdictParser(verdictOptions);
+    const log = createWriteStream(logPath);
+    const startedAt = new Date();
+    let result: RunResult;
+    try {
+      result = await runSmokeProcess({
+        argv: command,
+        env,
+        cwd: deps.cwd,
+        timeoutMs: options.timeoutMs,
+        graceMs: options.graceMs,
+        notice: say,
+        onChunk: teeTo(deps.live, log, (chunk) => parser.push(chunk)),
+      });
+    } finally {
+      log.end();
+      await once(log, "close");
+    }
+    if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
+
+    const verdict = parser.end(result.exitCode, {
+      timedOut: result.timedOut,
+      signal: result.signal ?? result.cancelledBy ?? undefined,
+    });
+    await writeFile(join(outDir, "verdict.json"), verdictJson(verdict));
+    await writeFile(
+      join(outDir, "run.json"),
+      `${JSON.stringify(runRecord({ options, command, added, removed, notices, result, startedAt, logPath, env: deps.env }), null, 2)}\n`,
+    );
+    const summary = deps.env.GITHUB_STEP_SUMMARY;
+    if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
+    deps.out(`${verdictLine(verdict, options.recipe)}\n`);
+    return verdict.status === "pass" ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
+  } finally {
+    await probe.remove();
+  }
+}
+
+/** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */
+function teeTo(live: Writable, log: WriteStream, consume: (chunk: Uint8Array) => void): (chunk: Uint8Array) => Promise<void> {
+  let liveOk = true;
+  live.on("error", () => {
+    liveOk = false; // our stdout went away (closed pipe): keep logging to the file
+  });
+  return async (chunk) => {
+    const waits: Promise<unknown>[] = [];
+    if (liveOk && !live.write(chunk)) waits.push(Promise.race([once(live, "drain"), once(live, "error")]));
+    if (!log.write(chunk)) waits.push(once(log, "drain"));
+    consume(chunk);
+    await Promise.all(waits);
+  };
+}
+
+interface RunRecordInput {
+  options: SmokeRunOptions;
+  command: string[];
+  added: Record<string, string>;
+  removed: string[];
+  notices: string[];
+  result: RunResult;
+  startedAt: Date;
+  logPath: string;
+  env: Env;
+}
+
+/** run.json: how the run was made (the verdict itself is in verdict.json). */
+function runRecord(input: RunRecordInput) {
+  const { env, result } = input;
+  return {
+    hcpBot: VERSION,
+    recipe: input.options.recipe,
+    argv: input.command,
+    env: input.added,
+    unset: input.removed,
+    notices: input.notices,
+    startedAt: input.startedAt.toISOString(),
+    durationMs: result.durationMs,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    cancelledBy: result.cancelledBy,
+    spawnError: result.spawnError,
+    log: input.logPath,
+    request: {
+      requestId: env.HCP_REQUEST_ID ?? null,
+      checkRunId: env.HCP_CHECK_RUN_ID ?? null,
+      sha: env.HCP_SHA ?? null,
+      pr: env.HCP_PR ?? null,
+      runId: env.GITHUB_RUN_ID ?? null,
+    },
+  };
+}
+
+export type { Verdict };

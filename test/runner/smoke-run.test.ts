@@ -1,0 +1,396 @@
+// `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
+// that replays real torchrun logs, records its argv and environment, and can leave a
+// grandchild behind or hang. No mocks: real processes, real signals, real files.
+import { readFileSync, existsSync, writeFileSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { PassThrough } from "node:stream";
+import { beforeAll, describe, expect, it } from "vitest";
+import { VerdictSchema } from "../../src/core/verdict/schema.ts";
+import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
+import { smokeRun } from "../../src/runner/smoke-run.ts";
+import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, startHcpBot, tempDir, waitFor } from "./helpers.ts";
+
+const RECIPE = "llama32_1b_pretrain_config";
+const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
+const HARNESS = [
+  "logger.log_interval=1",
+  "logger.log_throughput=true",
+  "train.train_iters=2",
+  "train.global_batch_size=8",
+  "checkpoint.save=null",
+  "checkpoint.load=null",
+  "validation.eval_iters=0",
+  "validation.eval_interval=0",
+];
+
+interface Recorded {
+  argv: string[];
+  env: Record<string, string | null>;
+  probe: { dir: string; sitecustomize: boolean };
+  pid: number;
+  cwd: string;
+}
+
+function readJson<T>(path: string): T {
+  return JSON.parse(readFileSync(path, "utf8")) as T;
+}
+
+function verdictIn(dir: string) {
+  return VerdictSchema.parse(readJson(join(dir, "hcp-smoke-out", "verdict.json")));
+}
+
+describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
+  const cwd = tempDir();
+  const record = join(cwd, "uv-record.json");
+  const copy = join(cwd, "uv-stdout.txt");
+  const summary = join(cwd, "step-summary.md");
+  writeFileSync(summary, "## earlier step\n");
+  let run: Promise<Run>;
+  beforeAll(() => {
+    run = hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "2", "--gpu", "H100", "--", ...HCP_OVERRIDES], {
+      cwd,
+      env: baseEnv({
+        FAKE_UV_RECORD: record,
+        FAKE_UV_COPY: copy,
+        FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"),
+        FAKE_UV_CHUNK: "777", // chunks that split lines anywhere
+        FAKE_UV_ITERATIONS: "2",
+        FAKE_UV_EXIT: "0",
+        GITHUB_STEP_SUMMARY: summary,
+        HCP_REQUEST_ID: "req-123",
+        PYTHONPATH: "/opt/existing/path",
+        TORCH_DISTRIBUTED_DEBUG: "DETAIL",
+        TORCH_CPP_LOG_LEVEL: "WARNING",
+      }),
+    });
+  });
+
+  it("runs exactly the seed's command, user overrides, then the harness overrides", async () => {
+    await run;
+    const rec = readJson<Recorded>(record);
+    expect(rec.argv).toEqual([
+      "run",
+      "python",
+      "-m",
+      "torch.distributed.run",
+      "--nproc_per_node=2",
+      "scripts/training/run_recipe.py",
+      "--recipe",
+      RECIPE,
+      ...HCP_OVERRIDES,
+      ...HARNESS,
+    ]);
+    expect(rec.cwd).toBe(cwd);
+  });
+
+  it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed", async () => {
+    const r = await run;
+    const rec = readJson<Recorded>(record);
+    expect(rec.env.TORCH_CPP_LOG_LEVEL).toBe("INFO");
+    expect(rec.env.PYTHONUNBUFFERED).toBe("1");
+    expect(rec.env.TORCH_DISTRIBUTED_DEBUG).toBeNull();
+    expect(rec.env.PYTHONPATH).toBe(`${rec.probe.dir}${delimiter}/opt/existing/path`);
+    expect(rec.probe.sitecustomize).toBe(true);
+    expect(rec.probe.dir).toMatch(/hcp-bot-probe-/);
+    expect(existsSync(rec.probe.dir)).toBe(false); // cleaned up afterwards
+    expect(r.stderr).toMatch(/TORCH_DISTRIBUTED_DEBUG=DETAIL removed: .*HCP group names/);
+    expect(r.stderr).toMatch(/TORCH_CPP_LOG_LEVEL=WARNING replaced by INFO/);
+  });
+
+  it("tees the merged output: the log file is exactly what was streamed, and our stdout carries it live", async () => {
+    const r = await run;
+    const streamed = readFileSync(copy, "utf8");
+    const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
+    expect(log).toBe(streamed);
+    expect(log.startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
+    expect(r.stdout.startsWith(streamed)).toBe(true);
+  });
+
+  it("writes a passing verdict.json, run.json, the step summary and a one-line verdict; exits 0", async () => {
+    const r = await run;
+    expect(r.code).toBe(0);
+    const v = verdictIn(cwd);
+    expect(v.status).toBe("pass");
+    expect(v.hcp.active).toBe(true);
+    expect(v.hcp.levels).toEqual([0, 1]);
+    expect(v.iterations.count).toBe(2);
+    expect(v.exitCode).toBe(0);
+    expect(v.throughput.gpu).toBe("H100");
+    const runJson = readJson<{ argv: string[]; env: Record<string, string>; unset: string[]; request: { requestId: string } }>(join(cwd, "hcp-smoke-out", "run.json"));
+    expect(runJson.argv[0]).toBe("uv");
+    expect(runJson.env.TORCH_CPP_LOG_LEVEL).toBe("INFO");
+    expect(runJson.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
+    expect(runJson.request.requestId).toBe("req-123");
+    const md = readFileSync(summary, "utf8");
+    expect(md.startsWith("## earlier step\n")).toBe(true); // appended, not replaced
+    expect(md).toContain("## hcp-bot smoke: PASS");
+    expect(md).toContain("`req-123`");
+    const last = r.stdout.trimEnd().split("\n").at(-1)!;
+    expect(last).toMatch(/^hcp-bot smoke: PASS llama32_1b_pretrain_config: 2 iterations, last lm loss 1\.234567E\+01; HCP active/);
+  });
+});
+
+describe.concurrent("smoke-run: a failing replay", { timeout: 30_000 }, () => {
+  it("rank 1 raising after init: verdict fail with the Python exception, exit 1", async () => {
+    const cwd = tempDir();
+    const summary = join(cwd, "summary.md");
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "2"], {
+      cwd,
+      env: baseEnv({ FAKE_UV_REPLAY: logs("g_nccl_cp2_hcp2x1_fail_rank1.log"), FAKE_UV_EXIT: "1", GITHUB_STEP_SUMMARY: summary }),
+    });
+    expect(r.code).toBe(1);
+    const v = verdictIn(cwd);
+    expect(v.status).toBe("fail");
+    expect(v.exitCode).toBe(1);
+    expect(v.cause?.kind).toBe("python-exception");
+    expect(v.cause?.message).toContain("injected failure on rank 1");
+    expect(readFileSync(summary, "utf8")).toContain("## hcp-bot smoke: FAIL");
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toMatch(/^hcp-bot smoke: FAIL .*python-exception/);
+    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8")).toBe(readFileSync(logs("g_nccl_cp2_hcp2x1_fail_rank1.log"), "utf8"));
+  });
+
+  it("a flat-CP run that trained is not a pass when HCP is expected, and passes with --no-expect-hcp", async () => {
+    const env = { FAKE_UV_REPLAY: logs("c_nccl_cp2_flat.log"), FAKE_UV_ITERATIONS: "2" };
+    const cwd = tempDir();
+    const strict = await hcpBot(["smoke-run", "--recipe", RECIPE], { cwd, env: baseEnv(env) });
+    expect(strict.code).toBe(1);
+    expect(verdictIn(cwd).status).toBe("hcp-inactive");
+    const cwd2 = tempDir();
+    const lax = await hcpBot(["smoke-run", "--recipe", RECIPE, "--no-expect-hcp"], { cwd: cwd2, env: baseEnv(env) });
+    expect(lax.code).toBe(0);
+    expect(verdictIn(cwd2).status).toBe("pass");
+  });
+
+  it("stderr of the run is merged into the log", async () => {
+    const cwd = tempDir();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE], {
+      cwd,
+      env: baseEnv({ FAKE_UV_STDERR: "[rank0]: warning on stderr\n", FAKE_UV_REPLAY: logs("m_oom_default.log"), FAKE_UV_EXIT: "1" }),
+    });
+    expect(r.code).toBe(1);
+    const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
+    expect(log).toBe(`[rank0]: warning on stderr\n${readFileSync(logs("m_oom_default.log"), "utf8")}`);
+    expect(verdictIn(cwd).cause?.kind).toBe("cuda-oom");
+  });
+
+  it("uv missing from PATH: a clear message, a failing verdict, exit 1", async () => {
+    const cwd = tempDir();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE], { cwd, env: baseEnv({ PATH: "/nonexistent" }) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/could not start the run: .*ENOENT/);
+    expect(verdictIn(cwd).status).toBe("fail");
+  });
+});
+
+describe("smoke-run: the end-to-end probe", { timeout: 30_000 }, () => {
+  it("the real sitecustomize reports the hierarchical groups from a (fake) Megatron-Core through the real python3", async () => {
+    const cwd = tempDir();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--", ...HCP_OVERRIDES], {
+      cwd,
+      env: baseEnv({ FAKE_UV_PYTHON: join(fixtures, "python", "train.py"), PYTHONPATH: join(fixtures, "python"), RANK: "0", WORLD_SIZE: "4" }),
+    });
+    expect(r.stderr).not.toContain("[hcp-bot probe]");
+    expect(r.stdout).toMatch(/^HCP-PROBE \{"v":1,"rank":0,"world_size":4,"hcp_sizes":\[2,2\],"cp_size":4,"levels":\[/m);
+    expect(r.code).toBe(0);
+    const v = verdictIn(cwd);
+    expect(v.status).toBe("pass");
+    expect(v.hcp.probeReports).toBe(1);
+    expect(v.hcp.active).toBe(true);
+  });
+});
+
+describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () => {
+  const hangEnv = (cwd: string) =>
+    baseEnv({
+      FAKE_UV_GRANDCHILD: join(cwd, "grandchild.pid"),
+      FAKE_UV_RECORD: join(cwd, "uv-record.json"),
+      FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"),
+      FAKE_UV_IGNORE_TERM: "1",
+      FAKE_UV_HANG: "1",
+    });
+
+  it("the time limit sends SIGTERM then SIGKILL to the group: uv and its grandchild are gone", async () => {
+    const cwd = tempDir();
+    const started = Date.now();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--timeout", "1500ms", "--grace", "500ms"], { cwd, env: hangEnv(cwd) });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/time limit of 1500ms reached: stopping the whole process group/);
+    const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
+    const uv = readJson<Recorded>(join(cwd, "uv-record.json")).pid;
+    await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), 5000, "the tree to die");
+    const v = verdictIn(cwd);
+    expect(v.timedOut).toBe(true);
+    expect(v.cause?.kind).toBe("timeout");
+    expect(v.status).toBe("fail");
+    // What arrived before the kill is still in the log.
+    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8")).toBe(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"));
+  });
+
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    it(`${signal} to smoke-run (a workflow cancel) stops the tree and still writes the verdict`, async () => {
+      const cwd = tempDir();
+      const { child, done } = startHcpBot(["smoke-run", "--recipe", RECIPE, "--timeout", "5m", "--grace", "500ms"], { cwd, env: hangEnv(cwd) });
+      const grandchild = await waitFor(() => {
+        const text = readIf(join(cwd, "grandchild.pid"));
+        return text ? Number(text) : undefined;
+      });
+      await waitFor(() => (readIf(join(cwd, "hcp-smoke-out", "smoke.log"))?.length ? true : undefined), 10_000, "the log to start");
+      expect(processAlive(grandchild)).toBe(true);
+      child.kill(signal);
+      const r = await done;
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${signal} received: stopping the whole process group`);
+      const uv = readJson<Recorded>(join(cwd, "uv-record.json")).pid;
+      await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), 5000, "the tree to die");
+      const v = verdictIn(cwd);
+      expect(v.status).toBe("fail");
+      expect(v.timedOut).toBe(false);
+      expect(v.signal).toBe("SIGKILL"); // uv ignored SIGTERM, so the grace period ran out
+    });
+  }
+
+  it("a grandchild left behind after uv exits does not keep the run open", async () => {
+    const cwd = tempDir();
+    const started = Date.now();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--grace", "500ms"], {
+      cwd,
+      env: baseEnv({ FAKE_UV_GRANDCHILD: join(cwd, "grandchild.pid"), FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_ITERATIONS: "2" }),
+    });
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/uv exited but processes of its group remain: stopping them/);
+    const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
+    await waitFor(() => (processAlive(grandchild) ? undefined : true), 5000, "the grandchild to die");
+  });
+});
+
+describe("smoke-run: refusing bad input (exit 2, nothing runs)", () => {
+  it("through the real binary: exit 2, the reason, no run, no output folder", async () => {
+    const cwd = tempDir();
+    const record = join(cwd, "uv-record.json");
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--", "model.x=$(id)", "checkpoint.save=/data"], { cwd, env: baseEnv({ FAKE_UV_RECORD: record }) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^hcp-bot smoke-run: invalid override:\n  - override 1: "model\.x=\$\(id\)": the value may contain only/);
+    expect(existsSync(record)).toBe(false);
+    expect(existsSync(join(cwd, "hcp-smoke-out"))).toBe(false);
+  });
+
+  // The same command in-process (nothing is spawned when the input is refused).
+  async function refused(args: string[], extraEnv: Record<string, string> = {}) {
+    const cwd = tempDir();
+    let stderr = "";
+    const live = new PassThrough();
+    const code = await smokeRun(args, { out: () => {}, err: (t) => (stderr += t), live, env: baseEnv(extraEnv), cwd });
+    expect(code).toBe(2);
+    expect(existsSync(join(cwd, "hcp-smoke-out"))).toBe(false);
+    return stderr;
+  }
+
+  it.each([
+    ["model.x=$(id)", /the value may contain only letters/],
+    ["model.x=`id`", /the value may contain only/],
+    ["model.x=a;b", /the value may contain only/],
+    ["model.x=a b", /the value may contain only/],
+    ["model.x='a'", /the value may contain only/],
+    ["model.x=a\nb", /the value may contain only/],
+    ["model.x=a|b", /the value may contain only/],
+    ["model.x=a&b", /the value may contain only/],
+    ["model.x=<a>", /the value may contain only/],
+    ["--save_dir=/tmp", /is a flag; only KEY=VALUE/],
+    ["model x=1", /expected KEY=VALUE/],
+    ["model.context_parallel_size", /expected KEY=VALUE/],
+    ["1model=2", /expected KEY=VALUE/],
+    [`model.x=${"9".repeat(300)}`, /at most/],
+  ])("refuses the override %j", async (override, message) => {
+    const stderr = await refused(["--recipe", RECIPE, "--", override]);
+    expect(stderr).toMatch(message);
+    expect(stderr).toContain("hcp-bot smoke-run --help");
+  });
+
+  it.each([
+    ["checkpoint.save=/data/ckpt", "checkpoint.save"],
+    ["checkpoint.load=null", "checkpoint.load"],
+    ["++logger.log_interval=10", "logger.log_interval"],
+    ["~validation.eval_iters", "validation.eval_iters"],
+    ["checkpoint={save:x}", "checkpoint.save"],
+    ["train.train_iters=100", "train.train_iters"],
+    ["train.global_batch_size=512", "train.global_batch_size"],
+  ])("protects the harness key touched by %j", async (override, key) => {
+    const stderr = await refused(["--recipe", RECIPE, "--", "model.context_parallel_size=4", override]);
+    expect(stderr).toContain(`${JSON.stringify(override)} touches ${key}, which the smoke harness sets itself`);
+  });
+
+  it("every harness key is protected", () => {
+    expect([...HARNESS_KEYS].sort()).toEqual(HARNESS.map((h) => h.slice(0, h.indexOf("="))).sort());
+  });
+
+  it.each([
+    [["--nproc", "4"], /--recipe NAME is required/],
+    [["--recipe", "a;b"], /--recipe must be a Python identifier/],
+    [["--recipe", RECIPE, "--nproc", "0"], /--nproc must be at least 1/],
+    [["--recipe", RECIPE, "--iters", "x"], /--iters must be a number/],
+    [["--recipe", RECIPE, "--timeout", "soon"], /--timeout must be a duration/],
+    [["--recipe", RECIPE, "--expect-hcp", "--no-expect-hcp"], /exclusive/],
+    [["--recipe", RECIPE, "--bogus"], /Unknown option '--bogus'/],
+  ])("refuses the arguments %j", async (args, message) => {
+    expect(await refused(args)).toMatch(message);
+  });
+
+  it.each([
+    ["not json", /is not JSON/],
+    ['{"a":1}', /must be a JSON array of strings/],
+    ["[1,2]", /must be a JSON array of strings/],
+    ['["model.x=$(reboot)"]', /the value may contain only/],
+    ['["checkpoint.load=/old"]', /touches checkpoint\.load/],
+  ])("refuses --overrides-env holding %j", async (value, message) => {
+    expect(await refused(["--recipe", RECIPE, "--overrides-env", "HCP_OVERRIDES"], { HCP_OVERRIDES: value })).toMatch(message);
+  });
+
+  it("refuses an unset --overrides-env variable", async () => {
+    expect(await refused(["--recipe", RECIPE, "--overrides-env", "HCP_NOT_SET"])).toMatch(/HCP_NOT_SET is not set/);
+  });
+});
+
+describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
+  it("prints the argv and environment changes as JSON, with --overrides-env before the positional overrides; runs nothing", async () => {
+    const cwd = tempDir();
+    const record = join(cwd, "uv-record.json");
+    const r = await hcpBot(
+      ["smoke-run", "--recipe", RECIPE, "--nproc", "8", "--iters", "3", "--global-batch-size", "16", "--overrides-env", "HCP_OVERRIDES", "--dry-run", "--", "+model.extra=1"],
+      { cwd, env: baseEnv({ FAKE_UV_RECORD: record, HCP_OVERRIDES: JSON.stringify(HCP_OVERRIDES), TORCH_DISTRIBUTED_DEBUG: "DETAIL" }) },
+    );
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { argv: string[]; env: Record<string, string>; unset: string[]; notices: string[] };
+    expect(out.argv).toEqual([
+      "uv",
+      "run",
+      "python",
+      "-m",
+      "torch.distributed.run",
+      "--nproc_per_node=8",
+      "scripts/training/run_recipe.py",
+      "--recipe",
+      RECIPE,
+      ...HCP_OVERRIDES,
+      "+model.extra=1",
+      ...HARNESS.map((h) => h.replace("train_iters=2", "train_iters=3").replace("global_batch_size=8", "global_batch_size=16")),
+    ]);
+    expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>" });
+    expect(out.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
+    expect(existsSync(record)).toBe(false);
+    expect(existsSync(join(cwd, "hcp-smoke-out"))).toBe(false);
+  });
+
+  it("keeps TORCH_DISTRIBUTED_DEBUG=INFO (it does not hide group names) and accepts an empty overrides variable", async () => {
+    const cwd = tempDir();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--overrides-env", "HCP_OVERRIDES", "--dry-run"], {
+      cwd,
+      env: baseEnv({ HCP_OVERRIDES: "", TORCH_DISTRIBUTED_DEBUG: "INFO" }),
+    });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { argv: string[]; unset: string[] };
+    expect(out.unset).toEqual([]);
+    expect(out.argv.slice(9)).toEqual(HARNESS);
+  });
+});
