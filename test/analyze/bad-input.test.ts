@@ -19,11 +19,12 @@ def broken_pretrain_config():
 
 describe("analyze on bad input", () => {
   it("reports a syntax error and still finds the error in the function that parses", () => {
-    const text = `def half_written_config(:\n    cfg = (\n\n${BROKEN_HCP}`;
+    const text = `def half_written_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = = 4\n    return cfg\n\n${BROKEN_HCP}`;
     const report = analyze([{ path: "recipes/mixed.py", text }], { python });
     expect(report.diagnostics).toContainEqual(expect.objectContaining({ file: "recipes/mixed.py", code: "parse-error" }));
     const diag = report.diagnostics.find((d) => d.code === "parse-error")!;
-    expect(diag.location?.range.start.line).toBe(1);
+    expect(diag.location?.range.start.line).toBe(3);
+    expect(diag.message.length).toBeGreaterThan(10);
     expect(report.findings.map((f) => f.ruleId)).toContain("HCP001");
   });
 

@@ -66,8 +66,9 @@ const CASES: Case[] = [
   { rule: "HCP021", kinds: ALL, positive: { ...HCP, "model.hybrid_context_parallel": true }, negative: HCP },
   {
     rule: "HCP022",
-    // An override file alone does not say whether it fine-tunes; the recipe name or --mode does.
-    kinds: ["python", "hydra", "markdown"],
+    // Only a recipe over fine-tuning data: an override file does not say what data it uses, and
+    // run_recipe launch lines get both settings forced by run_recipe itself.
+    kinds: ["python"],
     mode: "sft",
     positive: { ...HCP, "model.calculate_per_token_loss": false },
     negative: { ...HCP, "model.calculate_per_token_loss": true, "ddp.average_in_collective": false },
@@ -81,7 +82,8 @@ function recipeName(c: Case): string {
 
 function python(c: Case, config: Config): string {
   const body = Object.entries(config).map(([k, v]) => `    cfg.${k} = ${renderPython(v)}`);
-  return [`def ${recipeName(c)}():`, "    cfg = _recipe_common()", ...body, "    return cfg", ""].join("\n");
+  const common = c.mode === "sft" ? "_sft_common" : "_pretrain_common";
+  return [`def ${recipeName(c)}():`, `    cfg = ${common}()`, ...body, "    return cfg", ""].join("\n");
 }
 
 function yaml(config: Config): string {

@@ -26,6 +26,8 @@ export interface UnitOptions {
   mode?: Mode;
   complete?: boolean;
   gpus?: number;
+  /** What built cfg.dataset (HCP022 judges fine-tuning dataset types only). */
+  datasetType?: string;
   notes?: string[];
   /** Module constants a Python value may name (`SEQUENCE_LENGTH_64K`). */
   constants?: Record<string, Known>;
@@ -51,6 +53,7 @@ function baseUnit(kind: ConfigUnit["kind"], file: string, index: LineIndex, opts
     notes: (opts.notes ?? []).map((message) => ({ message, location: location(file, index, at, at) })),
   };
   if (opts.gpus !== undefined) unit.gpus = opts.gpus;
+  if (opts.datasetType !== undefined) unit.datasetType = opts.datasetType;
   return unit;
 }
 

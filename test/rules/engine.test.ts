@@ -131,6 +131,8 @@ describe("rule catalogue", () => {
               .split("\n")
               .map((l) => `    ${l}`)
               .join("\n")}\n    return cfg\n`,
+            // The HCP022 example starts from Bridge's _sft_common(), i.e. fine-tuning data.
+            rule.id === "HCP022" ? { datasetType: "_sft_common().dataset" } : {},
           );
       const ids = runRules([unit], facts, { select: [rule.id] }).map((f) => f.ruleId);
       expect([rule.id, ids]).toEqual([rule.id, [rule.id]]);

@@ -55,22 +55,26 @@ describe("HCP021 hybrid/dynamic CP confused with HCP", () => {
 });
 
 describe("HCP022 SFT with CP > 1", () => {
+  const sft = { datasetType: "_sft_common().dataset" };
   it("python SFT: average_in_collective True → B3 error, fix False", () => {
     const t = recipe("    cfg.model.context_parallel_size = 2\n    cfg.ddp.average_in_collective = True\n", "qwen3_8b_sft_config");
-    const f = only("HCP022", pythonRecipe(t));
+    const f = only("HCP022", pythonRecipe(t, sft));
     expect(f.message).toContain('"When finetuning with CP>1, average_in_collective must be False"');
     expect(applyFix("recipes/example.py", t, f.fix)).toContain("cfg.ddp.average_in_collective = False");
   });
   it("python PEFT: both wrong → two findings", () => {
     const t = recipe("    cfg.model.context_parallel_size = 2\n    cfg.model.calculate_per_token_loss = False\n    cfg.ddp.average_in_collective = True\n", "llama3_8b_peft_config");
-    const findings = check("HCP022", pythonRecipe(t));
+    const findings = check("HCP022", pythonRecipe(t, { datasetType: "GPTSFTDatasetConfig" }));
     expect(findings.map((f) => f.location.range.start.line)).toEqual([4, 5]);
     expect(findings[0]?.message).toContain('"When finetuning with CP>1, calculate_per_token_loss must be True"');
   });
-  it("hydra with --mode sft; yaml with mode given", () => {
-    const line = "run_recipe.py --recipe qwen3_8b --mode sft -cp 4 model.calculate_per_token_loss=false";
-    expect(applyFix("scripts/launch.sh", line, only("HCP022", hydraLaunch(line)).fix)).toBe(line.replace("=false", "=true"));
-    expect(only("HCP022", yamlOverride("model:\n  context_parallel_size: 2\nddp:\n  average_in_collective: true\n", { mode: "sft" })).ruleId).toBe("HCP022");
+  it("yaml with mode and fine-tuning data given", () => {
+    expect(only("HCP022", yamlOverride("model:\n  context_parallel_size: 2\nddp:\n  average_in_collective: true\n", { mode: "sft", ...sft })).ruleId).toBe("HCP022");
+  });
+  it("negative: an *_sft_* recipe over other data (e.g. a diffusion data module) is not checked upstream", () => {
+    const t = recipe("    cfg.model.context_parallel_size = 2\n    cfg.ddp.average_in_collective = True\n", "wan_1_3b_sft_config");
+    expect(check("HCP022", pythonRecipe(t, { datasetType: "WanDataModuleConfig" }))).toEqual([]);
+    expect(check("HCP022", pythonRecipe(t))).toEqual([]);
   });
   it("negative: pretrain, CP 1, unset values (the common builders set them), unknown mode", () => {
     expect(check("HCP022", pythonRecipe(recipe("    cfg.model.context_parallel_size = 2\n    cfg.ddp.average_in_collective = True\n")))).toEqual([]);

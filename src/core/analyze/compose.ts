@@ -1,6 +1,10 @@
-// Launch lines name a recipe (`--recipe NAME`); when that recipe was analyzed too, the
-// launch line's overrides apply on top of it and the result is judged as one unit.
-import type { ConfigUnit, Setting } from "../model/settings.ts";
+// A launch line names a recipe (`--recipe NAME`), and a recipe may start from a recipe of
+// another module; when that base was analyzed too, the unit is judged on top of it.
+// Launch lines through scripts/training/run_recipe.py also get what run_recipe does after
+// applying overrides (HEAD `recipe_runner.py`): model.seq_length is copied from
+// dataset.seq_length, and fine-tuning with CP > 1 forces the loss settings Bridge requires.
+import { isFinetuningDataset } from "../model/dataset-types.ts";
+import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
 
 // `from megatron.bridge.recipes.llama.h100.llama3 import (x_h100_config as x_config,)`:
@@ -40,27 +44,75 @@ export function recipeIndex(units: readonly ConfigUnit[], aliases: Map<string, s
 }
 
 /**
- * The effective unit of a launch line over its recipe. Recipe settings become non-local
- * (a fix for this launch goes on the launch line, not into the shared recipe); the
- * launch line's anchors receive new settings.
+ * The unit judged on top of its base. Base settings become non-local (a fix for this unit
+ * goes into the unit, not into the shared base); the unit's own anchors receive new settings.
  */
-export function applyLaunch(recipe: ConfigUnit, launch: ConfigUnit): ConfigUnit {
+export function applyOver(base: ConfigUnit, unit: ConfigUnit): ConfigUnit {
   const inherited: ConfigUnit["settings"] = {};
-  for (const [key, setting] of Object.entries(recipe.settings) as [keyof ConfigUnit["settings"], Setting][]) {
-    inherited[key] = {
-      ...setting,
+  for (const [key, setting] of Object.entries(base.settings) as [SettingKey, Setting][]) {
+    inherited[key] = { ...setting, local: false, origin: { ...setting.origin, via: setting.origin.via ?? `recipe ${base.name}` } };
+  }
+  const merged: ConfigUnit = {
+    ...unit,
+    name: unit.kind === "recipe" ? unit.name : `${unit.name} on ${base.name}`,
+    settings: { ...inherited, ...unit.settings },
+    anchors: { ...unit.anchors },
+    mode: unit.mode !== "unknown" ? unit.mode : base.mode,
+    gpus: unit.gpus ?? base.gpus,
+    complete: base.complete,
+    notes: [...unit.notes],
+  };
+  const datasetType = unit.datasetType ?? base.datasetType;
+  if (datasetType !== undefined) merged.datasetType = datasetType;
+  if (merged.gpus === undefined) delete merged.gpus;
+  return unit.kind === "launch" ? withRunRecipeSync(merged) : merged;
+}
+
+/** What run_recipe does to the configuration after the overrides, before validation. */
+function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
+  const settings = { ...unit.settings };
+  const dataset = settings["dataset.seq_length"];
+  const model = settings["model.seq_length"];
+  // sync_model_dataset_sequence_length: the model takes the dataset's length. An override of
+  // model.seq_length alone stays visible, so HCP008 can say it is discarded.
+  if (dataset && !(model?.local && !dataset.local)) {
+    settings["model.seq_length"] = {
+      ...dataset,
+      key: "model.seq_length",
       local: false,
-      origin: { ...setting.origin, via: setting.origin.via ?? `recipe ${recipe.name}` },
+      origin: { ...dataset.origin, via: "run_recipe copies dataset.seq_length into model.seq_length" },
     };
   }
-  return {
-    ...launch,
-    name: `${launch.name} on ${recipe.name}`,
-    settings: { ...inherited, ...launch.settings },
-    anchors: { ...launch.anchors },
-    mode: launch.mode !== "unknown" ? launch.mode : recipe.mode,
-    gpus: launch.gpus ?? recipe.gpus,
-    complete: recipe.complete,
-    notes: [...launch.notes],
+  // sync_finetuning_cp_invariants: fine-tuning data with CP > 1 gets per-token loss and no
+  // averaging in the collective, whatever the recipe said.
+  const cp = settings["model.context_parallel_size"];
+  const cpAboveOne = cp?.value.known === true && typeof cp.value.value === "number" && cp.value.value > 1;
+  if ((unit.mode === "sft" || unit.mode === "peft") && isFinetuningDataset(unit.datasetType) && cpAboveOne) {
+    delete settings["model.calculate_per_token_loss"];
+    delete settings["ddp.average_in_collective"];
+  }
+  return { ...unit, settings };
+}
+
+/**
+ * Every unit with an analyzed base (a launch line's recipe, a recipe's base recipe from
+ * another module) is replaced by the unit over its base; bases chain (a recipe of a recipe).
+ */
+export function composeUnits(units: readonly ConfigUnit[], files: readonly SourceFile[]): ConfigUnit[] {
+  if (!units.some((u) => u.baseRecipe)) return [...units];
+  const find = recipeIndex(units, recipeAliases(files));
+  const resolved = new Map<ConfigUnit, ConfigUnit>();
+  const resolving = new Set<ConfigUnit>();
+  const resolveUnit = (u: ConfigUnit): ConfigUnit => {
+    const done = resolved.get(u);
+    if (done) return done;
+    if (!u.baseRecipe || resolving.has(u)) return u; // a cycle is judged as written
+    resolving.add(u);
+    const base = find(u.baseRecipe);
+    const result = base && base !== u ? applyOver(resolveUnit(base), u) : u;
+    resolving.delete(u);
+    resolved.set(u, result);
+    return result;
   };
+  return units.map(resolveUnit);
 }

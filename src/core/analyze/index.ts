@@ -12,7 +12,7 @@ import { extractTePins } from "../recipe/pins.ts";
 import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
 import { runRules } from "../rules/engine.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
-import { applyLaunch, recipeAliases, recipeIndex } from "./compose.ts";
+import { composeUnits } from "./compose.ts";
 
 export interface AnalyzeOptions {
   /** The tree-sitter Python grammar, loaded by the runtime adapter. */
@@ -50,7 +50,7 @@ export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): 
       gpusPerNode: options.gpusPerNode ?? 8,
       transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
     };
-    const judged = withLaunchesOverRecipes(units, files);
+    const judged = composeUnits(units, files);
     const findings = runRules(judged, project, {
       select: options.select,
       ignore: options.ignore,
@@ -124,15 +124,4 @@ function choosePin(pins: TePin[]): ProjectFacts["transformerEngine"] {
   };
   const best = [...pins].sort((a, b) => rank(a) - rank(b))[0];
   return best ? { version: best.version, location: best.location, source: best.source } : undefined;
-}
-
-/** Launch units whose recipe was analyzed are replaced by the launch-over-recipe unit. */
-function withLaunchesOverRecipes(units: ConfigUnit[], files: readonly SourceFile[]): ConfigUnit[] {
-  if (!units.some((u) => u.baseRecipe)) return units;
-  const find = recipeIndex(units, recipeAliases(files));
-  return units.map((u) => {
-    if (u.kind === "recipe" || !u.baseRecipe) return u;
-    const recipe = find(u.baseRecipe);
-    return recipe ? applyLaunch(recipe, u) : u;
-  });
 }

@@ -160,6 +160,12 @@ export const ConfigUnitSchema = z.object({
   anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
   /** pretrain / sft / peft: from the recipe name, `--mode`, or the dataset type. */
   mode: ModeSchema,
+  /**
+   * What built cfg.dataset: a class (`GPTSFTDatasetConfig`), a builder call
+   * (`default_squad_config()`), or a section of an unanalyzed builder (`_sft_common().dataset`).
+   * Bridge's fine-tuning checks (HCP022) apply only to fine-tuning dataset types.
+   */
+  datasetType: z.string().optional(),
   /** GPU count a recipe name advertises (`..._32gpu_...`), or `--nproc_per_node * --nnodes`. */
   gpus: z.number().int().positive().optional(),
   /**

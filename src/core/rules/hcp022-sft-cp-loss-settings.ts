@@ -1,5 +1,6 @@
 // HCP022: finetuning with CP > 1 needs per-token loss and no averaging in the collective.
 import type { RuleReport } from "../model/finding.ts";
+import { isFinetuningDataset } from "../model/dataset-types.ts";
 import type { ConfigUnit, SettingKey } from "../model/settings.ts";
 import { contextParallel, knownBool, type KnownInt } from "./effective.ts";
 import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
@@ -22,14 +23,18 @@ export const rule = defineRule({
   severity: "error",
   doc: {
     checks:
-      "An SFT or PEFT unit with context_parallel_size > 1 that sets model.calculate_per_token_loss = False or " +
-      "ddp.average_in_collective = True. Unset values are not judged (the common builders set them).",
+      "An SFT or PEFT unit over a fine-tuning dataset (GPTSFTDatasetConfig, DirectHFSFTDatasetConfig, EnergonDatasetConfig, " +
+      "MockVLMSFTDatasetConfig, or Bridge's _sft_common/_peft_common builders) with context_parallel_size > 1 that sets " +
+      "model.calculate_per_token_loss = False or ddp.average_in_collective = True. Unset values are not judged (the common " +
+      "builders set them), and run_recipe launch lines are not judged (run_recipe sets both before validation).",
     why: `Megatron-Bridge rejects both for finetuning: ${quote(UPSTREAM.B2)} and ${quote(UPSTREAM.B3)}`,
-    example: "cfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True  # in an *_sft_config recipe",
+    example: "cfg = _sft_common()\ncfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True",
     fix: "Set cfg.model.calculate_per_token_loss = True and cfg.ddp.average_in_collective = False.",
   },
   check(unit: ConfigUnit): RuleReport[] {
     if (unit.mode !== "sft" && unit.mode !== "peft") return [];
+    // Bridge checks only fine-tuning dataset types (a diffusion *_sft_* recipe is not checked).
+    if (!isFinetuningDataset(unit.datasetType)) return [];
     const cp = contextParallel(unit);
     if (!cp || cp.value <= 1) return [];
     return REQUIREMENTS.flatMap((req) => violation(unit, cp, req));

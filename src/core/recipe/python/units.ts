@@ -71,6 +71,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   const extraNotes: EvalNote[] = [];
   let frame: Frame | null = null;
   let dataset: ObjV | null = null;
+  let datasetType: string | undefined;
   let baseRecipe: string | undefined;
   try {
     const run = ev.runUnitFunction(fn);
@@ -82,6 +83,8 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
       flattenConfig(result, values);
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
+      // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
+      if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
     // Pre-Nov-2025 recipes pass `context_parallelism=` and friends on to code we may not see.
     for (const p of fn.params) {
@@ -105,6 +108,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
     settings,
     anchors: frame ? recipeAnchors(mod, fn, frame) : {},
     mode: modeOf(fn.name, dataset?.ctor),
+    ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
     ...gpusOf(fn.name, undefined),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
