@@ -1,0 +1,17 @@
+// The store behind idempotency, quotas and the audit log. SQLite is the embedded
+// default (one Node process, a data folder on disk); memory is for tests and edge.
+import { MemoryStore } from "./memory.ts";
+import { SqliteStore } from "./sqlite.ts";
+import type { Store, StoreOptions } from "./types.ts";
+
+export * from "./types.ts";
+export { MemoryStore } from "./memory.ts";
+export { SqliteStore, DB_FILE } from "./sqlite.ts";
+export { utcDayStart } from "./records.ts";
+
+export type StoreSettings = { kind: "sqlite"; dataDir: string } | { kind: "memory" };
+
+/** Opens the configured store; a SqliteStore failure is a StoreError naming the path. */
+export function openStore(settings: StoreSettings, options: StoreOptions = {}): Store {
+  return settings.kind === "sqlite" ? SqliteStore.open(settings.dataDir, options) : new MemoryStore(options);
+}

@@ -1,0 +1,132 @@
+// In-process store: same semantics as SqliteStore, for tests and single-instance edge
+// deployments that accept losing state on restart. Records are copied in and out, so a
+// caller mutating a returned object cannot change what is stored (as with a database).
+import { randomUUID } from "node:crypto";
+import { applyPatch, auditLimit, checkClaim, closedError, newAudit, newRequest } from "./records.ts";
+import {
+  ACTIVE_STATUSES,
+  type AuditInput,
+  type AuditRecord,
+  type NewSmokeRequest,
+  type SmokeRequest,
+  type SmokeRequestPatch,
+  type Store,
+  type StoreOptions,
+  type StoreStatus,
+  type UpdateResult,
+} from "./types.ts";
+
+export class MemoryStore implements Store {
+  private readonly claims = new Map<string, number>();
+  private readonly requests = new Map<string, SmokeRequest>();
+  private readonly auditRecords: AuditRecord[] = [];
+  private closed = false;
+  private readonly now: () => Date;
+  private readonly newId: () => string;
+
+  constructor(options: StoreOptions = {}) {
+    this.now = options.now ?? (() => new Date());
+    this.newId = options.newId ?? randomUUID;
+  }
+
+  private open(): void {
+    if (this.closed) throw closedError();
+  }
+
+  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+    this.open();
+    checkClaim(key, ttlSeconds);
+    const now = this.now().getTime();
+    const expires = this.claims.get(key);
+    if (expires !== undefined && expires > now) return false;
+    this.claims.set(key, now + ttlSeconds * 1000);
+    this.dropExpired(now);
+    return true;
+  }
+
+  /** Keeps the map from growing with every delivery id ever seen. */
+  private dropExpired(now: number): void {
+    if (this.claims.size < 10_000) return;
+    for (const [k, exp] of this.claims) if (exp <= now) this.claims.delete(k);
+  }
+
+  async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
+    this.open();
+    const request = newRequest(input, this.newId(), this.now());
+    this.requests.set(request.id, request);
+    return structuredClone(request);
+  }
+
+  async updateSmokeRequest(id: string, patch: SmokeRequestPatch): Promise<UpdateResult> {
+    this.open();
+    const current = this.requests.get(id);
+    if (!current) return { ok: false, reason: "not-found", detail: `no smoke request ${id}` };
+    const result = applyPatch(current, patch, this.now());
+    if (result.ok) this.requests.set(id, result.request);
+    return structuredClone(result);
+  }
+
+  async getSmokeRequest(id: string): Promise<SmokeRequest | undefined> {
+    this.open();
+    const r = this.requests.get(id);
+    return r ? structuredClone(r) : undefined;
+  }
+
+  async findByRunId(runId: number): Promise<SmokeRequest | undefined> {
+    this.open();
+    const r = this.select((x) => x.runId === runId).at(-1);
+    return r;
+  }
+
+  async activeForPr(repo: string, pr: number): Promise<SmokeRequest[]> {
+    this.open();
+    return this.select((r) => r.repo === repo && r.pr === pr && ACTIVE_STATUSES.includes(r.status));
+  }
+
+  async countUserRequestsSince(githubLogin: string, since: Date): Promise<number> {
+    this.open();
+    return this.select((r) => r.githubLogin === githubLogin && r.status !== "refused" && r.createdAt >= since).length;
+  }
+
+  async countActive(repo?: string): Promise<number> {
+    this.open();
+    return this.select((r) => ACTIVE_STATUSES.includes(r.status) && (repo === undefined || r.repo === repo)).length;
+  }
+
+  async listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {
+    this.open();
+    return this.select((r) => (r.status === "dispatched" || r.status === "queued") && (r.dispatchedAt ?? r.createdAt) < date);
+  }
+
+  /** Matching requests, oldest first (creation order, as SQLite's rowid gives). */
+  private select(match: (r: SmokeRequest) => boolean): SmokeRequest[] {
+    return [...this.requests.values()].filter(match).map((r) => structuredClone(r));
+  }
+
+  async audit(input: AuditInput): Promise<AuditRecord> {
+    this.open();
+    const record = newAudit(input, this.auditRecords.length + 1, this.now());
+    this.auditRecords.push(record);
+    return structuredClone(record);
+  }
+
+  async auditLog(options: { limit?: number; repo?: string } = {}): Promise<AuditRecord[]> {
+    this.open();
+    const limit = auditLimit(options.limit);
+    const matching = this.auditRecords.filter((r) => options.repo === undefined || r.repo === options.repo);
+    return matching.slice(-limit).reverse().map((r) => structuredClone(r));
+  }
+
+  async status(): Promise<StoreStatus> {
+    if (this.closed) return { kind: "memory", ok: false, detail: "closed" };
+    return {
+      kind: "memory",
+      ok: true,
+      detail: `in-process memory (${this.requests.size} smoke requests, ${this.auditRecords.length} audit records); not shared between replicas and lost on restart`,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}

@@ -1,0 +1,84 @@
+// The rules every Store implementation shares: input validation, the status lifecycle,
+// the timestamps that follow a status, and argument checks. Implementations only decide
+// where the records live.
+import {
+  AUDIT_LIMIT_MAX,
+  AuditRecordSchema,
+  NewSmokeRequestSchema,
+  SmokeRequestPatchSchema,
+  StoreError,
+  TERMINAL_STATUSES,
+  TRANSITIONS,
+  type AuditInput,
+  type AuditRecord,
+  type NewSmokeRequest,
+  type SmokeRequest,
+  type SmokeRequestPatch,
+  type UpdateResult,
+} from "./types.ts";
+
+/** Throws a StoreError naming the first bad field: a caller bug, not a user error. */
+function parseOrThrow<T>(what: string, parse: () => { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } }): T {
+  const result = parse();
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? issue.path.map(String).join(".") : "(record)";
+  throw new StoreError(`invalid ${what}: ${where}: ${issue?.message ?? "invalid"}`);
+}
+
+export function newRequest(input: NewSmokeRequest, id: string, now: Date): SmokeRequest {
+  const data = parseOrThrow("smoke request", () => NewSmokeRequestSchema.safeParse(input));
+  return {
+    ...data,
+    id,
+    runId: null,
+    checkRunId: null,
+    verdictStatus: null,
+    verdictSummary: null,
+    createdAt: now,
+    updatedAt: now,
+    dispatchedAt: null,
+    startedAt: null,
+    finishedAt: data.status === "refused" ? now : null,
+  };
+}
+
+/** The patched record, or why the patch does not apply (the record is unchanged then). */
+export function applyPatch(current: SmokeRequest, rawPatch: SmokeRequestPatch, now: Date): UpdateResult {
+  const patch = parseOrThrow("smoke request patch", () => SmokeRequestPatchSchema.safeParse(rawPatch));
+  const next: SmokeRequest = { ...current, ...patch, updatedAt: now };
+  const to = patch.status;
+  if (to !== undefined && to !== current.status) {
+    if (!TRANSITIONS[current.status].includes(to)) {
+      return { ok: false, reason: "bad-transition", detail: `a smoke request cannot go from ${current.status} to ${to}`, request: current };
+    }
+    // Timestamps follow the status unless the event carried its own (GitHub's started_at).
+    if (to === "dispatched" && patch.dispatchedAt === undefined) next.dispatchedAt ??= now;
+    if (to === "running" && patch.startedAt === undefined) next.startedAt ??= now;
+    if (TERMINAL_STATUSES.includes(to) && patch.finishedAt === undefined) next.finishedAt ??= now;
+  }
+  return { ok: true, request: next };
+}
+
+export function newAudit(input: AuditInput, id: number, now: Date): AuditRecord {
+  const data = parseOrThrow("audit record", () => AuditRecordSchema.safeParse(input));
+  return { ...data, at: data.at ?? now, id };
+}
+
+export function checkClaim(key: string, ttlSeconds: number): void {
+  if (key.length === 0 || key.length > 512) throw new StoreError(`an idempotency key must have 1 to 512 characters (got ${key.length})`);
+  if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0) throw new StoreError(`ttlSeconds must be a positive number (got ${ttlSeconds})`);
+}
+
+export function auditLimit(limit: number | undefined): number {
+  if (limit === undefined) return 100;
+  if (!Number.isInteger(limit) || limit < 1) throw new StoreError(`the audit log limit must be a positive integer (got ${limit})`);
+  return Math.min(limit, AUDIT_LIMIT_MAX);
+}
+
+/** Start of the UTC day of `now`: the window of `quotas.per_user_per_day`. */
+export function utcDayStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+export const closedError = (): StoreError => new StoreError("the store is closed");

@@ -1,0 +1,173 @@
+// What the bot remembers between events: idempotency keys (webhook deliveries, comment
+// ids, Slack retries), smoke requests and their lifecycle, and the audit log. The
+// interface is async so a Redis implementation (several replicas) can follow the
+// embedded SQLite one without changing callers.
+import { z } from "zod";
+
+export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;
+export const SmokeStatusSchema = z.enum(SMOKE_STATUSES);
+export type SmokeStatus = z.infer<typeof SmokeStatusSchema>;
+
+/** A GPU job exists (or is about to) for these: they count against the queue cap. */
+export const ACTIVE_STATUSES: readonly SmokeStatus[] = ["dispatched", "queued", "running"];
+export const TERMINAL_STATUSES: readonly SmokeStatus[] = ["refused", "completed", "cancelled", "timed_out", "failed"];
+
+/**
+ * The lifecycle. GitHub may deliver workflow events out of order or skip one (a run that
+ * fails before it starts goes queued -> completed), so forward jumps are allowed; going
+ * back (running -> queued) or leaving a terminal status is refused.
+ */
+export const TRANSITIONS: Readonly<Record<SmokeStatus, readonly SmokeStatus[]>> = {
+  requested: ["refused", "dispatched", "cancelled", "failed"],
+  dispatched: ["queued", "running", "completed", "cancelled", "timed_out", "failed"],
+  queued: ["running", "completed", "cancelled", "timed_out", "failed"],
+  running: ["completed", "cancelled", "timed_out", "failed"],
+  refused: [],
+  completed: [],
+  cancelled: [],
+  timed_out: [],
+  failed: [],
+};
+
+const Repo = z.string().regex(/^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/, "OWNER/REPO");
+const Sha = z.string().regex(/^[0-9a-f]{40}$/, "a 40-character commit SHA");
+const PositiveId = z.number().int().positive();
+
+export const SmokeSourceSchema = z.enum(["github-comment", "slack", "check-run-button"]);
+export type SmokeSource = z.infer<typeof SmokeSourceSchema>;
+
+/** What the caller knows when a request is made (status starts as `requested` unless given). */
+export const NewSmokeRequestSchema = z.object({
+  repo: Repo,
+  pr: PositiveId,
+  /** The head SHA pinned when the authorized person asked; the runner checks out exactly this. */
+  sha: Sha,
+  source: SmokeSourceSchema,
+  /** GitHub login of the person who asked (a Slack user is mapped to one before this point). */
+  githubLogin: z.string().min(1).max(100),
+  /** `TEAM:USER` when the request came from Slack. */
+  slackUser: z.string().min(1).max(100).nullable().default(null),
+  deliveryId: z.string().min(1).max(200).nullable().default(null),
+  recipe: z.string().min(1).max(200),
+  cp: PositiveId,
+  sizes: z.tuple([PositiveId, PositiveId]).nullable(),
+  gpus: PositiveId,
+  iters: PositiveId,
+  /** The final Hydra override list (SmokePlan.overrides). */
+  overrides: z.array(z.string().max(300)).max(100),
+  expectHcp: z.boolean(),
+  status: z.enum(["requested", "refused"]).default("requested"),
+  /** Why refused / failed / cancelled, in words for the reply. */
+  reason: z.string().max(2000).nullable().default(null),
+  slackChannel: z.string().max(100).nullable().default(null),
+  slackTs: z.string().max(100).nullable().default(null),
+});
+export type NewSmokeRequest = z.input<typeof NewSmokeRequestSchema>;
+
+export const SmokeRequestSchema = NewSmokeRequestSchema.extend({
+  id: z.string().min(1),
+  status: SmokeStatusSchema,
+  runId: PositiveId.nullable(),
+  checkRunId: PositiveId.nullable(),
+  /** The bot's own verdict, recomputed from the log: PASS / FAIL / ... (see src/core/verdict). */
+  verdictStatus: z.string().max(50).nullable(),
+  verdictSummary: z.string().max(4000).nullable(),
+  createdAt: z.date(),
+  updatedAt: z.date(),
+  dispatchedAt: z.date().nullable(),
+  startedAt: z.date().nullable(),
+  finishedAt: z.date().nullable(),
+});
+export type SmokeRequest = z.infer<typeof SmokeRequestSchema>;
+
+/** Fields an event may change; timestamps follow the status unless given. */
+export const SmokeRequestPatchSchema = z
+  .object({
+    status: SmokeStatusSchema,
+    reason: z.string().max(2000).nullable(),
+    runId: PositiveId.nullable(),
+    checkRunId: PositiveId.nullable(),
+    verdictStatus: z.string().max(50).nullable(),
+    verdictSummary: z.string().max(4000).nullable(),
+    slackChannel: z.string().max(100).nullable(),
+    slackTs: z.string().max(100).nullable(),
+    dispatchedAt: z.date().nullable(),
+    startedAt: z.date().nullable(),
+    finishedAt: z.date().nullable(),
+  })
+  .partial()
+  .strict();
+export type SmokeRequestPatch = z.infer<typeof SmokeRequestPatchSchema>;
+
+export type UpdateResult =
+  | { ok: true; request: SmokeRequest }
+  | { ok: false; reason: "not-found"; detail: string }
+  | { ok: false; reason: "bad-transition"; detail: string; request: SmokeRequest };
+
+export const AuditRecordSchema = z.object({
+  /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */
+  action: z.string().min(1).max(50),
+  decision: z.enum(["allowed", "denied"]),
+  /** Why denied (permission, quota, unmapped Slack user...) or a note on an allowed action. */
+  reason: z.string().max(2000).nullable().default(null),
+  githubLogin: z.string().max(100).nullable().default(null),
+  slackUser: z.string().max(100).nullable().default(null),
+  repo: z.string().max(200).nullable().default(null),
+  pr: PositiveId.nullable().default(null),
+  sha: z.string().max(64).nullable().default(null),
+  recipe: z.string().max(200).nullable().default(null),
+  deliveryId: z.string().max(200).nullable().default(null),
+  requestId: z.string().max(100).nullable().default(null),
+  runId: PositiveId.nullable().default(null),
+  verdict: z.string().max(50).nullable().default(null),
+  /** Defaults to the store's clock. */
+  at: z.date().optional(),
+});
+export type AuditInput = z.input<typeof AuditRecordSchema>;
+export type AuditRecord = Required<z.output<typeof AuditRecordSchema>> & { id: number };
+
+export interface StoreStatus {
+  kind: "sqlite" | "memory" | "redis";
+  ok: boolean;
+  detail: string;
+}
+
+export interface Store {
+  /**
+   * Claims an idempotency key for ttlSeconds. True for the first claim (go ahead),
+   * false while an unexpired claim exists (a redelivery or a retry: do nothing).
+   */
+  claim(key: string, ttlSeconds: number): Promise<boolean>;
+  createSmokeRequest(request: NewSmokeRequest): Promise<SmokeRequest>;
+  /** Applies a patch; a status change must follow TRANSITIONS (same status is a no-op change). */
+  updateSmokeRequest(id: string, patch: SmokeRequestPatch): Promise<UpdateResult>;
+  getSmokeRequest(id: string): Promise<SmokeRequest | undefined>;
+  findByRunId(runId: number): Promise<SmokeRequest | undefined>;
+  /** dispatched, queued or running, oldest first. */
+  activeForPr(repo: string, pr: number): Promise<SmokeRequest[]>;
+  /** Requests made by this login since then, refused ones excluded (a refusal costs no GPU time). */
+  countUserRequestsSince(githubLogin: string, since: Date): Promise<number>;
+  /** dispatched + queued + running, across repositories (or in one). */
+  countActive(repo?: string): Promise<number>;
+  /** dispatched or queued since before `date` (by dispatch time): candidates for the queue timeout. */
+  listQueuedOlderThan(date: Date): Promise<SmokeRequest[]>;
+  audit(record: AuditInput): Promise<AuditRecord>;
+  /** Newest first. */
+  auditLog(options?: { limit?: number; repo?: string }): Promise<AuditRecord[]>;
+  status(): Promise<StoreStatus>;
+  close(): Promise<void>;
+}
+
+/** A clear, single-sentence failure of the store (bad data dir, corrupt file, closed store). */
+export class StoreError extends Error {
+  override name = "StoreError";
+}
+
+export interface StoreOptions {
+  /** Injected clock, for TTL and day-boundary tests. */
+  now?: () => Date;
+  /** Request ids; defaults to crypto.randomUUID. */
+  newId?: () => string;
+}
+
+export const AUDIT_LIMIT_MAX = 1000;

@@ -1,0 +1,300 @@
+// One contract, every Store: the same tests run against MemoryStore and SqliteStore.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
+import { Clock, request } from "./helpers.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const IMPLEMENTATIONS: [string, (options: StoreOptions) => Store][] = [
+  ["MemoryStore", (options) => new MemoryStore(options)],
+  [
+    "SqliteStore",
+    (options) => {
+      const dir = mkdtempSync(join(tmpdir(), "hcp-store-"));
+      dirs.push(dir);
+      return SqliteStore.open(join(dir, "data"), options);
+    },
+  ],
+];
+
+describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
+  function setup() {
+    const clock = new Clock();
+    let n = 0;
+    const store = make({ now: clock.now, newId: () => `req-${++n}` });
+    return { clock, store };
+  }
+
+  describe("claim (idempotency)", () => {
+    it("is true once, then false while the claim lives", async () => {
+      const { store } = setup();
+      expect(await store.claim("gh:delivery:1", 3600)).toBe(true);
+      expect(await store.claim("gh:delivery:1", 3600)).toBe(false);
+      expect(await store.claim("gh:delivery:2", 3600)).toBe(true);
+      await store.close();
+    });
+
+    it("can be claimed again once the TTL has passed", async () => {
+      const { store, clock } = setup();
+      expect(await store.claim("slack:retry:x", 60)).toBe(true);
+      clock.advance(59);
+      expect(await store.claim("slack:retry:x", 60)).toBe(false);
+      clock.advance(1);
+      expect(await store.claim("slack:retry:x", 60)).toBe(true);
+      expect(await store.claim("slack:retry:x", 60)).toBe(false);
+      await store.close();
+    });
+
+    it("a failed re-claim does not extend the first claim", async () => {
+      const { store, clock } = setup();
+      await store.claim("k", 10);
+      clock.advance(9);
+      expect(await store.claim("k", 1000)).toBe(false);
+      clock.advance(1);
+      expect(await store.claim("k", 10)).toBe(true);
+      await store.close();
+    });
+
+    it("lets exactly one of many concurrent claims of one key win", async () => {
+      const { store } = setup();
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.claim("comment:42", 600)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await store.close();
+    });
+
+    it("refuses bad keys and TTLs with a StoreError", async () => {
+      const { store } = setup();
+      await expect(store.claim("", 10)).rejects.toThrow(StoreError);
+      await expect(store.claim("x".repeat(513), 10)).rejects.toThrow(/1 to 512 characters/);
+      await expect(store.claim("k", 0)).rejects.toThrow(/positive/);
+      await expect(store.claim("k", Number.NaN)).rejects.toThrow(/positive/);
+      await store.close();
+    });
+  });
+
+  describe("smoke requests", () => {
+    it("creates a request with defaults and reads it back", async () => {
+      const { store, clock } = setup();
+      const created = await store.createSmokeRequest(request({ slackUser: "T1:U1", slackChannel: "C1" }));
+      expect(created).toMatchObject({
+        id: "req-1",
+        status: "requested",
+        runId: null,
+        checkRunId: null,
+        verdictStatus: null,
+        slackUser: "T1:U1",
+        slackChannel: "C1",
+        slackTs: null,
+        reason: null,
+        createdAt: clock.now(),
+        updatedAt: clock.now(),
+        dispatchedAt: null,
+        finishedAt: null,
+      });
+      expect(await store.getSmokeRequest("req-1")).toEqual(created);
+      expect(await store.getSmokeRequest("nope")).toBeUndefined();
+      await store.close();
+    });
+
+    it("stores a refused request as finished", async () => {
+      const { store, clock } = setup();
+      const r = await store.createSmokeRequest(request({ status: "refused", reason: "quota: 10 runs today" }));
+      expect(r).toMatchObject({ status: "refused", reason: "quota: 10 runs today", finishedAt: clock.now() });
+      await store.close();
+    });
+
+    it("refuses an invalid record with a StoreError naming the field", async () => {
+      const { store } = setup();
+      await expect(store.createSmokeRequest(request({ sha: "main" }))).rejects.toThrow(/invalid smoke request: sha: a 40-character commit SHA/);
+      await expect(store.createSmokeRequest(request({ repo: "no-slash" }))).rejects.toThrow(/repo/);
+      await store.close();
+    });
+
+    it("walks the lifecycle with timestamps that follow the status", async () => {
+      const { store, clock } = setup();
+      const { id } = await store.createSmokeRequest(request());
+      clock.advance(5);
+      const dispatched = await store.updateSmokeRequest(id, { status: "dispatched", runId: 777, checkRunId: 55, slackTs: "1700000000.000100" });
+      expect(dispatched).toMatchObject({ ok: true, request: { status: "dispatched", runId: 777, checkRunId: 55, dispatchedAt: clock.now(), slackTs: "1700000000.000100" } });
+      clock.advance(5);
+      await store.updateSmokeRequest(id, { status: "queued" });
+      clock.advance(60);
+      const started = new Date(clock.t - 1000);
+      expect(await store.updateSmokeRequest(id, { status: "running", startedAt: started })).toMatchObject({ ok: true, request: { startedAt: started } });
+      clock.advance(300);
+      const done = await store.updateSmokeRequest(id, { status: "completed", verdictStatus: "PASS", verdictSummary: "2 iterations, HCP groups seen" });
+      expect(done).toMatchObject({ ok: true, request: { status: "completed", verdictStatus: "PASS", finishedAt: clock.now(), updatedAt: clock.now() } });
+      expect(await store.findByRunId(777)).toMatchObject({ id, status: "completed", verdictSummary: "2 iterations, HCP groups seen" });
+      // Non-status fields may still change after the end (a Slack message posted late).
+      expect(await store.updateSmokeRequest(id, { slackChannel: "C9" })).toMatchObject({ ok: true, request: { slackChannel: "C9", status: "completed" } });
+      await store.close();
+    });
+
+    it("allows forward jumps (queued -> completed) and refuses going back or leaving a terminal status", async () => {
+      const { store } = setup();
+      const { id } = await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(id, { status: "dispatched" });
+      await store.updateSmokeRequest(id, { status: "running" });
+      const back = await store.updateSmokeRequest(id, { status: "queued" });
+      expect(back).toMatchObject({ ok: false, reason: "bad-transition", detail: "a smoke request cannot go from running to queued", request: { status: "running" } });
+      expect(await store.updateSmokeRequest(id, { status: "running" })).toMatchObject({ ok: true });
+      await store.updateSmokeRequest(id, { status: "failed", reason: "runner lost" });
+      expect(await store.updateSmokeRequest(id, { status: "completed" })).toMatchObject({ ok: false, reason: "bad-transition" });
+      expect(await store.getSmokeRequest(id)).toMatchObject({ status: "failed", reason: "runner lost" });
+
+      const other = await store.createSmokeRequest(request());
+      expect(await store.updateSmokeRequest(other.id, { status: "running" })).toMatchObject({ ok: false, reason: "bad-transition" });
+      expect(await store.updateSmokeRequest(other.id, { status: "dispatched" })).toMatchObject({ ok: true });
+      expect(await store.updateSmokeRequest(other.id, { status: "completed" })).toMatchObject({ ok: true });
+      await store.close();
+    });
+
+    it("reports a missing request and rejects unknown patch fields", async () => {
+      const { store } = setup();
+      expect(await store.updateSmokeRequest("missing", { status: "queued" })).toEqual({ ok: false, reason: "not-found", detail: "no smoke request missing" });
+      const { id } = await store.createSmokeRequest(request());
+      await expect(store.updateSmokeRequest(id, { repo: "x/y" } as never)).rejects.toThrow(StoreError);
+      await store.close();
+    });
+
+    it("hands out copies: mutating a returned record changes nothing stored", async () => {
+      const { store } = setup();
+      const r = await store.createSmokeRequest(request());
+      r.overrides.push("evil=1");
+      r.status = "completed";
+      expect(await store.getSmokeRequest(r.id)).toMatchObject({ status: "requested", overrides: request().overrides });
+      await store.close();
+    });
+
+    it("finds active requests per PR and counts the global queue", async () => {
+      const { store } = setup();
+      const a = await store.createSmokeRequest(request());
+      const b = await store.createSmokeRequest(request());
+      const c = await store.createSmokeRequest(request({ pr: 99 }));
+      const d = await store.createSmokeRequest(request({ repo: "other/repo" }));
+      await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(a.id, { status: "dispatched" });
+      await store.updateSmokeRequest(b.id, { status: "dispatched" });
+      await store.updateSmokeRequest(b.id, { status: "running" });
+      await store.updateSmokeRequest(c.id, { status: "dispatched" });
+      await store.updateSmokeRequest(d.id, { status: "dispatched" });
+      await store.updateSmokeRequest(d.id, { status: "cancelled" });
+      expect((await store.activeForPr("NVIDIA-NeMo/Megatron-Bridge", 1234)).map((r) => r.id)).toEqual([a.id, b.id]);
+      expect(await store.activeForPr("NVIDIA-NeMo/Megatron-Bridge", 5)).toEqual([]);
+      expect(await store.countActive()).toBe(3);
+      expect(await store.countActive("NVIDIA-NeMo/Megatron-Bridge")).toBe(3);
+      expect(await store.countActive("other/repo")).toBe(0);
+      await store.close();
+    });
+
+    it("lists requests still queued after the queue timeout", async () => {
+      const { store, clock } = setup();
+      const old = await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(old.id, { status: "dispatched" });
+      clock.advance(10 * 60);
+      const queued = await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(queued.id, { status: "dispatched" });
+      await store.updateSmokeRequest(queued.id, { status: "queued" });
+      const running = await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(running.id, { status: "dispatched" });
+      await store.updateSmokeRequest(running.id, { status: "running" });
+      await store.createSmokeRequest(request()); // requested, never dispatched
+      clock.advance(25 * 60);
+      const cutoff = new Date(clock.t - 30 * 60 * 1000);
+      expect((await store.listQueuedOlderThan(cutoff)).map((r) => r.id)).toEqual([old.id]);
+      expect((await store.listQueuedOlderThan(clock.now())).map((r) => r.id)).toEqual([old.id, queued.id]);
+      await store.close();
+    });
+
+    it("finds the newest request for a run id", async () => {
+      const { store } = setup();
+      expect(await store.findByRunId(1)).toBeUndefined();
+      const a = await store.createSmokeRequest(request());
+      await store.updateSmokeRequest(a.id, { status: "dispatched", runId: 5 });
+      expect((await store.findByRunId(5))?.id).toBe(a.id);
+      await store.close();
+    });
+  });
+
+  describe("quotas", () => {
+    it("counts a user's requests since a time, without refusals or other users", async () => {
+      const { store, clock } = setup();
+      await store.createSmokeRequest(request());
+      await store.createSmokeRequest(request({ status: "refused", reason: "quota" }));
+      await store.createSmokeRequest(request({ githubLogin: "bob" }));
+      clock.advance(60);
+      await store.createSmokeRequest(request());
+      expect(await store.countUserRequestsSince("alice", new Date(0))).toBe(2);
+      expect(await store.countUserRequestsSince("alice", new Date(clock.t - 30_000))).toBe(1);
+      expect(await store.countUserRequestsSince("bob", new Date(0))).toBe(1);
+      expect(await store.countUserRequestsSince("carol", new Date(0))).toBe(0);
+      await store.close();
+    });
+
+    it("resets at the UTC day boundary (and a rolling window still sees yesterday)", async () => {
+      const { store, clock } = setup();
+      clock.set("2026-03-01T23:50:00Z");
+      await store.createSmokeRequest(request());
+      await store.createSmokeRequest(request());
+      clock.set("2026-03-01T23:59:59.999Z");
+      await store.createSmokeRequest(request());
+      expect(await store.countUserRequestsSince("alice", utcDayStart(clock.now()))).toBe(3);
+      clock.set("2026-03-02T00:00:00Z");
+      expect(await store.countUserRequestsSince("alice", utcDayStart(clock.now()))).toBe(0);
+      clock.set("2026-03-02T00:10:00Z");
+      await store.createSmokeRequest(request());
+      expect(await store.countUserRequestsSince("alice", utcDayStart(clock.now()))).toBe(1);
+      expect(await store.countUserRequestsSince("alice", new Date(clock.t - 24 * 3600 * 1000))).toBe(4);
+      await store.close();
+    });
+  });
+
+  describe("audit log", () => {
+    it("records who asked, what, and the decision, newest first", async () => {
+      const { store, clock } = setup();
+      const first = await store.audit({
+        action: "smoke",
+        decision: "denied",
+        reason: "permission read < write",
+        githubLogin: "mallory",
+        repo: "NVIDIA-NeMo/Megatron-Bridge",
+        pr: 1234,
+        sha: "b".repeat(40),
+        deliveryId: "d-9",
+      });
+      expect(first).toMatchObject({ id: expect.any(Number), at: clock.now(), slackUser: null, runId: null, verdict: null, recipe: null });
+      clock.advance(1);
+      await store.audit({ action: "smoke", decision: "allowed", githubLogin: "alice", slackUser: "T1:U7", repo: "NVIDIA-NeMo/Megatron-Bridge", pr: 1234, recipe: "llama32_1b_pretrain_config", requestId: "req-1", runId: 777 });
+      clock.advance(1);
+      await store.audit({ action: "verdict", decision: "allowed", repo: "other/repo", runId: 778, verdict: "FAIL", at: new Date("2026-01-01T00:00:00Z") });
+      const log = await store.auditLog();
+      expect(log.map((r) => r.action)).toEqual(["verdict", "smoke", "smoke"]);
+      expect(log[0]!.at).toEqual(new Date("2026-01-01T00:00:00Z"));
+      expect(log[1]).toMatchObject({ githubLogin: "alice", slackUser: "T1:U7", decision: "allowed", runId: 777, requestId: "req-1" });
+      expect(log[2]).toEqual(first);
+      expect(await store.auditLog({ limit: 1 })).toHaveLength(1);
+      expect((await store.auditLog({ repo: "other/repo" })).map((r) => r.verdict)).toEqual(["FAIL"]);
+      await expect(store.auditLog({ limit: 0 })).rejects.toThrow(/positive integer/);
+      await expect(store.audit({ action: "", decision: "allowed" })).rejects.toThrow(/invalid audit record: action/);
+      await store.close();
+    });
+  });
+
+  describe("status and close", () => {
+    it("reports ok, then not ok after close; a closed store refuses work", async () => {
+      const { store } = setup();
+      expect(await store.status()).toMatchObject({ ok: true, detail: expect.any(String) });
+      await store.close();
+      await store.close(); // twice is fine
+      expect(await store.status()).toMatchObject({ ok: false });
+      await expect(store.claim("k", 10)).rejects.toThrow(/the store is closed/);
+      await expect(store.getSmokeRequest("x")).rejects.toThrow(/the store is closed/);
+    });
+  });
+});
