@@ -11,7 +11,10 @@ export interface CommandLine {
 }
 
 const COMMAND_START = /^ {0,3}\/hcp(?=[ \t]|$)/i;
-const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+// A fence at the top level, or as the first thing of a (nested) list item: `- ```bash`.
+const FENCE_OPEN = /^((?: {0,3}(?:[-*+]|[0-9]{1,9}[.)])(?: {1,4}|\t))*)( {0,3})(`{3,}|~{3,})(.*)$/;
+// HTML blocks whose content is raw text (CommonMark type 1): hidden or preformatted, never a command.
+const RAW_HTML_OPEN = /^ {0,3}<(pre|script|style|textarea)(?=[\s>]|$)/i;
 const QUOTE = /^ {0,3}>/;
 // Four spaces or a tab before any text: an indented code block or a paragraph continuation.
 const INDENTED = /^(?: {0,3}\t| {4})/;
@@ -19,6 +22,8 @@ const INDENTED = /^(?: {0,3}\t| {4})/;
 interface Fence {
   char: string;
   length: number;
+  /** Columns of list-item content before the fence; a closing fence may be indented by that plus 3. */
+  indent: number;
 }
 
 /** Scans line by line; stops once `max` command lines are found (the caller caps replies). */
@@ -28,10 +33,15 @@ export function commandLines(body: string, max: number): CommandLine[] {
   let fence: Fence | undefined;
   let inComment = false;
   let inQuote = false;
+  let rawHtml: string | undefined;
   for (let i = 0; i < lines.length && found.length < max; i++) {
     const text = lines[i] ?? "";
     if (fence) {
       if (closesFence(text, fence)) fence = undefined;
+      continue;
+    }
+    if (rawHtml) {
+      if (text.toLowerCase().includes(`</${rawHtml}>`)) rawHtml = undefined;
       continue;
     }
     if (inComment) {
@@ -46,6 +56,13 @@ export function commandLines(body: string, max: number): CommandLine[] {
     const opened = openFence(text);
     if (opened) {
       fence = opened;
+      inQuote = false;
+      continue;
+    }
+    const html = RAW_HTML_OPEN.exec(text);
+    if (html) {
+      const tag = (html[1] ?? "").toLowerCase();
+      if (!text.toLowerCase().includes(`</${tag}>`)) rawHtml = tag;
       inQuote = false;
       continue;
     }
@@ -67,17 +84,19 @@ export function commandLines(body: string, max: number): CommandLine[] {
 function openFence(text: string): Fence | undefined {
   const m = FENCE_OPEN.exec(text);
   if (!m) return undefined;
-  const marker = m[1] ?? "";
+  const marker = m[3] ?? "";
   const char = marker[0] ?? "`";
   // CommonMark: a backtick fence's info string cannot hold a backtick (```x``` is inline code).
-  if (char === "`" && (m[2] ?? "").includes("`")) return undefined;
-  return { char, length: marker.length };
+  if (char === "`" && (m[4] ?? "").includes("`")) return undefined;
+  return { char, length: marker.length, indent: (m[1] ?? "").replace(/\t/g, "    ").length };
 }
 
 function closesFence(text: string, fence: Fence): boolean {
-  const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(text);
-  const marker = m?.[1];
-  return marker !== undefined && marker[0] === fence.char && marker.length >= fence.length;
+  const m = /^( *)(`{3,}|~{3,})[ \t]*$/.exec(text);
+  const marker = m?.[2];
+  // Deeper indentation is fence content, so the block (and its hiding) goes on.
+  const indentOk = (m?.[1] ?? "").length <= fence.indent + 3;
+  return marker !== undefined && indentOk && marker[0] === fence.char && marker.length >= fence.length;
 }
 
 /** Removes `<!-- ... -->` spans from one line; `open` says a comment is still open at its end. */
