@@ -1,7 +1,6 @@
 // The smoke command line and its environment, as data. Nothing here spawns or touches the
 // file system, so --dry-run and the tests see exactly what the real run executes.
 import { delimiter } from "node:path";
-import { harnessOverrides, type ParsedOverride } from "./overrides.ts";
 
 export const RECIPE_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const TRAINING_SCRIPT = "scripts/training/run_recipe.py";
@@ -9,15 +8,13 @@ export const TRAINING_SCRIPT = "scripts/training/run_recipe.py";
 export interface SmokeCommand {
   recipe: string;
   nproc: number;
-  iters: number;
-  globalBatchSize: number;
-  overrides: readonly ParsedOverride[];
+  /** The composed Hydra overrides (overrides.ts composeOverrides: the harness's come last). */
+  overrides: readonly string[];
 }
 
 /**
  * The seed's smoke command (HCP-RULES 2.1): `uv run python -m torch.distributed.run
- * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the user's overrides,
- * then the harness's (last, so they win).
+ * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the overrides.
  */
 export function buildArgv(cmd: SmokeCommand): string[] {
   return [
@@ -30,8 +27,7 @@ export function buildArgv(cmd: SmokeCommand): string[] {
     TRAINING_SCRIPT,
     "--recipe",
     cmd.recipe,
-    ...cmd.overrides.map((o) => o.text),
-    ...harnessOverrides({ iters: cmd.iters, globalBatchSize: cmd.globalBatchSize }),
+    ...cmd.overrides,
   ];
 }
 

@@ -105,50 +105,109 @@ export function overridesFromEnv(name: string, env: Readonly<Record<string, stri
 
 export interface HarnessSettings {
   iters: number;
-  globalBatchSize: number;
+  nproc: number;
 }
 
+type Setting = readonly [key: string, value: string];
+
 /**
- * The overrides that make a short smoke run say something (HCP-RULES 4.2, rule SMOKE1):
+ * The settings that make a short smoke run say something (HCP-RULES 4.2, rule SMOKE1), always
+ * set by the harness:
  * - log_interval=1: `_pretrain_common` logs every 10 steps, so 2 iterations print no step line;
  * - log_throughput=true: TFLOP/s/GPU for the "CP silently off" sanity check (Bridge #2667);
- * - a small global batch: the recipe's 512 would be 512 micro-batches per step on DP=1;
  * - no checkpoint save/load: a stale checkpoint resumes past train_iters and "passes" untrained;
  * - no evaluation: eval_iters=32 would run after the 2 steps.
  * They come last on the command line (run_recipe.py: the trailing KEY=VALUE wins).
  */
-export function harnessOverrides(settings: HarnessSettings): string[] {
+export function fixedHarness(settings: HarnessSettings): Setting[] {
   return [
-    "logger.log_interval=1",
-    "logger.log_throughput=true",
-    `train.train_iters=${settings.iters}`,
-    `train.global_batch_size=${settings.globalBatchSize}`,
-    "checkpoint.save=null",
-    "checkpoint.load=null",
-    "validation.eval_iters=0",
-    "validation.eval_interval=0",
+    ["logger.log_interval", "1"],
+    ["logger.log_throughput", "true"],
+    ["train.train_iters", String(settings.iters)],
+    ["checkpoint.save", "null"],
+    ["checkpoint.load", "null"],
+    ["validation.eval_iters", "0"],
+    ["validation.eval_interval", "0"],
   ];
 }
 
-/** Keys the harness owns; set through smoke-run's own flags (--iters, --global-batch-size) or not at all. */
-export const HARNESS_KEYS: readonly string[] = harnessOverrides({ iters: 1, globalBatchSize: 1 }).map((o) => o.slice(0, o.indexOf("=")));
-
-const HARNESS_FLAG: Readonly<Record<string, string>> = {
-  "train.train_iters": " (use --iters)",
-  "train.global_batch_size": " (use --global-batch-size)",
-};
-
-/** The harness key a user override touches: the key itself, a parent (`checkpoint=…`) or a child. */
-export function harnessKeyTouched(key: string): string | undefined {
-  return HARNESS_KEYS.find((h) => h === key || h.startsWith(`${key}.`) || key.startsWith(`${h}.`));
+/**
+ * Defaults the user may replace (as the bot's /hcp grammar allows): the recipe's global batch
+ * (512 for llama32_1b) would be 512 micro-batches per step on DP=1. A global batch equal to the
+ * GPU count with micro-batch 1 is divisible by every data-parallel size those GPUs allow.
+ */
+export function defaultHarness(settings: HarnessSettings): Setting[] {
+  return [
+    ["train.global_batch_size", String(settings.nproc)],
+    ["train.micro_batch_size", "1"],
+  ];
 }
 
-export function refuseHarnessKeys(overrides: readonly ParsedOverride[]): void {
-  const clashes = overrides.flatMap((o) => {
-    const h = harnessKeyTouched(o.key);
-    return h ? [`  - ${JSON.stringify(o.text)} touches ${h}, which the smoke harness sets itself${HARNESS_FLAG[h] ?? ""}`] : [];
-  });
-  if (clashes.length > 0) {
-    throw new OverrideError(`override${clashes.length > 1 ? "s" : ""} refused:\n${clashes.join("\n")}\nThe harness keys (${HARNESS_KEYS.join(", ")}) keep a short run meaningful (HCP-RULES 4.2).`);
+/** Keys the harness owns: set through smoke-run's flags (--iters) or not at all. */
+export const HARNESS_KEYS: readonly string[] = fixedHarness({ iters: 1, nproc: 1 }).map(([k]) => k);
+/** Whole sections the harness owns (a checkpoint path reads or writes the runner's disk). */
+export const HARNESS_SECTIONS: readonly string[] = ["checkpoint"];
+
+const HARNESS_FLAG: Readonly<Record<string, string>> = { "train.train_iters": " (use --iters)" };
+
+/** The harness key or section a user override touches: the key itself, a parent (`checkpoint=…`) or a child. */
+export function harnessKeyTouched(key: string): string | undefined {
+  return (
+    HARNESS_KEYS.find((h) => h === key || h.startsWith(`${key}.`) || key.startsWith(`${h}.`)) ??
+    HARNESS_SECTIONS.find((section) => key === section || key.startsWith(`${section}.`))
+  );
+}
+
+/** true/false/null as Hydra reads them: `checkpoint.save=NULL` is the same setting. */
+function sameValue(a: string, b: string): boolean {
+  return a === b || (/^(true|false|null)$/i.test(a) && a.toLowerCase() === b.toLowerCase());
+}
+
+export interface ComposedOverrides {
+  /** The final list for run_recipe.py: each key once, harness keys last. */
+  overrides: string[];
+  /** User overrides equal to a harness setting, dropped as duplicates (the bot may send the full list). */
+  duplicates: string[];
+}
+
+/**
+ * User overrides, then the defaults the user did not set, then the fixed harness settings.
+ * A user override that repeats a fixed setting exactly is dropped; any other override that
+ * touches a harness key is refused (OverrideError).
+ */
+export function composeOverrides(user: readonly ParsedOverride[], settings: HarnessSettings): ComposedOverrides {
+  const fixed = fixedHarness(settings);
+  const fixedValue = new Map(fixed);
+  const duplicates: string[] = [];
+  const clashes: string[] = [];
+  const kept: ParsedOverride[] = [];
+  for (const o of user) {
+    const harnessValue = fixedValue.get(o.key);
+    if (o.prefix === "" && harnessValue !== undefined && o.value !== null && sameValue(o.value, harnessValue)) {
+      duplicates.push(o.text);
+      continue;
+    }
+    const touched = harnessKeyTouched(o.key);
+    if (touched) {
+      const set = fixedValue.has(touched) ? `sets ${touched}=${fixedValue.get(touched)} itself` : `owns ${touched}.*`;
+      clashes.push(`  - ${JSON.stringify(o.text)} touches ${touched}; the smoke harness ${set}${HARNESS_FLAG[touched] ?? ""}`);
+      continue;
+    }
+    kept.push(o);
   }
+  if (clashes.length > 0) {
+    throw new OverrideError(
+      `override${clashes.length > 1 ? "s" : ""} refused:\n${clashes.join("\n")}\n` +
+        `The harness settings (${HARNESS_KEYS.join(", ")}, ${HARNESS_SECTIONS.map((s) => `${s}.*`).join(", ")}) keep a short run meaningful (HCP-RULES 4.2).`,
+    );
+  }
+  const userKeys = new Set(kept.map((o) => o.key));
+  return {
+    overrides: [
+      ...kept.map((o) => o.text),
+      ...defaultHarness(settings).filter(([k]) => !userKeys.has(k)).map(([k, v]) => `${k}=${v}`),
+      ...fixed.map(([k, v]) => `${k}=${v}`),
+    ],
+    duplicates,
+  };
 }

@@ -14,7 +14,7 @@ import { createVerdictParser } from "../core/verdict/parser.ts";
 import type { Verdict, VerdictOptions } from "../core/verdict/schema.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
-import { OverrideError, overridesFromEnv, parseOverrides, refuseHarnessKeys, type ParsedOverride } from "./overrides.ts";
+import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
 import { verdictJson, verdictLine, verdictMarkdown } from "./report.ts";
@@ -31,7 +31,6 @@ Options:
   --recipe NAME            recipe function (required)
   --nproc N                GPUs / ranks (default 4)
   --iters N                training iterations (default 2)
-  --global-batch-size N    small global batch for the smoke run (default 8)
   --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
   --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
   --out DIR                verdict.json, run.json and the log (default ./hcp-smoke-out)
@@ -42,9 +41,11 @@ Options:
   --overrides-env VAR      read more overrides from VAR, a JSON array of strings
   --dry-run                print the argv (JSON) and the environment changes; run nothing
 
-Overrides are Hydra KEY=VALUE (key optionally prefixed by +, ++ or ~). The harness sets
-${"logger.log_interval, logger.log_throughput, train.train_iters, train.global_batch_size,"}
-checkpoint.save/load and validation.eval_iters/eval_interval itself; overriding them is refused.
+Overrides are Hydra KEY=VALUE (key optionally prefixed by +, ++ or ~). The harness always sets
+logger.log_interval=1 logger.log_throughput=true train.train_iters=ITERS checkpoint.save=null
+checkpoint.load=null validation.eval_iters=0 validation.eval_interval=0 (last, so they win):
+other values for these keys, or any checkpoint.* key, are refused; exact repeats are dropped.
+Unless given, it also sets train.global_batch_size=NPROC train.micro_batch_size=1.
 Exit status: 0 pass, 1 any other verdict, 2 bad usage.
 `;
 
@@ -67,7 +68,6 @@ const SmokeRunOptionsSchema = z.object({
   recipe: z.string({ error: "--recipe NAME is required" }).regex(RECIPE_RE, "--recipe must be a Python identifier (a recipe function name)"),
   nproc: Count(1, 64, "--nproc").default(4),
   iters: Count(1, 50, "--iters").default(2),
-  globalBatchSize: Count(1, 4096, "--global-batch-size").default(8),
   timeoutMs: Duration("--timeout", 24 * 3_600_000).default(30 * 60_000),
   graceMs: Duration("--grace", 10 * 60_000).default(10_000),
   out: z.string().min(1).default("hcp-smoke-out"),
@@ -77,7 +77,14 @@ const SmokeRunOptionsSchema = z.object({
   overridesEnv: z.string().optional(),
   dryRun: z.boolean().default(false),
 });
-export type SmokeRunOptions = z.output<typeof SmokeRunOptionsSchema> & { overrides: ParsedOverride[] };
+export type SmokeRunOptions = z.output<typeof SmokeRunOptionsSchema> & {
+  /** The user's overrides, validated (kept for the verdict's layout comparison). */
+  userOverrides: ParsedOverride[];
+  /** The final override list: user, harness defaults, fixed harness settings. */
+  overrides: string[];
+  /** User overrides dropped because they repeat a harness setting exactly. */
+  duplicates: string[];
+};
 
 /** Parses and validates the command line; throws SmokeUsageError with a message for the user. */
 export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOptions {
@@ -91,7 +98,6 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
         recipe: { type: "string" },
         nproc: { type: "string" },
         iters: { type: "string" },
-        "global-batch-size": { type: "string" },
         timeout: { type: "string" },
         grace: { type: "string" },
         out: { type: "string" },
@@ -112,7 +118,6 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
     recipe: values.recipe,
     nproc: values.nproc,
     iters: values.iters,
-    globalBatchSize: values["global-batch-size"],
     timeoutMs: values.timeout,
     graceMs: values.grace,
     out: values.out,
@@ -125,9 +130,9 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
   if (!parsed.success) throw new SmokeUsageError(parsed.error.issues.map((i) => i.message).join("\n"));
   try {
     const texts = [...(parsed.data.overridesEnv ? overridesFromEnv(parsed.data.overridesEnv, env) : []), ...positionals];
-    const overrides = parseOverrides(texts);
-    refuseHarnessKeys(overrides);
-    return { ...parsed.data, overrides };
+    const userOverrides = parseOverrides(texts);
+    const { overrides, duplicates } = composeOverrides(userOverrides, parsed.data);
+    return { ...parsed.data, userOverrides, overrides, duplicates };
   } catch (error) {
     if (error instanceof OverrideError) throw new SmokeUsageError(error.message);
     throw error;
@@ -173,11 +178,12 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     }
     throw error;
   }
-  const command = buildArgv({ ...options, overrides: options.overrides });
+  const command = buildArgv(options);
+  const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
   if (options.dryRun) {
     const preview = buildEnv(deps.env, "<probe-dir>");
-    deps.out(`${JSON.stringify({ argv: command, env: preview.added, unset: preview.removed, notices: preview.notices }, null, 2)}\n`);
+    deps.out(`${JSON.stringify({ argv: command, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
     return SMOKE_EXIT.pass;
   }
 
@@ -189,11 +195,13 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
 
   const probe = await writeProbeDir();
   try {
-    const { env, added, removed, notices } = buildEnv(deps.env, probe.dir);
+    const built = buildEnv(deps.env, probe.dir);
+    const { env, added, removed } = built;
+    const notices = [...duplicatesNotice, ...built.notices];
     for (const n of notices) say(n);
     say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py)`);
 
-    const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.overrides) };
+    const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides) };
     const parser = createVerdictParser(verdictOptions);
     const log = createWriteStream(logPath);
     const startedAt = new Date();

@@ -12,16 +12,18 @@ import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, startH
 
 const RECIPE = "llama32_1b_pretrain_config";
 const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
-const HARNESS = [
+/** The fixed harness settings for --iters N (always last). */
+const fixed = (iters = 2) => [
   "logger.log_interval=1",
   "logger.log_throughput=true",
-  "train.train_iters=2",
-  "train.global_batch_size=8",
+  `train.train_iters=${iters}`,
   "checkpoint.save=null",
   "checkpoint.load=null",
   "validation.eval_iters=0",
   "validation.eval_interval=0",
 ];
+/** The harness defaults for N GPUs, unless the user set them. */
+const defaults = (nproc: number) => [`train.global_batch_size=${nproc}`, "train.micro_batch_size=1"];
 
 interface Recorded {
   argv: string[];
@@ -78,7 +80,8 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
       "--recipe",
       RECIPE,
       ...HCP_OVERRIDES,
-      ...HARNESS,
+      ...defaults(2),
+      ...fixed(),
     ]);
     expect(rec.cwd).toBe(cwd);
   });
@@ -310,19 +313,21 @@ describe("smoke-run: refusing bad input (exit 2, nothing runs)", () => {
 
   it.each([
     ["checkpoint.save=/data/ckpt", "checkpoint.save"],
-    ["checkpoint.load=null", "checkpoint.load"],
+    ["checkpoint.load=/old/run", "checkpoint.load"],
     ["++logger.log_interval=10", "logger.log_interval"],
     ["~validation.eval_iters", "validation.eval_iters"],
     ["checkpoint={save:x}", "checkpoint.save"],
     ["train.train_iters=100", "train.train_iters"],
-    ["train.global_batch_size=512", "train.global_batch_size"],
-  ])("protects the harness key touched by %j", async (override, key) => {
+    ["+checkpoint.save=null", "checkpoint.save"],
+    ["checkpoint.pretrained_checkpoint=/data/llama", "checkpoint"],
+    ["~checkpoint", "checkpoint.save"],
+  ])("protects the harness setting touched by %j", async (override, key) => {
     const stderr = await refused(["--recipe", RECIPE, "--", "model.context_parallel_size=4", override]);
-    expect(stderr).toContain(`${JSON.stringify(override)} touches ${key}, which the smoke harness sets itself`);
+    expect(stderr).toContain(`${JSON.stringify(override)} touches ${key}; the smoke harness `);
   });
 
-  it("every harness key is protected", () => {
-    expect([...HARNESS_KEYS].sort()).toEqual(HARNESS.map((h) => h.slice(0, h.indexOf("="))).sort());
+  it("every fixed harness setting is protected", () => {
+    expect([...HARNESS_KEYS].sort()).toEqual(fixed().map((h) => h.slice(0, h.indexOf("="))).sort());
   });
 
   it.each([
@@ -353,11 +358,11 @@ describe("smoke-run: refusing bad input (exit 2, nothing runs)", () => {
 });
 
 describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
-  it("prints the argv and environment changes as JSON, with --overrides-env before the positional overrides; runs nothing", async () => {
+  it("prints the argv and environment changes as JSON: --overrides-env first, then positional overrides, harness defaults, fixed harness; runs nothing", async () => {
     const cwd = tempDir();
     const record = join(cwd, "uv-record.json");
     const r = await hcpBot(
-      ["smoke-run", "--recipe", RECIPE, "--nproc", "8", "--iters", "3", "--global-batch-size", "16", "--overrides-env", "HCP_OVERRIDES", "--dry-run", "--", "+model.extra=1"],
+      ["smoke-run", "--recipe", RECIPE, "--nproc", "8", "--iters", "3", "--overrides-env", "HCP_OVERRIDES", "--dry-run", "--", "+model.extra=1", "train.global_batch_size=16", "checkpoint.save=null", "logger.log_interval=1"],
       { cwd, env: baseEnv({ FAKE_UV_RECORD: record, HCP_OVERRIDES: JSON.stringify(HCP_OVERRIDES), TORCH_DISTRIBUTED_DEBUG: "DETAIL" }) },
     );
     expect(r.code).toBe(0);
@@ -374,10 +379,13 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
       RECIPE,
       ...HCP_OVERRIDES,
       "+model.extra=1",
-      ...HARNESS.map((h) => h.replace("train_iters=2", "train_iters=3").replace("global_batch_size=8", "global_batch_size=16")),
+      "train.global_batch_size=16", // the user's, so no harness default for it
+      "train.micro_batch_size=1",
+      ...fixed(3), // the user's exact repeats of these were dropped: each key once
     ]);
     expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>" });
     expect(out.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
+    expect(out.notices[0]).toBe("dropped overrides that repeat the harness settings: checkpoint.save=null logger.log_interval=1");
     expect(existsSync(record)).toBe(false);
     expect(existsSync(join(cwd, "hcp-smoke-out"))).toBe(false);
   });
@@ -391,6 +399,6 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { argv: string[]; unset: string[] };
     expect(out.unset).toEqual([]);
-    expect(out.argv.slice(9)).toEqual(HARNESS);
+    expect(out.argv.slice(9)).toEqual([...defaults(4), ...fixed()]);
   });
 });
