@@ -90,6 +90,12 @@ describe("GitHub comment commands that are accepted", () => {
     expect(p.line).toBe(1);
   });
 
+  it("refuses reserved keys even when the repo config allows them, and their parents and children", () => {
+    for (const key of ["train.train_iters", "checkpoint.save", "logger.log_interval.x", "logger.log_interval"]) {
+      expect(refused(one(`/hcp smoke ${key}=1`, [key]))).toMatch(/is set by the smoke harness and cannot be overridden/);
+    }
+  });
+
   it("accepts the repo config's allowed_keys, without a type check", () => {
     const p = one("/hcp smoke model.recompute_granularity=selective", ["model.recompute_granularity"]);
     expect(accepted(p)).toMatchObject({ overrides: [{ key: "model.recompute_granularity", value: "selective" }] });
@@ -128,6 +134,7 @@ describe("GitHub comment commands that are refused, with what is allowed", () =>
     ["/hcp smoke train.train_iters=1000", [/train.train_iters is set by the smoke harness and cannot be overridden/]],
     ["/hcp smoke checkpoint.load=/data/ckpt", [/is not allowed|set by the smoke harness/]],
     ["/hcp smoke checkpoint.load=null", [/checkpoint.load is set by the smoke harness/]],
+    ["/hcp smoke validation.eval_interval=5", [/validation.eval_interval is set by the smoke harness/]],
     ["/hcp status now", [/`\/hcp status` takes no arguments on a pull request/]],
     ["/hcp cancel all", [/`\/hcp cancel` takes no arguments/]],
     ["/hcp help me", [/`\/hcp help` takes no arguments/]],

@@ -42,6 +42,7 @@ const HARNESS = [
   "checkpoint.save=null",
   "checkpoint.load=null",
   "validation.eval_iters=0",
+  "validation.eval_interval=0",
 ];
 
 describe("resolveSmokeRequest", () => {

@@ -79,12 +79,16 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set([
   "logger.log_interval",
   "logger.log_throughput",
   "validation.eval_iters",
+  "validation.eval_interval",
 ]);
 /** Whole sections the harness owns: checkpoints read or write the runner's disk. */
 export const RESERVED_PREFIXES: readonly string[] = ["checkpoint."];
 
+/** A reserved key, one of its parents (`logger.x` for a whole dict) or children, or a reserved section. */
 export function isReserved(key: string): boolean {
-  return RESERVED_KEYS.has(key) || RESERVED_PREFIXES.some((p) => key.startsWith(p));
+  if (RESERVED_PREFIXES.some((p) => key.startsWith(p))) return true;
+  for (const r of RESERVED_KEYS) if (r === key || r.startsWith(`${key}.`) || key.startsWith(`${r}.`)) return true;
+  return false;
 }
 
 /** A dotted ConfigContainer path, as the repo config's `allowed_keys` spells them. */

@@ -36,7 +36,9 @@ const HCP = "a2a+p2p";
 /**
  * Settings the harness adds to every smoke run (HCP-RULES SMOKE1): one iteration line
  * per step, a small global batch, no checkpoint to resume from (a stale one makes a
- * false pass), no final validation. The batch keys may be overridden by the user.
+ * false pass), no validation. The batch keys may be overridden by the user. The runner
+ * (src/runner/overrides.ts) sets the same fixed values again and drops exact repeats, so
+ * this list can be passed to it whole.
  */
 function harnessOverrides(iters: number, gpus: number): [string, string][] {
   return [
@@ -49,6 +51,7 @@ function harnessOverrides(iters: number, gpus: number): [string, string][] {
     ["checkpoint.save", "null"],
     ["checkpoint.load", "null"],
     ["validation.eval_iters", "0"],
+    ["validation.eval_interval", "0"],
   ];
 }
 
