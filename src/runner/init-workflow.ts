@@ -1,0 +1,126 @@
+// `hcp-bot init-workflow`: renders templates/hcp-smoke.yml with the runner labels, the job
+// time limit and the hcp-bot version, and writes it where GitHub Actions reads workflows.
+import { existsSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { SmokeConfigSchema } from "../core/config/repo-config.ts";
+import { VERSION } from "../version.ts";
+
+export const TEMPLATE_URL = new URL("../../templates/hcp-smoke.yml", import.meta.url);
+export const DEFAULT_WORKFLOW_PATH = ".github/workflows/hcp-smoke.yml";
+const DEFAULT_LABELS: readonly string[] = SmokeConfigSchema.parse({}).runner_labels;
+/** Minutes the job keeps after smoke-run's own limit, to stop the run and upload the log. */
+const UPLOAD_MARGIN_MINUTES = 5;
+
+export const INIT_WORKFLOW_USAGE = `Usage: hcp-bot init-workflow [--labels ${DEFAULT_LABELS.join(",")}] [--timeout-minutes 60]
+                             [--out ${DEFAULT_WORKFLOW_PATH}] [--force]
+
+Writes the GitHub Actions workflow that runs \`hcp-bot smoke-run\` on a self-hosted GPU runner.
+Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
+when set (the repository variable HCP_BOT_SPEC overrides it at run time).
+`;
+
+export class InitWorkflowError extends Error {}
+
+const LabelSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "runner labels are letters, digits, . _ - (e.g. self-hosted,linux,gpu-4)");
+/** An npm package spec for npx: name[@version|tag]; nothing a YAML or shell parser could misread. */
+const SpecSchema = z.string().regex(/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9._^~<>=-]+)?$/, "HCP_BOT_SPEC must be an npm package spec such as hcp-bot@1.2.3");
+
+export interface WorkflowSettings {
+  labels: string[];
+  timeoutMinutes: number;
+  spec: string;
+}
+
+const SettingsSchema = z.object({
+  labels: z.array(LabelSchema).min(1, "at least one runner label").max(16),
+  timeoutMinutes: z.number().int().min(UPLOAD_MARGIN_MINUTES + 1, `--timeout-minutes must be at least ${UPLOAD_MARGIN_MINUTES + 1}`).max(72 * 60, "--timeout-minutes is at most 4320 (GitHub's limit for self-hosted runners)"),
+  spec: SpecSchema,
+});
+
+export function readTemplate(): Promise<string> {
+  return readFile(TEMPLATE_URL, "utf8");
+}
+
+/** Fills the placeholders. Values are validated first, so plain substitution cannot break the YAML. */
+export function renderWorkflow(template: string, settings: WorkflowSettings): string {
+  const s = SettingsSchema.parse(settings);
+  const values: Record<string, string> = {
+    __HCP_RUNS_ON__: `[${s.labels.join(", ")}]`,
+    __HCP_TIMEOUT_MINUTES__: String(s.timeoutMinutes),
+    __HCP_RUN_TIMEOUT__: `${s.timeoutMinutes - UPLOAD_MARGIN_MINUTES}m`,
+    __HCP_BOT_SPEC__: s.spec,
+  };
+  const rendered = template.replace(/__HCP_[A-Z_]+__/g, (name) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`template placeholder ${name} has no value`);
+    return value;
+  });
+  parseYaml(rendered); // a broken template fails here rather than in GitHub
+  return rendered;
+}
+
+function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): WorkflowSettings & { out: string; force: boolean } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        labels: { type: "string" },
+        "timeout-minutes": { type: "string" },
+        out: { type: "string" },
+        force: { type: "boolean" },
+      },
+    }));
+  } catch (error) {
+    throw new InitWorkflowError((error as Error).message);
+  }
+  const timeout = values["timeout-minutes"] ?? "60";
+  if (!/^\d+$/.test(timeout)) throw new InitWorkflowError(`--timeout-minutes must be a whole number of minutes, got ${JSON.stringify(timeout)}`);
+  const settings = {
+    labels: values.labels === undefined ? [...DEFAULT_LABELS] : values.labels.split(",").map((l) => l.trim()).filter(Boolean),
+    timeoutMinutes: Number(timeout),
+    spec: env.HCP_BOT_SPEC?.trim() || `hcp-bot@${VERSION}`,
+  };
+  const checked = SettingsSchema.safeParse(settings);
+  if (!checked.success) throw new InitWorkflowError(checked.error.issues.map((i) => i.message).join("\n"));
+  return { ...checked.data, out: values.out ?? DEFAULT_WORKFLOW_PATH, force: values.force ?? false };
+}
+
+export interface InitWorkflowDeps {
+  out(text: string): void;
+  err(text: string): void;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+}
+
+export async function initWorkflow(argv: readonly string[], deps: InitWorkflowDeps): Promise<number> {
+  let args;
+  try {
+    args = parseInitArgs(argv, deps.env);
+  } catch (error) {
+    if (error instanceof InitWorkflowError) {
+      deps.err(`hcp-bot init-workflow: ${error.message}\n\n${INIT_WORKFLOW_USAGE}`);
+      return 2;
+    }
+    throw error;
+  }
+  const target = resolve(deps.cwd, args.out);
+  if (existsSync(target) && !args.force) {
+    deps.err(`hcp-bot init-workflow: ${args.out} already exists; pass --force to overwrite it\n`);
+    return 2;
+  }
+  const rendered = renderWorkflow(await readTemplate(), args);
+  await mkdir(dirname(target), { recursive: true });
+  await writeFile(target, rendered);
+  deps.out(
+    `wrote ${args.out} (runs-on: [${args.labels.join(", ")}], timeout-minutes: ${args.timeoutMinutes}, ${args.spec})\n` +
+      "Commit it to the default branch; the bot dispatches it there with the PR's SHA.\n",
+  );
+  return 0;
+}
