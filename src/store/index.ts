@@ -11,7 +11,10 @@ export { utcDayStart } from "./records.ts";
 
 export type StoreSettings = { kind: "sqlite"; dataDir: string } | { kind: "memory" };
 
-/** Opens the configured store; a SqliteStore failure is a StoreError naming the path. */
-export function openStore(settings: StoreSettings, options: StoreOptions = {}): Store {
+/**
+ * Opens the configured store; a SqliteStore failure is a StoreError naming the path.
+ * Async although SQLite opens synchronously, so a networked store (Redis) fits the same call.
+ */
+export async function openStore(settings: StoreSettings, options: StoreOptions = {}): Promise<Store> {
   return settings.kind === "sqlite" ? SqliteStore.open(settings.dataDir, options) : new MemoryStore(options);
 }

@@ -168,6 +168,7 @@ const SWEEP_EVERY = 100;
 export class SqliteStore implements Store {
   private closed = false;
   private claimsSinceSweep = 0;
+  private readonly statements = new Map<string, Database.Statement>();
   private readonly now: () => Date;
   private readonly newId: () => string;
 
@@ -215,31 +216,43 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** Prepared once per SQL text: every method runs a handful of fixed statements. */
+  private stmt(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   async claim(key: string, ttlSeconds: number): Promise<boolean> {
     checkClaim(key, ttlSeconds);
-    return this.run(() => {
-      const now = this.now().getTime();
-      // One statement: insert, or take over an expired claim; an unexpired one is left alone.
-      const info = this.db
-        .prepare(
-          `INSERT INTO idempotency (key, expires_at) VALUES (?, ?)
-           ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE idempotency.expires_at <= ?`,
-        )
-        .run(key, now + Math.ceil(ttlSeconds * 1000), now);
-      // Delivery ids never repeat after their TTL, so expired rows are swept now and then.
-      if (++this.claimsSinceSweep >= SWEEP_EVERY) {
-        this.claimsSinceSweep = 0;
-        this.db.prepare("DELETE FROM idempotency WHERE expires_at <= ?").run(now);
-      }
-      return info.changes === 1;
-    });
+    const now = this.now().getTime();
+    return this.run(() =>
+      this.db
+        .transaction(() => {
+          // One statement decides: insert, or take over an expired claim; an unexpired one is left alone.
+          const info = this.stmt(
+            `INSERT INTO idempotency (key, expires_at) VALUES (?, ?)
+             ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE idempotency.expires_at <= ?`,
+          ).run(key, now + Math.ceil(ttlSeconds * 1000), now);
+          // Delivery ids never come back after their TTL, so expired rows are swept now and then.
+          if (++this.claimsSinceSweep >= SWEEP_EVERY) {
+            this.claimsSinceSweep = 0;
+            this.stmt("DELETE FROM idempotency WHERE expires_at <= ?").run(now);
+          }
+          return info.changes === 1;
+        })
+        .immediate(),
+    );
   }
 
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
     const request = newRequest(input, this.newId(), this.now());
     return this.run(() => {
       const cols = REQUEST_COLUMNS.map(([, c]) => c);
-      const insert = this.db.prepare(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
+      const insert = this.stmt(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
       this.db.transaction(() => insert.run(...REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind))))();
       return request;
     });
@@ -250,14 +263,12 @@ export class SqliteStore implements Store {
       // IMMEDIATE: read and write under one write lock, so two events cannot both pass the transition check.
       this.db
         .transaction((): UpdateResult => {
-          const row = this.db.prepare("SELECT * FROM smoke_requests WHERE id = ?").get(id) as Row | undefined;
+          const row = this.stmt("SELECT * FROM smoke_requests WHERE id = ?").get(id) as Row | undefined;
           if (!row) return { ok: false, reason: "not-found", detail: `no smoke request ${id}` };
           const result = applyPatch(requestFromRow(row), patch, this.now());
           if (!result.ok) return result;
           const sets = REQUEST_COLUMNS.filter(([f]) => f !== "id");
-          this.db
-            .prepare(`UPDATE smoke_requests SET ${sets.map(([, c]) => `${c} = ?`).join(", ")} WHERE id = ?`)
-            .run(...sets.map(([f, , kind]) => toCell(result.request[f], kind)), id);
+          this.stmt(`UPDATE smoke_requests SET ${sets.map(([, c]) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...sets.map(([f, , kind]) => toCell(result.request[f], kind)), id);
           return result;
         })
         .immediate(),
@@ -265,7 +276,7 @@ export class SqliteStore implements Store {
   }
 
   private many(sql: string, ...params: (string | number)[]): SmokeRequest[] {
-    return this.run(() => (this.db.prepare(sql).all(...params) as Row[]).map(requestFromRow));
+    return this.run(() => (this.stmt(sql).all(...params) as Row[]).map(requestFromRow));
   }
 
   async getSmokeRequest(id: string): Promise<SmokeRequest | undefined> {
@@ -291,7 +302,7 @@ export class SqliteStore implements Store {
   }
 
   private count(sql: string, ...params: (string | number)[]): number {
-    return this.run(() => Number((this.db.prepare(sql).get(...params) as { n: number }).n));
+    return this.run(() => Number((this.stmt(sql).get(...params) as { n: number }).n));
   }
 
   async listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {
@@ -305,7 +316,7 @@ export class SqliteStore implements Store {
     const draft = newAudit(input, 0, this.now());
     return this.run(() => {
       const cols = AUDIT_COLUMNS.map(([, c]) => c);
-      const insert = this.db.prepare(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
+      const insert = this.stmt(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
       const info = this.db.transaction(() => insert.run(...AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind))))();
       return { ...draft, id: Number(info.lastInsertRowid) };
     });
@@ -316,8 +327,8 @@ export class SqliteStore implements Store {
     return this.run(() => {
       const rows =
         options.repo === undefined
-          ? this.db.prepare("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?").all(limit)
-          : this.db.prepare("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?").all(options.repo, limit);
+          ? this.stmt("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?").all(limit)
+          : this.stmt("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?").all(options.repo, limit);
       return (rows as Row[]).map(auditFromRow);
     });
   }

@@ -71,7 +71,7 @@ describe("SqliteStore on disk", () => {
 
   it("lets exactly one of several processes win each concurrently claimed key", async () => {
     const dataDir = scratch();
-    SqliteStore.open(dataDir).close(); // migrate once up front, as the server does at start
+    await SqliteStore.open(dataDir).close(); // migrate once up front, as the server does at start
     const goFile = join(dataDir, "go");
     const keys = 200;
     const workers = Array.from({ length: 6 }, () => startWorker(dataDir, goFile, keys));
@@ -139,9 +139,18 @@ describe("SqliteStore with a bad data dir", () => {
     expect(() => SqliteStore.open(dir)).toThrow(/cannot be used as the SQLite store/);
   });
 
+  it("applies migrations once: reopening keeps one row per version", async () => {
+    const dir = scratch();
+    await SqliteStore.open(dir).close();
+    await SqliteStore.open(dir).close();
+    const db = new Database(join(dir, DB_FILE), { readonly: true });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 1 });
+    db.close();
+  });
+
   it("refuses a database written by a newer hcp-bot", async () => {
     const dir = scratch();
-    (await SqliteStore.open(dir)).close();
+    await SqliteStore.open(dir).close();
     const db = new Database(join(dir, DB_FILE));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
@@ -162,10 +171,10 @@ describe("SqliteStore with a bad data dir", () => {
 
 describe("openStore", () => {
   it("opens SQLite or memory from settings", async () => {
-    const sqlite = openStore({ kind: "sqlite", dataDir: scratch() });
+    const sqlite = await openStore({ kind: "sqlite", dataDir: scratch() });
     expect((await sqlite.status()).kind).toBe("sqlite");
     await sqlite.close();
-    const memory = openStore({ kind: "memory" });
+    const memory = await openStore({ kind: "memory" });
     expect(await memory.status()).toMatchObject({ kind: "memory", ok: true, detail: expect.stringMatching(/lost on restart/) });
     await memory.close();
   });
