@@ -1,7 +1,7 @@
-// Verdict output for the runner: verdict.json, the job-summary Markdown and the one-line
-// result. A thin adapter: src/core/verdict had no renderers when this was written; if it
-// grows JSON/text/Markdown renderers, these should delegate to them.
-import { VerdictSchema, type Verdict } from "../core/verdict/schema.ts";
+// Verdict output for the runner. The renderers are src/core/verdict's (JSON = the schema,
+// Markdown for the job summary, text for the job log); this adds the run's context and the
+// one-line result that ends smoke-run's output.
+import { formatVerdict, formatVerdictMarkdown, formatVerdictText, type Verdict } from "../core/verdict/index.ts";
 
 const STATUS_WORD: Record<Verdict["status"], string> = {
   pass: "PASS",
@@ -10,39 +10,14 @@ const STATUS_WORD: Record<Verdict["status"], string> = {
   inconclusive: "INCONCLUSIVE",
 };
 
-const STATUS_ICON: Record<Verdict["status"], string> = {
-  pass: "✅",
-  fail: "❌",
-  "hcp-inactive": "⚠️",
-  inconclusive: "❔",
-};
-
-/** verdict.json: the verdict as the schema defines it (validated, so a bad one fails here, not in the bot). */
+/** verdict.json: the verdict exactly as the schema defines it. */
 export function verdictJson(verdict: Verdict): string {
-  return `${JSON.stringify(VerdictSchema.parse(verdict), null, 2)}\n`;
+  return formatVerdict(verdict, "json");
 }
 
-function hcpPhrase(verdict: Verdict): string {
-  const h = verdict.hcp;
-  if (h.active === true) {
-    const how = [h.probeReports > 0 ? `probe ×${h.probeReports}` : "", h.hierarchicalLines > 0 ? `${h.hierarchicalLines} torch group lines` : ""].filter(Boolean).join(", ");
-    return `HCP active (levels ${h.levels.map((l) => `L${l}`).join("/") || "?"}${how ? `; ${how}` : ""})`;
-  }
-  if (h.active === false) return "HCP not active";
-  return "HCP unverified";
-}
-
-function lossPhrase(verdict: Verdict): string {
-  const it = verdict.iterations;
-  if (it.count === 0) return "no training step";
-  const loss = it.last?.lmLossText ?? (it.last?.lmLoss !== null && it.last?.lmLoss !== undefined ? String(it.last.lmLoss) : "?");
-  return `${it.count} iteration${it.count === 1 ? "" : "s"}, last lm loss ${loss}`;
-}
-
-/** One line for the job log: `hcp-bot smoke: PASS llama32_1b_pretrain_config: 2 iterations, …`. */
-export function verdictLine(verdict: Verdict, recipe: string): string {
-  const cause = verdict.cause ? ` (${verdict.cause.kind}: ${oneLine(verdict.cause.message, 200)})` : "";
-  return `hcp-bot smoke: ${STATUS_WORD[verdict.status]} ${recipe}: ${lossPhrase(verdict)}; ${hcpPhrase(verdict)}${cause}`;
+/** The multi-line verdict for the job log. */
+export function verdictText(verdict: Verdict): string {
+  return formatVerdictText(verdict);
 }
 
 function oneLine(text: string, max: number): string {
@@ -50,14 +25,25 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** Markdown-safe inline text: log lines are untrusted (backticks, HTML, mentions). */
-function code(text: string): string {
-  const flat = oneLine(text, 300).replace(/`/g, "ˋ");
-  return `\`${flat}\``;
+function hcpPhrase(verdict: Verdict): string {
+  const h = verdict.hcp;
+  if (h.active === true) return `HCP active (levels ${h.levels.map((l) => `L${l}`).join("/") || "?"})`;
+  if (h.active === false) return "HCP not active";
+  return "HCP unverified";
 }
 
-function escapeMd(text: string): string {
-  return oneLine(text, 500).replace(/[\\`*_{}[\]<>()#+!|~@]/g, (c) => `\\${c}`);
+function lossPhrase(verdict: Verdict): string {
+  const it = verdict.iterations;
+  if (it.count === 0) return "no training step";
+  const last = it.last;
+  const loss = last?.lmLossText ?? (last?.lmLoss != null ? String(last.lmLoss) : "?");
+  return `${it.count} iteration${it.count === 1 ? "" : "s"}, last lm loss ${loss}`;
+}
+
+/** `hcp-bot smoke: PASS llama32_1b_pretrain_config: 2 iterations, last lm loss …; HCP active (levels L0/L1)`. */
+export function verdictLine(verdict: Verdict, recipe: string): string {
+  const cause = verdict.cause ? ` (${verdict.cause.kind}: ${oneLine(verdict.cause.message, 200)})` : "";
+  return `hcp-bot smoke: ${STATUS_WORD[verdict.status]} ${recipe}: ${lossPhrase(verdict)}; ${hcpPhrase(verdict)}${cause}`;
 }
 
 export interface SummaryContext {
@@ -65,26 +51,14 @@ export interface SummaryContext {
   requestId?: string;
 }
 
-/** The job summary ($GITHUB_STEP_SUMMARY). */
+/** Inline code that log or input text cannot break out of. */
+function code(text: string): string {
+  return `\`${oneLine(text, 200).replace(/`/g, "'")}\``;
+}
+
+/** The job summary ($GITHUB_STEP_SUMMARY): the run's context, then the core Markdown verdict. */
 export function verdictMarkdown(verdict: Verdict, ctx: SummaryContext): string {
-  const rows: [string, string][] = [
-    ["Status", `${STATUS_ICON[verdict.status]} **${STATUS_WORD[verdict.status]}**`],
-    ["Recipe", code(ctx.recipe)],
-    ["Training", escapeMd(lossPhrase(verdict))],
-    ["HCP", escapeMd(hcpPhrase(verdict))],
-    ["Exit", verdict.timedOut ? "timed out" : verdict.exitCode === null ? escapeMd(verdict.signal ?? "unknown") : String(verdict.exitCode)],
-  ];
-  if (verdict.throughput.maxTflopsPerGpu !== null) rows.push(["TFLOP/s/GPU (max)", String(verdict.throughput.maxTflopsPerGpu)]);
-  if (ctx.requestId) rows.push(["Request", code(ctx.requestId)]);
-  const lines = [`## hcp-bot smoke: ${STATUS_WORD[verdict.status]}`, "", "| | |", "|---|---|", ...rows.map(([k, v]) => `| ${k} | ${v} |`), ""];
-  if (verdict.cause) {
-    lines.push(`**Cause** (${verdict.cause.kind}${verdict.cause.line ? `, log line ${verdict.cause.line}` : ""}): ${escapeMd(verdict.cause.message)}`, "");
-  }
-  const evidence = verdict.hcp.evidence.slice(0, 4);
-  if (evidence.length > 0) {
-    lines.push("HCP evidence:", "", ...evidence.map((e) => `- line ${e.line}: ${code(e.text)}`), "");
-  }
-  if (verdict.notes.length > 0) lines.push("Notes:", "", ...verdict.notes.slice(0, 8).map((n) => `- ${escapeMd(n)}`), "");
-  lines.push("_The bot recomputes the verdict from the uploaded log; this summary is the runner's view._", "");
-  return lines.join("\n");
+  const context = [`## hcp-bot smoke: ${STATUS_WORD[verdict.status]}`, "", `Recipe ${code(ctx.recipe)}${ctx.requestId ? `, request ${code(ctx.requestId)}` : ""}.`, ""];
+  const footer = ["_The bot recomputes the verdict from the uploaded log; this summary is the runner's view._", ""];
+  return [...context, formatVerdictMarkdown(verdict), ...footer].join("\n");
 }

@@ -10,14 +10,13 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Writable } from "node:stream";
 import { z } from "zod";
-import { createVerdictParser } from "../core/verdict/parser.ts";
-import type { Verdict, VerdictOptions } from "../core/verdict/schema.ts";
+import { createVerdictParser, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
-import { verdictJson, verdictLine, verdictMarkdown } from "./report.ts";
+import { verdictJson, verdictLine, verdictMarkdown, verdictText } from "./report.ts";
 
 export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 
@@ -233,7 +232,7 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     );
     const summary = deps.env.GITHUB_STEP_SUMMARY;
     if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
-    deps.out(`${verdictLine(verdict, options.recipe)}\n`);
+    deps.out(`\n${verdictText(verdict)}${verdictLine(verdict, options.recipe)}\n`);
     return verdict.status === "pass" ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
   } finally {
     await probe.remove();

@@ -128,6 +128,8 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
     expect(md.startsWith("## earlier step\n")).toBe(true); // appended, not replaced
     expect(md).toContain("## hcp-bot smoke: PASS");
     expect(md).toContain("`req-123`");
+    expect(md).toContain("HCP smoke run: PASS"); // the core Markdown renderer's verdict
+    expect(r.stdout).toContain("HCP smoke verdict: PASS (exit 0)"); // and its text verdict in the job log
     const last = r.stdout.trimEnd().split("\n").at(-1)!;
     expect(last).toMatch(/^hcp-bot smoke: PASS llama32_1b_pretrain_config: 2 iterations, last lm loss 1\.234567E\+01; HCP active/);
   });
