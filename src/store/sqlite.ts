@@ -62,6 +62,15 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_repo ON audit_log (repo, id);
     `,
   },
+  {
+    version: 2,
+    name: "installation, PR comment and run link of a smoke request",
+    sql: `
+      ALTER TABLE smoke_requests ADD COLUMN installation_id INTEGER;
+      ALTER TABLE smoke_requests ADD COLUMN comment_id INTEGER;
+      ALTER TABLE smoke_requests ADD COLUMN run_url TEXT;
+    `,
+  },
 ];
 
 type Cell = string | number | bigint | Buffer | null;
@@ -92,6 +101,9 @@ const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "int" | "b
   ["verdictSummary", "verdict_summary", "text"],
   ["slackChannel", "slack_channel", "text"],
   ["slackTs", "slack_ts", "text"],
+  ["installationId", "installation_id", "int"],
+  ["commentId", "comment_id", "int"],
+  ["runUrl", "run_url", "text"],
   ["createdAt", "created_at", "date"],
   ["updatedAt", "updated_at", "date"],
   ["dispatchedAt", "dispatched_at", "date"],

@@ -61,6 +61,11 @@ export const NewSmokeRequestSchema = z.object({
   reason: z.string().max(2000).nullable().default(null),
   slackChannel: z.string().max(100).nullable().default(null),
   slackTs: z.string().max(100).nullable().default(null),
+  /** GitHub App installation, so timers (queue timeouts) can act outside a webhook. */
+  installationId: PositiveId.nullable().default(null),
+  /** The PR comment that tells this request's story, updated as the run goes. */
+  commentId: PositiveId.nullable().default(null),
+  runUrl: z.string().max(500).nullable().default(null),
 });
 export type NewSmokeRequest = z.input<typeof NewSmokeRequestSchema>;
 
@@ -91,6 +96,8 @@ export const SmokeRequestPatchSchema = z
     verdictSummary: z.string().max(4000).nullable(),
     slackChannel: z.string().max(100).nullable(),
     slackTs: z.string().max(100).nullable(),
+    commentId: PositiveId.nullable(),
+    runUrl: z.string().max(500).nullable(),
     dispatchedAt: z.date().nullable(),
     startedAt: z.date().nullable(),
     finishedAt: z.date().nullable(),
