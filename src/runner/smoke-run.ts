@@ -186,6 +186,11 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     return SMOKE_EXIT.pass;
   }
 
+  return runAndReport(options, command, duplicatesNotice, deps);
+}
+
+/** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
+async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], deps: SmokeRunDeps): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
   const outDir = resolve(deps.cwd, options.out);
   const logPath = resolve(deps.cwd, options.log ?? join(options.out, "smoke.log"));
@@ -195,41 +200,17 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
   const probe = await writeProbeDir();
   try {
     const built = buildEnv(deps.env, probe.dir);
-    const { env, added, removed } = built;
-    const notices = [...duplicatesNotice, ...built.notices];
-    for (const n of notices) say(n);
+    const allNotices = [...notices, ...built.notices];
+    for (const n of allNotices) say(n);
     say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py)`);
 
-    const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides) };
-    const parser = createVerdictParser(verdictOptions);
-    const log = createWriteStream(logPath);
     const startedAt = new Date();
-    let result: RunResult;
-    try {
-      result = await runSmokeProcess({
-        argv: command,
-        env,
-        cwd: deps.cwd,
-        timeoutMs: options.timeoutMs,
-        graceMs: options.graceMs,
-        notice: say,
-        onChunk: teeTo(deps.live, log, (chunk) => parser.push(chunk)),
-      });
-    } finally {
-      log.end();
-      await once(log, "close");
-    }
+    const { result, verdict } = await runJudged(options, command, built.env, logPath, say, deps);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
 
-    const verdict = parser.end(result.exitCode, {
-      timedOut: result.timedOut,
-      signal: result.signal ?? result.cancelledBy ?? undefined,
-    });
     await writeFile(join(outDir, "verdict.json"), verdictJson(verdict));
-    await writeFile(
-      join(outDir, "run.json"),
-      `${JSON.stringify(runRecord({ options, command, added, removed, notices, result, startedAt, logPath, env: deps.env }), null, 2)}\n`,
-    );
+    const record = runRecord({ options, command, added: built.added, removed: built.removed, notices: allNotices, result, startedAt, logPath, env: deps.env });
+    await writeFile(join(outDir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
     const summary = deps.env.GITHUB_STEP_SUMMARY;
     if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
     deps.out(`\n${verdictText(verdict)}${verdictLine(verdict, options.recipe)}\n`);
@@ -237,6 +218,37 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
   } finally {
     await probe.remove();
   }
+}
+
+/** Runs the command while the verdict parser reads its output; the log file is closed on return. */
+async function runJudged(
+  options: SmokeRunOptions,
+  command: string[],
+  env: Record<string, string>,
+  logPath: string,
+  say: (message: string) => void,
+  deps: SmokeRunDeps,
+): Promise<{ result: RunResult; verdict: Verdict }> {
+  const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides) };
+  const parser = createVerdictParser(verdictOptions);
+  const log = createWriteStream(logPath);
+  let result: RunResult;
+  try {
+    result = await runSmokeProcess({
+      argv: command,
+      env,
+      cwd: deps.cwd,
+      timeoutMs: options.timeoutMs,
+      graceMs: options.graceMs,
+      notice: say,
+      onChunk: teeTo(deps.live, log, (chunk) => parser.push(chunk)),
+    });
+  } finally {
+    log.end();
+    await once(log, "close");
+  }
+  const verdict = parser.end(result.exitCode, { timedOut: result.timedOut, signal: result.signal ?? result.cancelledBy ?? undefined });
+  return { result, verdict };
 }
 
 /** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */
@@ -293,5 +305,3 @@ function runRecord(input: RunRecordInput) {
     },
   };
 }
-
-export type { Verdict };
