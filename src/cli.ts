@@ -30,6 +30,8 @@ Usage:
   hcp-bot serve                 run the GitHub App server (settings from the environment / .env)
   hcp-bot rules                 list the rules
   hcp-bot explain RULE_ID       print a rule's documentation
+  hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--gpu H100] [--format text|json|markdown]
+                                did a torchrun smoke-run log really pass with HCP on? (exit 0 = pass)
   hcp-bot smoke-run --recipe NAME [...] [-- OVERRIDES...]
                                 run the HCP smoke test on this GPU machine (the workflow's step)
   hcp-bot init-workflow [--labels L1,L2] [--timeout-minutes N] [--out FILE] [--force]
@@ -178,6 +180,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case "rules":
         io.out(formatRuleList(ALL_RULES));
         return EXIT.ok;
+      case "verdict": {
+        // Loaded on demand like serve; VerdictUsageError (bad args, unreadable log) exits 2.
+        const { verdictCommand, VerdictUsageError } = await import("./node/verdict-cli.ts");
+        return await verdictCommand(rest, io).catch((error: unknown) => {
+          if (error instanceof VerdictUsageError) throw new UsageError(error.message);
+          throw error;
+        });
+      }
       case "explain":
         return explain(rest, io);
       case "smoke-run": {

@@ -1,0 +1,60 @@
+// `hcp-bot verdict LOG`: streams a torchrun log through the pure verdict parser
+// (fs.createReadStream, never the whole file in memory) and prints the verdict.
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { createVerdictParser, formatVerdict } from "../core/verdict/index.ts";
+
+export interface VerdictIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** Thrown for bad arguments or an unreadable log: exit status 2. */
+export class VerdictUsageError extends Error {}
+
+const VerdictArgs = z.object({
+  format: z.enum(["json", "text", "markdown"]).default("text"),
+  "exit-code": z.coerce.number().int().min(-255).max(255).optional(),
+  "expect-hcp": z.boolean().optional(),
+  "no-expect-hcp": z.boolean().optional(),
+  gpu: z.string().min(1).optional(),
+  "timed-out": z.boolean().optional(),
+});
+
+export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
+
+/** 0 when the verdict is pass, 1 for any other status; throws VerdictUsageError for usage/IO problems. */
+export async function verdictCommand(argv: string[], io: VerdictIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      format: { type: "string", short: "f" },
+      "exit-code": { type: "string" },
+      "expect-hcp": { type: "boolean" },
+      "no-expect-hcp": { type: "boolean" },
+      gpu: { type: "string" },
+      "timed-out": { type: "boolean" },
+    },
+  });
+  const parsed = VerdictArgs.safeParse(values);
+  if (!parsed.success) throw new VerdictUsageError(z.prettifyError(parsed.error));
+  const args = parsed.data;
+  if (positionals.length !== 1) throw new VerdictUsageError(`verdict needs exactly one log file\n  ${VERDICT_USAGE}`);
+  if (args["expect-hcp"] && args["no-expect-hcp"]) throw new VerdictUsageError("--expect-hcp and --no-expect-hcp exclude each other");
+  const file = positionals[0]!;
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) throw new VerdictUsageError(`cannot read ${file}: not a file`);
+
+  const parser = createVerdictParser({ expectHcp: !args["no-expect-hcp"], gpu: args.gpu });
+  try {
+    for await (const chunk of createReadStream(file)) parser.push(chunk as Uint8Array);
+  } catch (error) {
+    throw new VerdictUsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  const verdict = parser.end(args["exit-code"] ?? null, { timedOut: args["timed-out"] });
+  io.out(formatVerdict(verdict, args.format));
+  return verdict.status === "pass" ? 0 : 1;
+}
