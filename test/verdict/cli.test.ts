@@ -1,0 +1,66 @@
+// `hcp-bot verdict` through the real binary: exit codes and formats.
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { VerdictSchema } from "../../src/core/verdict/index.ts";
+import { trainingLog } from "./logs.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const bin = join(root, "bin", "hcp-bot.js");
+const log = (name: string) => join("fixtures", "logs", name);
+
+async function hcpBot(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: root, maxBuffer: 32 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "hcp-verdict-cli-"));
+const passing = join(tmp, "pass.log");
+writeFileSync(passing, trainingLog());
+
+// Each run starts node + tsx (~1 s on a busy machine).
+describe("hcp-bot verdict", { timeout: 15_000 }, () => {
+  it("exit 0 and a PASS line for a passing training log", async () => {
+    const run = await hcpBot("verdict", passing, "--exit-code", "0", "--gpu", "H100");
+    expect(run.stdout).toMatch(/^HCP smoke verdict: PASS \(exit 0\)/);
+    expect(run.code).toBe(0);
+  });
+
+  it("exit 1 with JSON that matches the schema for a failed run (d: M4 → HCP002)", async () => {
+    const run = await hcpBot("verdict", log("d_nccl_cp2_hcp2x2_mismatch.log"), "--exit-code", "1", "--format", "json");
+    expect(run.code).toBe(1);
+    const v = VerdictSchema.parse(JSON.parse(run.stdout));
+    expect(v.cause).toMatchObject({ kind: "config-assertion", ruleId: "HCP002" });
+  });
+
+  it("markdown for a job summary: status heading, cause, evidence in a code block", async () => {
+    const run = await hcpBot("verdict", log("c_nccl_cp2_flat.log"), "--exit-code", "0", "--format", "markdown");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("### ⚠️ HCP smoke run: HCP INACTIVE");
+    expect(run.stdout).toContain("**Cause:** hcp-flat");
+    expect(run.stdout).toMatch(/```text\n[\s\S]*CONTEXT_PARALLEL_GROUP[\s\S]*\n```/);
+  });
+
+  it("--no-expect-hcp lets a trained flat run pass", async () => {
+    const flat = join(tmp, "flat.log");
+    writeFileSync(flat, trainingLog({ hcp: [] }));
+    expect((await hcpBot("verdict", flat, "--exit-code", "0")).code).toBe(1); // inconclusive
+    expect((await hcpBot("verdict", flat, "--exit-code", "0", "--no-expect-hcp")).code).toBe(0);
+  });
+
+  it("exit 2 for a missing file, a bad option value and a missing argument", async () => {
+    expect((await hcpBot("verdict", join(tmp, "missing.log"))).code).toBe(2);
+    expect((await hcpBot("verdict", passing, "--format", "yaml")).code).toBe(2);
+    expect((await hcpBot("verdict", passing, "--exit-code", "abc")).code).toBe(2);
+    expect((await hcpBot("verdict")).code).toBe(2);
+    expect((await hcpBot("verdict", passing, "--expect-hcp", "--no-expect-hcp")).code).toBe(2);
+  }, 30_000);
+});
