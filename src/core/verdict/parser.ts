@@ -357,13 +357,18 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
       let m: RegExpExecArray | null;
       let start = 0;
       let rank: number | null = null;
+      let segments = 0;
       while ((m = RANK_PREFIX_RE.exec(text)) !== null) {
-        if (m.index > start) handleSegment(text.slice(start, m.index), rank, line, text, false);
+        if (m.index > start) {
+          handleSegment(text.slice(start, m.index), rank, line, text, false);
+          segments++;
+        }
         rank = Number(m[1]);
         start = m.index + m[0].length;
         if (text.charCodeAt(start) === 0x20 && text.charCodeAt(start + 1) !== 0x20) start++; // "[rank0]: Traceback"
       }
-      handleSegment(text.slice(start), rank, line, text, false);
+      // One prefix at the start (the common case): the rest is still the anchored line.
+      handleSegment(text.slice(start), rank, line, text, anchored && segments === 0);
     } else handleSegment(text, null, line, text, anchored);
   }
 
@@ -374,16 +379,16 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     if (box) feedBox(seg, line);
     if (tracebacks.size > 0 && feedTraceback(seg, rank, line)) return;
     if (!anchored && !ANCHOR_TEST.test(seg)) return;
-    examineSegment(seg, rank, line, whole);
+    examineSegment(seg, rank, line, whole, anchored);
   }
 
-  function examineSegment(seg: string, rank: number | null, line: number, whole: string): void {
+  function examineSegment(seg: string, rank: number | null, line: number, whole: string, anchored: boolean): void {
     // Fast paths for the two frequent kinds of line (iteration lines, torch PG INFO lines):
     // they carry nothing else the verdict needs, except a watchdog failure on a CP group.
-    if (firstAnchor === "iteration" && seg === whole && readIteration(seg, line)) return;
-    if (firstAnchor === "CONTEXT_PARALLEL_GROUP" && seg === whole) {
+    if (anchored && firstAnchor === "iteration" && readIteration(seg, line)) return;
+    if (anchored && firstAnchor === "CONTEXT_PARALLEL_GROUP") {
       readGroupNames(seg, line, whole);
-      if (seg.includes("rror") || seg.includes("watchdog") || seg.includes("Watchdog")) readFailureLine(seg, null, line);
+      if (seg.includes("rror") || seg.includes("watchdog") || seg.includes("Watchdog")) readFailureLine(seg, rank, line);
       return;
     }
     if (seg.includes("CONTEXT_PARALLEL_GROUP")) readGroupNames(seg, line, whole);
