@@ -2,6 +2,9 @@
 // the fake GitHub on loopback, for a 5-file and a 100-file PR; and the number of GitHub
 // API calls per review. Targets (issue 3): p99 < 300 ms for 5 files; at most 10 calls for
 // a 100-file PR with 20 findings.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { readServerSettings } from "../src/node/env.ts";
@@ -42,7 +45,7 @@ const gh = await startFakeGitHub({ appId: 1, appPublicKey: publicKey });
 gh.addInstallation({ id: 1, account: OWNER, accountType: "Organization" });
 gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: 1, files: { main: { "README.md": "# repo\n" } } });
 const bot = await startServer(
-  readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: new URL(gh.url).host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent" }),
+  readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: new URL(gh.url).host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-data-")) }),
 );
 
 let number = 0;

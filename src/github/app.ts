@@ -1,10 +1,17 @@
-// The GitHub App's behaviour: which events start a review. Written against Probot's
-// context so it runs behind any Probot server (ours, a serverless adapter, tests).
+// The GitHub App's behaviour: which events start a review, which comments are commands,
+// which workflow events finish a smoke run. Written against Probot's context so it runs
+// behind any Probot server (ours, a serverless adapter, tests).
 import type { ApplicationFunction, Context, Probot, ProbotOctokit } from "probot";
 import type { Language } from "web-tree-sitter";
+import { analyze } from "../core/analyze/index.ts";
+import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
+import type { RepoConfig } from "../core/config/repo-config.ts";
+import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
+import type { Store } from "../store/types.ts";
 import { KeyedQueue } from "./queue.ts";
-import { reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
+import { readRepoConfig, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
+import { cancelSmoke, expireQueued, followRun, requestSmoke, smokeReply, statusText, type RepoRef, type SmokeDeps } from "./smoke.ts";
 
 export interface AppDeps {
   python: () => Promise<Language>;
@@ -14,7 +21,16 @@ export interface AppDeps {
   onReviewed?: (outcome: Awaited<ReturnType<typeof reviewPullRequest>>) => void;
   /** Background work; the server exposes its idle() for graceful shutdown and tests. */
   queue?: KeyedQueue;
+  /** Idempotency keys, smoke requests, audit log. */
+  store: Store;
+  /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
+  schedule?: (sweep: () => Promise<void>) => void;
+  /** Smoke-dispatch tuning for tests. */
+  smoke?: Pick<SmokeDeps, "runLookup" | "now">;
 }
+
+// A comment id is claimed for a month: long enough that no redelivery can dispatch twice.
+const COMMENT_CLAIM_SECONDS = 30 * 24 * 60 * 60;
 
 /** Remembers recent delivery ids so a redelivered webhook does no work twice. */
 export class DeliveryLog {
@@ -56,6 +72,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     const deliveries = new DeliveryLog();
     const queue = deps.queue ?? new KeyedQueue(4, app.log);
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
+    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, ...deps.smoke };
 
     /** Answers the webhook at once; the work runs in the background, one job at a time per PR. */
     function once(context: Context, key: string, work: () => Promise<void>): void {
@@ -116,6 +133,114 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           });
         }
       });
+    });
+
+    app.on("issue_comment.created", async (context) => {
+      const { comment, issue, repository, sender } = context.payload;
+      // Only new comments on pull requests, from people; edits never re-run a command.
+      if (!issue.pull_request || sender.type === "Bot" || comment.user?.type === "Bot") return;
+      if (!/^\s{0,3}\/hcp\b/im.test(comment.body)) return;
+      const installationId = context.payload.installation?.id;
+      if (!installationId) return;
+      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
+      once(context, prKey(repository, issue.number), async () => {
+        if (!(await deps.store.claim(`comment:${comment.id}`, COMMENT_CLAIM_SECONDS))) return;
+        await runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body);
+      });
+    });
+
+    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, commentId: number, body: string): Promise<void> {
+      const octokit = context.octokit;
+      const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body: text });
+      const configResult = await readRepoConfig(octokit, r);
+      if (!configResult.ok) {
+        await say(`hcp-bot cannot act on commands here: ${untrusted(configResult.problem)}`);
+        return;
+      }
+      const config = configResult.config;
+      for (const parsed of parseCommentCommands(body, { allowedKeys: config.smoke.allowed_keys })) {
+        if (!parsed.ok) {
+          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${parsed.error}`);
+          continue;
+        }
+        await runCommand(context, r, config, pr, requester, commentId, parsed.command, say);
+      }
+    }
+
+    async function runCommand(
+      context: Context,
+      r: RepoRef,
+      config: RepoConfig,
+      pr: number,
+      requester: { login: string; isBot: boolean },
+      commentId: number,
+      command: Command,
+      say: (text: string) => Promise<unknown>,
+    ): Promise<void> {
+      const octokit = context.octokit;
+      switch (command.kind) {
+        case "help":
+          await say(helpText({ surface: "github", smoke: config.smoke }));
+          return;
+        case "smoke": {
+          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId }, smokeDeps);
+          const text = smokeReply(outcome, requester.login);
+          if (text) await say(text);
+          return;
+        }
+        case "cancel":
+          await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
+          return;
+        case "status": {
+          const log = await deps.store.auditLog({ repo: `${r.owner}/${r.repo}`, limit: 200 });
+          const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
+          await say(statusText(id ? await deps.store.getSmokeRequest(id) : undefined));
+          return;
+        }
+        case "check": {
+          if (command.input.form === "pr") {
+            const { data } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: pr });
+            await review(context, { owner: r.owner, repo: r.repo, number: pr, headSha: data.head.sha, draft: data.draft ?? false, defaultBranch: r.defaultBranch, htmlUrl: data.html_url });
+            return;
+          }
+          const source = checkSource(command.input);
+          if (!source) return;
+          const report = analyze([source], { python: await deps.python(), gpusPerNode: config.gpus_per_node });
+          await say(
+            report.findings.length
+              ? `hcp-bot checked that configuration:\n\n${findingsTable(report.findings)}`
+              : "hcp-bot checked that configuration: no HCP problems found (settings the recipe itself sets were not visible to this check).",
+          );
+          return;
+        }
+      }
+    }
+
+    app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
+      const { workflow_run: run, repository } = context.payload;
+      once(context, `run:${run.id}`, async () => {
+        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, run, smokeDeps);
+      });
+    });
+
+    app.on("workflow_job.in_progress", async (context) => {
+      const { workflow_job: job, repository } = context.payload;
+      once(context, `run:${job.run_id}`, async () => {
+        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, { id: job.run_id, status: "in_progress", conclusion: null, html_url: job.html_url ?? "" }, smokeDeps);
+      });
+    });
+
+    deps.schedule?.(async () => {
+      await expireQueued(
+        async (installationId) => (await app.auth(installationId)) as ProbotOctokit,
+        async (octokit, request) => {
+          const [owner, repo] = request.repo.split("/") as [string, string];
+          const { data } = await octokit.rest.repos.get({ owner, repo });
+          const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
+          return result.ok ? result.config : (await import("../core/config/repo-config.ts")).defaultRepoConfig();
+        },
+        smokeDeps,
+      );
     });
   };
 }

@@ -49,7 +49,8 @@ const BLOBS_PER_QUERY = 250;
 // Dependency files that carry the Transformer Engine pin: read with the PR's files so HCP010/HCP014 know the version.
 const PIN_FILES = ["uv.lock", "pyproject.toml"];
 
-async function readRepoConfig(octokit: Octokit, t: PullTarget) {
+/** `.github/hcp-bot.yml` from the default branch only: a PR cannot change its own policy. */
+export async function readRepoConfig(octokit: Octokit, t: { owner: string; repo: string; defaultBranch: string }) {
   try {
     const res = await octokit.rest.repos.getContent({ owner: t.owner, repo: t.repo, path: CONFIG_PATH, ref: t.defaultBranch });
     const data = res.data as { content?: string; encoding?: string };

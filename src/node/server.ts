@@ -9,6 +9,7 @@ import { pino } from "pino";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
+import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "../github/octokit.ts";
 import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
@@ -25,23 +26,29 @@ export interface RunningServer {
 
 export interface StartOptions {
   onReviewed?: AppDeps["onReviewed"];
+  /** A store to use instead of the SQLite file in the data folder (tests). */
+  store?: Store;
+  /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
+  sweepIntervalMs?: number;
+  smoke?: AppDeps["smoke"];
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
-function healthHandler(mode: ServerSettings["mode"], started: number): Handler {
-  return (req, res) => {
+function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined): Handler {
+  return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
+    const storeStatus = store ? await store.status().catch((error: Error) => ({ kind: "sqlite", ok: false, detail: error.message })) : { kind: "none", ok: true, detail: "not used in setup mode" };
     const body = {
-      status: "ok",
+      status: storeStatus.ok ? "ok" : "degraded",
       version: VERSION,
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
       github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
-      store: { status: "not used" },
+      store: storeStatus,
       slack: "off",
     };
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    res.writeHead(storeStatus.ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
     return true;
   };
 }
@@ -71,9 +78,27 @@ export async function startServer(settings: ServerSettings, options: StartOption
     enableStaticFiles: settings.mode === "setup",
   });
   const queue = new KeyedQueue(4, log);
-  server.addHandler(healthHandler(settings.mode, started));
+  const store = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const timers: ReturnType<typeof setInterval>[] = [];
+  const sweepMs = options.sweepIntervalMs ?? 60_000;
+  server.addHandler(healthHandler(settings.mode, started, store));
   if (settings.mode === "app") {
-    await server.load(createApp({ python: loadPythonLanguage, botLogin: settings.botLogin, onReviewed: options.onReviewed, queue }));
+    await server.load(
+      createApp({
+        python: loadPythonLanguage,
+        botLogin: settings.botLogin,
+        onReviewed: options.onReviewed,
+        queue,
+        store: store!,
+        smoke: options.smoke,
+        schedule: (sweep) => {
+          if (sweepMs <= 0) return;
+          const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
+          timer.unref();
+          timers.push(timer);
+        },
+      }),
+    );
   } else {
     const setupAppFactory = await loadSetupFactory();
     await server.loadHandlerFactory(
@@ -90,8 +115,13 @@ export async function startServer(settings: ServerSettings, options: StartOption
     mode: settings.mode,
     idle: () => queue.idle(),
     stop: async () => {
+      for (const t of timers) clearInterval(t);
+      // Keep-alive sockets would otherwise outlive the server and swallow the next request.
+      http.closeIdleConnections();
       await server.stop();
+      http.closeAllConnections();
       await queue.idle(); // let started reviews finish their posts
+      if (!options.store) await store?.close();
     },
   };
 }

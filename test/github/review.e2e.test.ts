@@ -1,6 +1,9 @@
 // The bot as a real server receiving signed webhooks over HTTP, pointed (GHE_HOST) at a
 // fake GitHub on loopback that validates every request against GitHub's OpenAPI
 // description and keeps state, so upserts and redeliveries can be seen.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readServerSettings } from "../../src/node/env.ts";
@@ -131,7 +134,7 @@ beforeAll(async () => {
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
   const host = new URL(gh.url).host;
   bot = await startServer(
-    readServerSettings({ APP_ID: "4242", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent" }),
+    readServerSettings({ APP_ID: "4242", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-data-")) }),
   );
 }, 60_000);
 

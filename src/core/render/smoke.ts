@@ -1,0 +1,112 @@
+// Markdown for the smoke run: the plan, the PR comment that follows the run, the check run.
+import type { SmokePlan } from "../commands/index.ts";
+import type { Verdict } from "../verdict/index.ts";
+import { formatVerdictMarkdown } from "../verdict/index.ts";
+import { untrusted } from "./markdown.ts";
+
+export const SMOKE_CHECK_NAME = "HCP smoke";
+
+export function smokeMarker(requestId: string): string {
+  return `<!-- hcp-bot:smoke request=${requestId} -->`;
+}
+
+export interface SmokeView {
+  requestId: string;
+  requester: string;
+  sha: string;
+  plan: Pick<SmokePlan, "recipe" | "cp" | "cpCommType" | "sizes" | "gpus" | "iters" | "overrides" | "expectHcp">;
+  runUrl?: string | null;
+  checkRunUrl?: string | null;
+}
+
+function layout(p: SmokeView["plan"]): string {
+  const type = Array.isArray(p.cpCommType) ? `per-layer ${JSON.stringify(p.cpCommType)}` : String(p.cpCommType);
+  return `CP ${p.cp}, \`${type}\`${p.sizes ? `, sizes [${p.sizes.join(", ")}]` : ""}`;
+}
+
+export function planMarkdown(v: SmokeView): string {
+  return [
+    "| | |",
+    "|---|---|",
+    `| Recipe | \`${untrusted(v.plan.recipe)}\` |`,
+    `| Commit | \`${v.sha}\` (pinned when @${untrusted(v.requester)} asked) |`,
+    `| Layout | ${layout(v.plan)} on ${v.plan.gpus} GPU(s), ${v.plan.iters} iteration(s) |`,
+    `| Must show HCP groups | ${v.plan.expectHcp ? "yes" : "no"} |`,
+    "",
+    "<details><summary>Overrides passed to run_recipe.py</summary>",
+    "",
+    "```",
+    ...v.plan.overrides,
+    "```",
+    "</details>",
+  ].join("\n");
+}
+
+export type SmokeState =
+  | { kind: "dispatched" }
+  | { kind: "running" }
+  | { kind: "finished"; verdict: Verdict; note?: string }
+  | { kind: "cancelled"; by?: string }
+  | { kind: "timed_out"; minutes: number; labels: readonly string[] }
+  | { kind: "failed"; reason: string };
+
+const HEADLINE: Record<string, string> = {
+  pass: "✅ Smoke run passed",
+  fail: "🛑 Smoke run failed",
+  "hcp-inactive": "🛑 Smoke run ran without hierarchical CP",
+  inconclusive: "⚠️ Smoke run inconclusive",
+};
+
+export function stateHeadline(state: SmokeState): string {
+  switch (state.kind) {
+    case "dispatched":
+      return "⏳ Smoke run queued for a GPU runner";
+    case "running":
+      return "🏃 Smoke run in progress";
+    case "finished":
+      return HEADLINE[state.verdict.status] ?? `Smoke run: ${state.verdict.status}`;
+    case "cancelled":
+      return `⏹️ Smoke run cancelled${state.by ? ` by @${untrusted(state.by)}` : ""}`;
+    case "timed_out":
+      return "⌛ Smoke run timed out in the queue";
+    case "failed":
+      return "🛑 Smoke run could not start";
+  }
+}
+
+function stateDetails(state: SmokeState): string {
+  switch (state.kind) {
+    case "finished":
+      return [state.note ? `_${untrusted(state.note)}_\n` : "", formatVerdictMarkdown(state.verdict)].join("\n");
+    case "timed_out":
+      return `No self-hosted runner with the labels \`${state.labels.join(", ")}\` picked the job up within ${state.minutes} minute(s), so the run was cancelled. Check that a GPU runner with these labels is online, then ask again.`;
+    case "failed":
+      return untrusted(state.reason);
+    default:
+      return "";
+  }
+}
+
+export function smokeCommentBody(v: SmokeView, state: SmokeState): string {
+  const links = [v.runUrl ? `[Actions run](${v.runUrl})` : "", v.checkRunUrl ? `[check run](${v.checkRunUrl})` : ""].filter(Boolean).join(" · ");
+  return [
+    smokeMarker(v.requestId),
+    `### ${stateHeadline(state)}`,
+    links,
+    "",
+    stateDetails(state),
+    "",
+    planMarkdown(v),
+    "",
+    "<sub>`/hcp cancel` stops it; `/hcp help` lists the commands.</sub>",
+  ]
+    .filter((line, i, all) => !(line === "" && all[i - 1] === ""))
+    .join("\n");
+}
+
+/** Check-run conclusion for a verdict: only a pass is a success; a log that cannot tell is neutral. */
+export function conclusionForVerdict(verdict: Verdict): "success" | "failure" | "neutral" {
+  if (verdict.status === "pass") return "success";
+  if (verdict.status === "inconclusive") return "neutral";
+  return "failure";
+}

@@ -1,0 +1,510 @@
+// `/hcp smoke`: authorize the person who asks, pin the commit, refuse configurations that
+// cannot work (pre-flight), dispatch the GPU workflow, and turn the finished run's log
+// into a verdict on the check run and the PR comment. Written against Octokit and
+// webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
+import type { ProbotOctokit } from "probot";
+import type { Language } from "web-tree-sitter";
+import { analyze } from "../core/analyze/index.ts";
+import { compileGlobs } from "../core/analyze/classify.ts";
+import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
+import type { RepoConfig } from "../core/config/repo-config.ts";
+import type { Finding } from "../core/model/finding.ts";
+import { findingsTable, untrusted } from "../core/render/markdown.ts";
+import { conclusionForVerdict, planMarkdown, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
+import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
+import { createVerdictParser, type Verdict } from "../core/verdict/index.ts";
+import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
+import type { SmokeRequest, Store } from "../store/types.ts";
+
+type Octokit = ProbotOctokit;
+
+export interface SmokeDeps {
+  store: Store;
+  python: () => Promise<Language>;
+  log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+  now?: () => Date;
+  /** How long to look for the run a dispatch created when GitHub does not return its id. */
+  runLookup?: { attempts: number; delayMs: number };
+}
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+  defaultBranch: string;
+  installationId: number;
+}
+
+export interface Requester {
+  login: string;
+  isBot: boolean;
+  slackUser?: string;
+}
+
+export interface SmokeOrigin {
+  source: "github-comment" | "slack" | "check-run-button";
+  deliveryId: string | null;
+  commentId?: number;
+}
+
+export type SmokeOutcome =
+  | { kind: "dispatched"; request: SmokeRequest }
+  | { kind: "dry-run"; plan: SmokePlan; sha: string }
+  | { kind: "refused"; reason: string; findings?: Finding[] }
+  | { kind: "failed"; reason: string; request?: SmokeRequest };
+
+// Pre-flight reads the recipe modules at the pinned SHA; these hold every recipe function.
+const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
+const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The requester's role; undefined when GitHub could not say (the caller fails closed). */
+export async function repositoryRole(octokit: Octokit, r: { owner: string; repo: string }, login: string): Promise<string | undefined> {
+  try {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ owner: r.owner, repo: r.repo, username: login });
+    return effectiveRole(data as { permission: string; role_name?: string | null });
+  } catch (error) {
+    // 404: not a collaborator at all; anything else: we do not know.
+    return (error as { status?: number }).status === 404 ? "none" : undefined;
+  }
+}
+
+async function copyPrBotSha(octokit: Octokit, r: RepoRef, pr: number): Promise<string | null | undefined> {
+  try {
+    const { data } = await octokit.rest.git.getRef({ owner: r.owner, repo: r.repo, ref: `heads/pull-request/${pr}` });
+    return data.object.sha;
+  } catch (error) {
+    return (error as { status?: number }).status === 404 ? null : undefined;
+  }
+}
+
+interface TreeEntry {
+  path?: string;
+  type?: string;
+}
+
+/** Recipe modules at the SHA plus the requested launch line, analyzed together. */
+async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean }> {
+  const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: sha, recursive: "true" });
+  const inRecipes = compileGlobs(RECIPE_GLOBS);
+  const paths = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path && inRecipes(e.path)).map((e) => e.path!);
+  const files: { path: string; text: string }[] = [];
+  for (let i = 0; i < paths.length; i += 250) {
+    const chunk = paths.slice(i, i + 250);
+    const fields = chunk.map((p, j) => `f${j}: object(expression: ${JSON.stringify(`${sha}:${p}`)}) { ... on Blob { text isBinary } }`);
+    const result = await octokit.graphql<{ repository: Record<string, { text: string | null; isBinary: boolean } | null> }>(
+      `query { repository(owner: ${JSON.stringify(r.owner)}, name: ${JSON.stringify(r.repo)}) { ${fields.join(" ")} } }`,
+    );
+    chunk.forEach((p, j) => {
+      const blob = result.repository[`f${j}`];
+      if (blob?.text && !blob.isBinary) files.push({ path: p, text: blob.text });
+    });
+  }
+  files.push({ path: PREFLIGHT_FILE, text: `#!/usr/bin/env bash\n${plan.launchLine()}\n` });
+  const report = analyze(files, { python });
+  const launch = report.units.find((u) => u.location.file === PREFLIGHT_FILE);
+  return {
+    findings: report.findings.filter((f) => f.unitId === launch?.id),
+    recipeFound: launch?.complete === true,
+  };
+}
+
+function view(request: SmokeRequest, plan?: SmokeView["plan"]): SmokeView {
+  return {
+    requestId: request.id,
+    requester: request.githubLogin,
+    sha: request.sha,
+    plan: plan ?? {
+      recipe: request.recipe,
+      cp: request.cp,
+      cpCommType: request.expectHcp ? "a2a+p2p" : "as configured",
+      sizes: request.sizes,
+      gpus: request.gpus,
+      iters: request.iters,
+      overrides: request.overrides,
+      expectHcp: request.expectHcp,
+    },
+    runUrl: request.runUrl,
+  };
+}
+
+async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string): Promise<number> {
+  const { data } = await octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body });
+  return data.id;
+}
+
+/** Finds the run a dispatch created by the request id in its run-name (when GitHub returned no id). */
+async function findRun(octokit: Octokit, r: RepoRef, workflow: string, requestId: string, lookup: { attempts: number; delayMs: number }) {
+  for (let attempt = 0; attempt < lookup.attempts; attempt++) {
+    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: r.owner, repo: r.repo, workflow_id: workflow, event: "workflow_dispatch", per_page: 30 });
+    const run = data.workflow_runs.find((w) => (w.display_title ?? w.name ?? "").includes(requestId));
+    if (run) return { id: run.id, url: run.html_url };
+    await sleep(lookup.delayMs);
+  }
+  return undefined;
+}
+
+async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, lookup: { attempts: number; delayMs: number }) {
+  const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+    owner: r.owner,
+    repo: r.repo,
+    workflow_id: config.smoke.workflow,
+    // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
+    ref: r.defaultBranch,
+    inputs: {
+      sha: request.sha,
+      pr: String(request.pr),
+      recipe: plan.recipe,
+      overrides: JSON.stringify(plan.overrides),
+      request_id: request.id,
+      check_run_id: String(checkRunId),
+      nproc: String(plan.gpus),
+      iters: String(plan.iters),
+      expect_hcp: String(plan.expectHcp),
+    },
+    return_run_details: true,
+  } as never);
+  const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
+  if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };
+  const found = await findRun(octokit, r, config.smoke.workflow, request.id, lookup);
+  return found ? { id: found.id, url: found.url } : { id: null, url: null };
+}
+
+export async function requestSmoke(
+  octokit: Octokit,
+  r: RepoRef,
+  config: RepoConfig,
+  prNumber: number,
+  requester: Requester,
+  cmd: SmokeCommand,
+  origin: SmokeOrigin,
+  deps: SmokeDeps,
+): Promise<SmokeOutcome> {
+  const now = deps.now ?? (() => new Date());
+  const resolved = resolveSmokeRequest(cmd, config.smoke);
+  if (!resolved.ok) return { kind: "refused", reason: resolved.error };
+  const plan = resolved.plan;
+
+  const { data: pr } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: prNumber });
+  // The commit is pinned now: only this SHA runs, whatever is pushed later.
+  const sha = pr.head.sha;
+  const requesterRole = await repositoryRole(octokit, r, requester.login);
+  const fork = pr.head.repo?.full_name !== pr.base.repo.full_name;
+  const author = pr.user?.login ?? "";
+  const authorRole = author === requester.login ? requesterRole : await repositoryRole(octokit, r, author);
+  const untrustedHead = fork || authorRole === undefined || roleRank(authorRole) < roleRank("write");
+  const mirrored = config.smoke.require_copy_pr_bot && untrustedHead ? await copyPrBotSha(octokit, r, prNumber) : undefined;
+  const active = (await deps.store.activeForPr(repoName(r), prNumber))[0];
+  const decision = decideSmoke({
+    requester,
+    requesterRole,
+    requiredLevel: config.smoke.permission,
+    pr: { number: prNumber, state: pr.state as "open" | "closed", draft: pr.draft ?? false, merged: pr.merged ?? false },
+    untrustedHead,
+    copyPrBot: { required: config.smoke.require_copy_pr_bot, mirroredSha: mirrored },
+    pinnedSha: sha,
+    activeRun: active ? { requestId: active.id, url: active.runUrl ?? undefined } : undefined,
+    requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS)),
+    perUserPerDay: config.smoke.quotas.per_user_per_day,
+    activeRuns: await deps.store.countActive(),
+    maxQueued: config.smoke.quotas.max_queued,
+  });
+  const base = {
+    repo: repoName(r),
+    pr: prNumber,
+    sha,
+    source: origin.source,
+    githubLogin: requester.login,
+    slackUser: requester.slackUser ?? null,
+    deliveryId: origin.deliveryId,
+    recipe: plan.recipe,
+    cp: plan.cp,
+    sizes: plan.sizes,
+    gpus: plan.gpus,
+    iters: plan.iters,
+    overrides: plan.overrides,
+    expectHcp: plan.expectHcp,
+    installationId: r.installationId,
+  };
+  const audit = (decision: "allowed" | "denied", reason: string | null, requestId: string | null, runId: number | null = null) =>
+    deps.store.audit({ action: "smoke", decision, reason, githubLogin: requester.login, slackUser: requester.slackUser ?? null, repo: repoName(r), pr: prNumber, sha, recipe: plan.recipe, deliveryId: origin.deliveryId, requestId, runId });
+
+  if (!decision.allowed) {
+    // Bots are ignored silently; everything else is recorded and answered.
+    if (decision.code === "bot") return { kind: "refused", reason: decision.reason };
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: decision.reason });
+    await audit("denied", decision.reason, refused.id);
+    return { kind: "refused", reason: decision.reason };
+  }
+
+  const python = await deps.python();
+  const check = await preflight(octokit, r, sha, plan, python);
+  const errors = check.findings.filter((f) => f.severity === "error");
+  if (errors.length) {
+    const reason = `the pre-flight check found ${errors.length} error(s) in this configuration, so no GPU time was spent`;
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason });
+    await audit("denied", reason, refused.id);
+    return { kind: "refused", reason, findings: check.findings };
+  }
+  if (cmd.dryRun) {
+    await audit("allowed", "dry run: nothing dispatched", null);
+    return { kind: "dry-run", plan, sha };
+  }
+
+  const request = await deps.store.createSmokeRequest({ ...base, status: "requested" });
+  const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
+  const { data: checkRun } = await octokit.rest.checks.create({
+    owner: r.owner,
+    repo: r.repo,
+    name: SMOKE_CHECK_NAME,
+    head_sha: sha,
+    status: "queued",
+    external_id: request.id,
+    output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
+  });
+  if (origin.commentId) {
+    await octokit.rest.reactions.createForIssueComment({ owner: r.owner, repo: r.repo, comment_id: origin.commentId, content: "eyes" }).catch(() => undefined);
+  }
+  let run: { id: number | null; url: string | null };
+  try {
+    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps.runLookup ?? { attempts: 5, delayMs: 1000 });
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    const reason =
+      status === 404
+        ? `the workflow ${config.smoke.workflow} was not found on ${r.defaultBranch}: add it with \`npx hcp-bot init-workflow\` (or set smoke.workflow in .github/hcp-bot.yml)`
+        : `GitHub refused the workflow dispatch (${status ?? "no answer"}): ${(error as Error).message}`;
+    const failed = await deps.store.updateSmokeRequest(request.id, { status: "failed", reason, checkRunId: checkRun.id });
+    await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: checkRun.id, status: "completed", conclusion: "failure", output: { title: "Smoke run could not start", summary: untrusted(reason) } });
+    await audit("denied", reason, request.id);
+    return { kind: "failed", reason, request: failed.ok ? failed.request : request };
+  }
+  const updated = await deps.store.updateSmokeRequest(request.id, {
+    status: "dispatched",
+    runId: run.id,
+    runUrl: run.url,
+    checkRunId: checkRun.id,
+    dispatchedAt: now(),
+  });
+  if (run.url) await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: checkRun.id, details_url: run.url });
+  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, { kind: "dispatched" }));
+  const final = await deps.store.updateSmokeRequest(request.id, { commentId });
+  await audit("allowed", check.recipeFound ? null : `recipe ${plan.recipe} not found at ${sha.slice(0, 12)}; pre-flight checked the overrides alone`, request.id, run.id);
+  return { kind: "dispatched", request: final.ok ? final.request : updated.ok ? updated.request : request };
+}
+
+/** Text for a refused or dry-run smoke request, as a PR reply. */
+export function smokeReply(outcome: SmokeOutcome, requester: string): string | undefined {
+  switch (outcome.kind) {
+    case "refused": {
+      const table = outcome.findings?.length ? `\n\n${findingsTable(outcome.findings)}\n\nFix these (\`hcp-bot explain RULE\` documents each rule) or change the overrides, then ask again.` : "";
+      return `@${untrusted(requester)} no smoke run: ${untrusted(outcome.reason)}.${table}`;
+    }
+    case "dry-run":
+      return `**Dry run**: this is what \`/hcp smoke\` would start (nothing was dispatched).\n\n${planMarkdown({ requestId: "dry-run", requester, sha: outcome.sha, plan: outcome.plan })}`;
+    case "failed":
+      return outcome.request ? undefined : `No smoke run: ${untrusted(outcome.reason)}`;
+    case "dispatched":
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- following the run
+
+async function updateStory(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, state: SmokeState): Promise<void> {
+  if (!request.commentId) return;
+  await octokit.rest.issues.updateComment({ owner: r.owner, repo: r.repo, comment_id: request.commentId, body: smokeCommentBody(view(request), state) });
+}
+
+/** Streams a log (bytes) through the verdict parser, never holding it whole. */
+async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, exitCode: number | null): Promise<Verdict> {
+  const parser = createVerdictParser({
+    expectHcp: request.expectHcp,
+    contextParallelSize: request.cp,
+    ...(request.sizes ? { sizes: request.sizes } : {}),
+  });
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.push(value);
+  }
+  return parser.end(exitCode);
+}
+
+async function readHintExitCode(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<number | null> {
+  const hint = entries.find((e) => e.name.endsWith("verdict.json"));
+  if (!hint) return null;
+  try {
+    const parsed = JSON.parse(await new Response(openZipEntry(bytes, hint)).text()) as { exitCode?: unknown };
+    return typeof parsed.exitCode === "number" ? parsed.exitCode : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The verdict from the run's log artifact (else the job log). The runner's verdict.json is
+ * a hint: only its exit code is read, and the log decides.
+ */
+export async function verdictForRun(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, runId: number): Promise<{ verdict: Verdict; note?: string }> {
+  const { data: artifacts } = await octokit.rest.actions.listWorkflowRunArtifacts({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
+  const artifact = artifacts.artifacts.find((a) => a.name === `hcp-smoke-${request.id}` && !a.expired);
+  if (artifact) {
+    const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
+    const bytes = new Uint8Array(data as ArrayBuffer);
+    const entries = listZipEntries(bytes);
+    const log = entries.find((e) => e.name.endsWith(".log"));
+    if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readHintExitCode(bytes, entries)) };
+  }
+  const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
+  const job = jobs.jobs[0];
+  if (job) {
+    const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
+    const text = typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
+    const stream = new Response(text).body!;
+    return { verdict: await verdictFromStream(stream, request, job.conclusion === "success" ? 0 : null), note: "No log artifact was uploaded; the verdict comes from the job log." };
+  }
+  return { verdict: await verdictFromStream(new Response("").body!, request, null), note: "The run left no log to read." };
+}
+
+export interface WorkflowRunEvent {
+  id: number;
+  status: string | null;
+  conclusion: string | null;
+  display_title?: string | null;
+  name?: string | null;
+  html_url: string;
+}
+
+// templates/hcp-smoke.yml: run-name "hcp-smoke <request id> (PR #n, recipe)".
+const REQUEST_IN_TITLE = /hcp-smoke ([A-Za-z0-9_-]{6,})/;
+
+async function requestForRun(store: Store, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
+  const byId = await store.findByRunId(run.id);
+  if (byId) return byId;
+  const m = REQUEST_IN_TITLE.exec(run.display_title ?? run.name ?? "");
+  if (!m) return undefined;
+  const request = await store.getSmokeRequest(m[1]!);
+  if (request && request.runId === null) {
+    const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
+    return updated.ok ? updated.request : request;
+  }
+  return request;
+}
+
+/** workflow_run / workflow_job events: follow the run, and judge it when it completes. */
+export async function followRun(octokit: Octokit, r: { owner: string; repo: string }, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
+  const now = deps.now ?? (() => new Date());
+  const request = await requestForRun(deps.store, run);
+  if (!request || !["dispatched", "queued", "running"].includes(request.status)) return request;
+  if (run.status === "in_progress" && request.status !== "running") {
+    const updated = await deps.store.updateSmokeRequest(request.id, { status: "running", startedAt: now() });
+    if (request.checkRunId) await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: request.checkRunId, status: "in_progress", started_at: now().toISOString() });
+    if (updated.ok) await updateStory(octokit, r, updated.request, { kind: "running" });
+    return updated.ok ? updated.request : request;
+  }
+  if (run.status !== "completed") return request;
+  if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
+  const { verdict, note } = await verdictForRun(octokit, r, request, run.id);
+  const state: SmokeState = note ? { kind: "finished", verdict, note } : { kind: "finished", verdict };
+  if (request.checkRunId) {
+    await octokit.rest.checks.update({
+      owner: r.owner,
+      repo: r.repo,
+      check_run_id: request.checkRunId,
+      status: "completed",
+      conclusion: conclusionForVerdict(verdict),
+      completed_at: now().toISOString(),
+      details_url: run.html_url,
+      output: { title: stateHeadline(state).replace(/^\S+\s/, ""), summary: smokeCommentBody(view(request), state).slice(0, 65_000) },
+    });
+  }
+  const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), finishedAt: now() });
+  await updateStory(octokit, r, updated.ok ? updated.request : request, state);
+  await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
+  return updated.ok ? updated.request : request;
+}
+
+async function finishCancelled(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, deps: SmokeDeps, by?: string): Promise<SmokeRequest> {
+  const now = deps.now ?? (() => new Date());
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "cancelled", finishedAt: now() });
+  if (request.checkRunId) {
+    await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: request.checkRunId, status: "completed", conclusion: "cancelled", completed_at: now().toISOString() });
+  }
+  const state: SmokeState = by ? { kind: "cancelled", by } : { kind: "cancelled" };
+  await updateStory(octokit, r, updated.ok ? updated.request : request, state);
+  return updated.ok ? updated.request : request;
+}
+
+/** `/hcp cancel`: the same permission as starting one. */
+export async function cancelSmoke(octokit: Octokit, r: RepoRef, config: RepoConfig, prNumber: number, requester: Requester, deps: SmokeDeps): Promise<string> {
+  const role = await repositoryRole(octokit, r, requester.login);
+  if (role === undefined || roleRank(role) < roleRank(config.smoke.permission)) {
+    await deps.store.audit({ action: "cancel", decision: "denied", reason: `role ${role ?? "unknown"}`, githubLogin: requester.login, repo: repoName(r), pr: prNumber });
+    return `@${untrusted(requester.login)} cancelling a smoke run needs ${config.smoke.permission} access.`;
+  }
+  const active = await deps.store.activeForPr(repoName(r), prNumber);
+  if (active.length === 0) return "No smoke run is under way for this PR.";
+  for (const request of active) {
+    if (request.runId) {
+      await octokit.rest.actions.cancelWorkflowRun({ owner: r.owner, repo: r.repo, run_id: request.runId }).catch((error: { status?: number }) => {
+        if (error.status !== 409) throw error; // 409: already finished
+      });
+    }
+    await finishCancelled(octokit, r, request, deps, requester.login);
+    await deps.store.audit({ action: "cancel", decision: "allowed", githubLogin: requester.login, repo: repoName(r), pr: prNumber, sha: request.sha, requestId: request.id, runId: request.runId });
+  }
+  return `Cancelled ${active.length} smoke run(s).`;
+}
+
+/**
+ * Runs still queued after the configured limit (no GPU runner online) end timed_out:
+ * the workflow run is cancelled and the check run says why.
+ */
+export async function expireQueued(octokitFor: (installationId: number) => Promise<Octokit>, configFor: (octokit: Octokit, request: SmokeRequest) => Promise<RepoConfig>, deps: SmokeDeps): Promise<number> {
+  const now = deps.now ?? (() => new Date());
+  // The shortest sensible limit is a minute; each request is then checked against its repo's own limit.
+  const candidates = await deps.store.listQueuedOlderThan(new Date(now().getTime() - 60_000));
+  let expired = 0;
+  for (const request of candidates) {
+    if (!request.installationId) continue;
+    const octokit = await octokitFor(request.installationId);
+    const config = await configFor(octokit, request);
+    const since = request.dispatchedAt ?? request.createdAt;
+    if (now().getTime() - since.getTime() < config.smoke.timeouts.queue_minutes * 60_000) continue;
+    const [owner, repo] = request.repo.split("/") as [string, string];
+    if (request.runId) {
+      await octokit.rest.actions.cancelWorkflowRun({ owner, repo, run_id: request.runId }).catch(() => undefined);
+    }
+    const updated = await deps.store.updateSmokeRequest(request.id, { status: "timed_out", finishedAt: now(), reason: "no GPU runner picked the job up in time" });
+    const state: SmokeState = { kind: "timed_out", minutes: config.smoke.timeouts.queue_minutes, labels: config.smoke.runner_labels };
+    if (request.checkRunId) {
+      await octokit.rest.checks.update({
+        owner,
+        repo,
+        check_run_id: request.checkRunId,
+        status: "completed",
+        conclusion: "timed_out",
+        completed_at: now().toISOString(),
+        output: { title: "No GPU runner picked the smoke run up", summary: smokeCommentBody(view(request), state) },
+      });
+    }
+    await updateStory(octokit, { owner, repo }, updated.ok ? updated.request : request, state);
+    await deps.store.audit({ action: "timeout", decision: "denied", reason: "queued too long", repo: request.repo, pr: request.pr, sha: request.sha, requestId: request.id, runId: request.runId });
+    expired++;
+  }
+  return expired;
+}
+
+/** `/hcp status` on GitHub: the latest smoke request of this PR. */
+export function statusText(latest: SmokeRequest | undefined): string {
+  if (!latest) return "No smoke run has been requested for this PR.";
+  const verdict = latest.verdictStatus ? `, verdict **${latest.verdictStatus}**${latest.verdictSummary ? `: ${untrusted(latest.verdictSummary)}` : ""}` : "";
+  return `Latest smoke request \`${latest.id}\` by @${untrusted(latest.githubLogin)} on \`${latest.sha.slice(0, 12)}\`: **${latest.status}**${verdict}${latest.runUrl ? ` ([run](${latest.runUrl}))` : ""}.`;
+}
+
+export { helpText };

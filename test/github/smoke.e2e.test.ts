@@ -1,0 +1,383 @@
+// `/hcp smoke` end to end: signed issue_comment webhooks to the real server, a fake GitHub
+// that validates every request against the OpenAPI description (dispatch inputs against
+// the real workflow template), workflow_run webhooks carrying real GPU logs back, and the
+// SQLite store surviving a restart.
+import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { readServerSettings } from "../../src/node/env.ts";
+import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { SqliteStore } from "../../src/store/index.ts";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const SECRET = "smoke-secret";
+const OWNER = "acme";
+const REPO = "mb";
+const INSTALLATION = 9;
+const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
+// Generous quotas: these tests leave many runs active; the quota refusals are tested in test/smoke/policy.test.ts.
+const CONFIG = "smoke:\n  quotas: {per_user_per_day: 1000, max_queued: 1000}\n";
+const RECIPE = `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def llama32_1b_pretrain_config():
+    cfg = _pretrain_common()
+    cfg.dataset.seq_length = 8192
+    cfg.model.seq_length = 8192
+    cfg.model.tensor_model_parallel_size = 1
+    cfg.model.context_parallel_size = 1
+    return cfg
+`;
+
+const ITERATIONS = [1, 2]
+  .map(
+    (i) =>
+      ` [2026-11-30 10:00:0${i}] iteration        ${i}/       2 | consumed samples:            ${4 * i} | elapsed time per iteration (ms): 1234.5 | learning rate: 1.000000E-05 | global batch size:     4 | lm loss: 1.03456${i}E+01 | loss scale: 1.0 | grad norm: 3.210 | number of skipped iterations:   0 | number of nan iterations:   0 |`,
+  )
+  .join("\n");
+const fixtureLog = (name: string) => readFileSync(join(root, "fixtures", "logs", name), "utf8");
+/** A real HCP log (groups named by torch) with two training steps added. */
+const PASSING_LOG = `${fixtureLog("a_nccl_cp2_hcp2x1.log")}\n${ITERATIONS}\n`;
+/** A real flat-CP log: CP worked, but not hierarchically. */
+const FLAT_LOG = `${fixtureLog("c_nccl_cp2_flat.log")}\n${ITERATIONS}\n`;
+
+let gh: FakeGitHub;
+let bot: RunningServer;
+let dataDir: string;
+let clock = Date.now();
+let prCounter = 100;
+
+const settings = () =>
+  readServerSettings({
+    APP_ID: "77",
+    PRIVATE_KEY: privateKey,
+    WEBHOOK_SECRET: SECRET,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    GHE_HOST: new URL(gh.url).host,
+    GHE_PROTOCOL: "http",
+    LOG_LEVEL: "silent",
+    HCP_DATA_DIR: dataDir,
+  });
+
+async function start(): Promise<RunningServer> {
+  return startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } } });
+}
+
+/** Stops the server and starts a new one on the same data folder; the pause lets the
+ * client notice the old keep-alive sockets closed before the new server reuses the port. */
+async function restart(options: Parameters<typeof startServer>[1] = {}): Promise<void> {
+  await bot.stop();
+  await new Promise((r) => setTimeout(r, 50));
+  bot = await startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
+}
+
+async function deliver(event: string, payload: object, id: string = randomUUID()): Promise<number> {
+  const body = JSON.stringify(payload);
+  const res = await fetch(`${bot.url}/api/github/webhooks`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": event,
+      "x-github-delivery": id,
+      "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
+    },
+    body,
+  });
+  await res.text();
+  await bot.idle();
+  return res.status;
+}
+
+const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
+
+function commentPayload(pr: number, body: string, login: string, opts: { action?: string; commentId?: number; type?: string } = {}) {
+  return {
+    action: opts.action ?? "created",
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login, id: 50, type: opts.type ?? "User" },
+    issue: { number: pr, pull_request: { url: `${gh.apiUrl}/repos/${OWNER}/${REPO}/pulls/${pr}` }, user: { login: "author" } },
+    comment: { id: opts.commentId ?? Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: opts.type ?? "User" } },
+  };
+}
+
+function runPayload(action: string, run: { id: number; status: string; conclusion: string | null; display_title: string }) {
+  return {
+    action,
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" },
+    workflow_run: { ...run, name: "hcp-smoke", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${run.id}` },
+  };
+}
+
+/** A PR whose author (default: a writer) and head SHA are known to the fake. */
+function openPr(opts: { author?: string } = {}): { number: number; sha: string } {
+  const number = ++prCounter;
+  const sha = number.toString(16).padStart(40, "e");
+  gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE } });
+  gh.addPullRequest({
+    owner: OWNER,
+    repo: REPO,
+    number,
+    user: opts.author ?? "author",
+    head: { sha, ref: `pr-${number}` },
+    files: [{ filename: RECIPE_FILE, contents: RECIPE, status: "modified" }],
+  });
+  return { number, sha };
+}
+
+function dispatches() {
+  return gh.state.dispatches;
+}
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${gh.apiUrl}${path}`, { headers: { authorization: `token ${gh.installationToken(INSTALLATION)}` } });
+  return (await res.json()) as T;
+}
+
+async function comments(pr: number) {
+  return api<Array<{ id: number; body: string; user: { login: string } }>>(`/repos/${OWNER}/${REPO}/issues/${pr}/comments?per_page=100`);
+}
+
+async function smokeCheck(sha: string) {
+  const data = await api<{ check_runs: Array<{ id: number; status: string; conclusion: string | null; output: { title: string; summary: string } }> }>(
+    `/repos/${OWNER}/${REPO}/commits/${sha}/check-runs?check_name=HCP%20smoke`,
+  );
+  return data.check_runs[0];
+}
+
+function workflowInputs(): Record<string, { required?: boolean }> {
+  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } };
+  return template.on.workflow_dispatch.inputs;
+}
+
+beforeAll(async () => {
+  gh = await startFakeGitHub({ appId: 77, appSlug: "hcp-bot", appPublicKey: publicKey });
+  gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
+  gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowInputs() });
+  gh.setPermission("maint", "write");
+  gh.setPermission("admin1", "admin");
+  gh.setPermission("reader", "read");
+  gh.setPermission("triager", "triage");
+  gh.setPermission("team-maintainer", "maintain");
+  gh.setPermission("author", "write");
+  dataDir = mkdtempSync(join(tmpdir(), "hcp-smoke-data-"));
+  bot = await start();
+}, 60_000);
+
+afterAll(async () => {
+  await bot?.stop();
+  await gh?.close();
+});
+
+afterEach(() => {
+  expect(gh.violations).toEqual([]);
+});
+
+describe("/hcp smoke on a pull request", () => {
+  it("dispatches the pinned SHA, follows the run, and reports a pass with HCP evidence", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const commentId = 5001;
+    expect(await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint", { commentId }))).toBe(200);
+
+    const sent = dispatches().slice(before);
+    expect(sent).toHaveLength(1);
+    const inputs = sent[0]!.inputs as Record<string, string>;
+    expect(sent[0]!.ref).toBe("main");
+    expect(inputs.sha).toBe(pr.sha);
+    expect(inputs.recipe).toBe("llama32_1b_pretrain_config");
+    expect(JSON.parse(inputs.overrides!)).toEqual(expect.arrayContaining(["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"]));
+    expect(inputs.expect_hcp).toBe("true");
+
+    const check = (await smokeCheck(pr.sha))!;
+    expect(check.status).toBe("queued");
+    expect(check.output.summary).toContain(pr.sha);
+    const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
+    expect(reply.body).toMatch(/queued for a GPU runner/);
+    expect(reply.body).toContain("/actions/runs/");
+    expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/issues/comments/${commentId}/reactions`))).toBe(true);
+
+    const runId = sent[0]!.runId;
+    const title = `hcp-smoke ${inputs.request_id} (PR #${pr.number}, llama32_1b_pretrain_config)`;
+    gh.updateWorkflowRun(runId, { status: "in_progress" });
+    await deliver("workflow_run", runPayload("in_progress", { id: runId, status: "in_progress", conclusion: null, display_title: title }));
+    expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
+    expect((await comments(pr.number)).find((c) => c.id === reply.id)!.body).toMatch(/in progress/);
+
+    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ status: "fail", exitCode: 0 }) } });
+    gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
+    await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
+    const done = (await smokeCheck(pr.sha))!;
+    expect(done.conclusion).toBe("success"); // recomputed from the log; the runner's "fail" hint is ignored
+    const story = (await comments(pr.number)).find((c) => c.id === reply.id)!;
+    expect(story.body).toMatch(/Smoke run passed/);
+    expect(story.body).toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP/);
+  }, 30_000);
+
+  it("fails a run whose log shows only the flat CP group (HCP silently off)", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "admin1"));
+    const sent = dispatches()[before]!;
+    const id = (sent.inputs as Record<string, string>).request_id!;
+    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id} (PR #${pr.number})` }));
+    const check = (await smokeCheck(pr.sha))!;
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
+  }, 30_000);
+
+  it("reads the job log when no artifact was uploaded", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    const sent = dispatches()[before]!;
+    const id = (sent.inputs as Record<string, string>).request_id!;
+    gh.addJob({ runId: sent.runId, name: "smoke", log: fixtureLog("m_oom_default.log"), conclusion: "failure" });
+    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "failure" });
+    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "failure", display_title: `hcp-smoke ${id}` }));
+    const check = (await smokeCheck(pr.sha))!;
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/out of memory/i);
+    expect(check.output.summary).toMatch(/job log/);
+  }, 30_000);
+});
+
+describe("who may spend GPU time", () => {
+  it.each([
+    ["reader", false],
+    ["triager", false],
+    ["maint", true],
+    ["team-maintainer", true],
+    ["admin1", true],
+  ])("%s -> dispatched %s", async (login, allowed) => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", login));
+    expect(dispatches().length - before).toBe(allowed ? 1 : 0);
+    if (!allowed) {
+      const reply = (await comments(pr.number)).at(-1)!;
+      expect(reply.body).toMatch(new RegExp(`@${login} no smoke run: .*needs write access`));
+    }
+  }, 30_000);
+
+  it("refuses when GitHub cannot say what the commenter may do (fails closed)", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    gh.inject({ method: "GET", path: /\/collaborators\/maint\/permission$/, status: 502, times: 4, body: { message: "Bad Gateway" } });
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    expect(dispatches().length).toBe(before);
+    // The reason names the person without pinging them again (a zero-width space follows the @).
+    expect((await comments(pr.number)).at(-1)!.body).toMatch(/could not read @\u200bmaint's permission/);
+  }, 30_000);
+
+  it("ignores bots, edited comments and commands inside code blocks", async () => {
+    const pr = openPr();
+    const mark = gh.calls.length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "renovate[bot]", { type: "Bot" }));
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint", { action: "edited" }));
+    await deliver("issue_comment", commentPayload(pr.number, "Try this:\n```\n/hcp smoke\n```\n> /hcp smoke", "maint"));
+    expect(gh.calls.slice(mark).filter((c) => c.method !== "GET" && !c.path.includes("access_tokens"))).toEqual([]);
+  }, 30_000);
+
+  it("runs one smoke per PR at a time, and never dispatches the same comment twice, even after a restart", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const payload = commentPayload(pr.number, "/hcp smoke", "maint", { commentId: 7001 });
+    await deliver("issue_comment", payload);
+    await deliver("issue_comment", payload); // GitHub redelivery: same comment, new delivery id
+    await restart(); // only the SQLite file remembers
+    await deliver("issue_comment", payload);
+    expect(dispatches().length - before).toBe(1);
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "admin1"));
+    expect(dispatches().length - before).toBe(1);
+    expect((await comments(pr.number)).at(-1)!.body).toMatch(/already under way/);
+    const store = SqliteStore.open(dataDir);
+    const audit = await store.auditLog({ repo: `${OWNER}/${REPO}`, limit: 50 });
+    await store.close();
+    expect(audit.filter((a) => a.pr === pr.number).map((a) => a.decision)).toEqual(expect.arrayContaining(["allowed", "denied"]));
+  }, 60_000);
+
+  it("runs an untrusted author's PR only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });
+    try {
+      const pr = openPr({ author: "outsider" });
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      expect(dispatches().length).toBe(before);
+      expect((await comments(pr.number)).at(-1)!.body).toMatch(new RegExp(`/ok to test ${pr.sha}`));
+      gh.addCommit({ owner: OWNER, repo: REPO, branch: `pull-request/${pr.number}`, base: `pr-${pr.number}`, sha: pr.sha, files: {} });
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      expect(dispatches().length - before).toBe(1);
+    } finally {
+      gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
+    }
+  }, 30_000);
+});
+
+describe("pre-flight, cancel, help and queue timeouts", () => {
+  it("refuses a configuration the analyzer knows cannot work, with the findings and no dispatch", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke cp=4 sizes=2,2 dataset.seq_length=8190", "maint"));
+    expect(dispatches().length).toBe(before);
+    const reply = (await comments(pr.number)).at(-1)!.body;
+    expect(reply).toMatch(/pre-flight check found/);
+    expect(reply).toMatch(/HCP007/);
+  }, 30_000);
+
+  it("answers a grammar error with what is allowed", async () => {
+    const pr = openPr();
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke cp=4; rm -rf /", "maint"));
+    const reply = (await comments(pr.number)).at(-1)!.body;
+    expect(reply).toMatch(/line 1/);
+    expect(dispatches().every((d) => !JSON.stringify(d.inputs).includes("rm -rf"))).toBe(true);
+  }, 30_000);
+
+  it("cancels the run with /hcp cancel", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    const sent = dispatches()[before]!;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp cancel", "maint"));
+    expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${sent.runId}/cancel`))).toBe(true);
+    expect((await smokeCheck(pr.sha))!.conclusion).toBe("cancelled");
+    expect((await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!.body).toMatch(/cancelled by @maint/);
+  }, 30_000);
+
+  it("answers /hcp help", async () => {
+    const pr = openPr();
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
+    expect((await comments(pr.number)).at(-1)!.body).toMatch(/\/hcp smoke/);
+  }, 30_000);
+
+  it("ends a run no GPU runner picked up as timed_out, and cancels it", async () => {
+    await restart({ sweepIntervalMs: 50 });
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    const sent = dispatches()[before]!;
+    clock += 31 * 60_000; // past the default 30-minute queue limit
+    await new Promise((r) => setTimeout(r, 300));
+    await bot.idle();
+    const check = (await smokeCheck(pr.sha))!;
+    expect(check.conclusion).toBe("timed_out");
+    expect(check.output.summary).toMatch(/No self-hosted runner with the labels `self-hosted, linux, gpu-4`/);
+    expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${sent.runId}/cancel`))).toBe(true);
+  }, 30_000);
+});
