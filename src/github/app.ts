@@ -5,13 +5,26 @@ import type { ApplicationFunction, Context, Probot, ProbotOctokit } from "probot
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
-import type { RepoConfig } from "../core/config/repo-config.ts";
+import type { ConfigResult, RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
-import type { Store } from "../store/types.ts";
+import type { SmokeRequest, Store } from "../store/types.ts";
 import { KeyedQueue } from "./queue.ts";
 import { readRepoConfig, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
-import { cancelSmoke, expireQueued, followRun, requestSmoke, smokeReply, statusText, type RepoRef, type SmokeDeps } from "./smoke.ts";
+import {
+  cancelSmoke,
+  expireQueued,
+  followRun,
+  requestSmoke,
+  smokeReply,
+  statusText,
+  type RepoRef,
+  type Requester,
+  type SmokeDeps,
+  type SmokeOrigin,
+  type SmokeOutcome,
+} from "./smoke.ts";
+import type { SmokeCommand } from "../core/commands/index.ts";
 
 export interface AppDeps {
   python: () => Promise<Language>;
@@ -25,8 +38,20 @@ export interface AppDeps {
   store: Store;
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
   schedule?: (sweep: () => Promise<void>) => void;
-  /** Smoke-dispatch tuning for tests. */
-  smoke?: Pick<SmokeDeps, "runLookup" | "now">;
+  /** Smoke-dispatch tuning for tests, and who else hears about a run's progress (Slack). */
+  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify">;
+  /** Receives the gateway other front doors (Slack) use to act on GitHub as this app. */
+  onGateway?: (gateway: GitHubGateway) => void;
+}
+
+/** What another front door (Slack) may do on GitHub, with the same checks as a PR comment. */
+export interface GitHubGateway {
+  /** The repository's installation, default branch and `.github/hcp-bot.yml`; undefined when the app is not installed there. */
+  repository(owner: string, repo: string): Promise<{ octokit: ProbotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
+  requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
+  cancelSmoke(owner: string, repo: string, pr: number, requester: Requester): Promise<string>;
+  /** The latest smoke request and the latest "HCP review" check run of the PR. */
+  status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string } | undefined>;
 }
 
 // A comment id is claimed for a month: long enough that no redelivery can dispatch twice.
@@ -191,12 +216,9 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         case "cancel":
           await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
           return;
-        case "status": {
-          const log = await deps.store.auditLog({ repo: `${r.owner}/${r.repo}`, limit: 200 });
-          const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
-          await say(statusText(id ? await deps.store.getSmokeRequest(id) : undefined));
+        case "status":
+          await say(statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)));
           return;
-        }
         case "check": {
           if (command.input.form === "pr") {
             const { data } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: pr });
@@ -242,5 +264,53 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         smokeDeps,
       );
     });
+
+    async function latestSmoke(repoFull: string, pr: number): Promise<SmokeRequest | undefined> {
+      const log = await deps.store.auditLog({ repo: repoFull, limit: 200 });
+      const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
+      return id ? deps.store.getSmokeRequest(id) : undefined;
+    }
+
+    const gateway: GitHubGateway = {
+      async repository(owner, repo) {
+        const appOctokit = (await app.auth()) as ProbotOctokit;
+        let installationId: number;
+        try {
+          installationId = (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
+        } catch (error) {
+          if ((error as { status?: number }).status === 404) return undefined;
+          throw error;
+        }
+        const octokit = (await app.auth(installationId)) as ProbotOctokit;
+        const { data } = await octokit.rest.repos.get({ owner, repo });
+        const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
+        return { octokit, ref, config: await readRepoConfig(octokit, ref) };
+      },
+      async requestSmoke(owner, repo, pr, requester, command, origin) {
+        const found = await gateway.repository(owner, repo);
+        if (!found) return { kind: "not-installed" };
+        if (!found.config.ok) return { kind: "bad-config", reason: found.config.problem };
+        return requestSmoke(found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps);
+      },
+      async cancelSmoke(owner, repo, pr, requester) {
+        const found = await gateway.repository(owner, repo);
+        if (!found) return `hcp-bot is not installed on ${owner}/${repo}.`;
+        if (!found.config.ok) return found.config.problem;
+        return cancelSmoke(found.octokit, found.ref, found.config.config, pr, requester, smokeDeps);
+      },
+      async status(owner, repo, pr) {
+        const found = await gateway.repository(owner, repo);
+        if (!found) return undefined;
+        const { data: pull } = await found.octokit.rest.pulls.get({ owner, repo, pull_number: pr });
+        const { data: checks } = await found.octokit.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: CHECK_NAME, per_page: 1 });
+        const run = checks.check_runs[0];
+        return {
+          smoke: await latestSmoke(`${owner}/${repo}`, pr),
+          headSha: pull.head.sha,
+          ...(run ? { review: { conclusion: run.conclusion, title: run.output.title ?? null, url: run.html_url } } : {}),
+        };
+      },
+    };
+    deps.onGateway?.(gateway);
   };
 }

@@ -25,6 +25,11 @@ export interface SmokeDeps {
   now?: () => Date;
   /** How long to look for the run a dispatch created when GitHub does not return its id. */
   runLookup?: { attempts: number; delayMs: number };
+  /**
+   * Told of every state change of a dispatched request (Slack updates its message here).
+   * A failure is logged, never allowed to stop the GitHub side.
+   */
+  notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
 }
 
 export interface RepoRef {
@@ -291,6 +296,7 @@ export async function requestSmoke(
   if (run.url) await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: checkRun.id, details_url: run.url });
   const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, { kind: "dispatched" }));
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
+  await tell(final.ok ? final.request : request, { kind: "dispatched" }, deps);
   await audit("allowed", check.recipeFound ? null : `recipe ${plan.recipe} not found at ${sha.slice(0, 12)}; pre-flight checked the overrides alone`, request.id, run.id);
   return { kind: "dispatched", request: final.ok ? final.request : updated.ok ? updated.request : request };
 }
@@ -313,9 +319,19 @@ export function smokeReply(outcome: SmokeOutcome, requester: string): string | u
 
 // ---------------------------------------------------------------- following the run
 
-async function updateStory(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, state: SmokeState): Promise<void> {
-  if (!request.commentId) return;
-  await octokit.rest.issues.updateComment({ owner: r.owner, repo: r.repo, comment_id: request.commentId, body: smokeCommentBody(view(request), state) });
+async function updateStory(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<void> {
+  if (request.commentId) {
+    await octokit.rest.issues.updateComment({ owner: r.owner, repo: r.repo, comment_id: request.commentId, body: smokeCommentBody(view(request), state) });
+  }
+  await tell(request, state, deps);
+}
+
+async function tell(request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<void> {
+  try {
+    await deps.notify?.(request, state);
+  } catch (error) {
+    deps.log.warn({ err: error, request: request.id }, "notifying about a smoke run failed; GitHub is up to date");
+  }
 }
 
 /** Streams a log (bytes) through the verdict parser, never holding it whole. */
@@ -403,7 +419,7 @@ export async function followRun(octokit: Octokit, r: { owner: string; repo: stri
   if (run.status === "in_progress" && request.status !== "running") {
     const updated = await deps.store.updateSmokeRequest(request.id, { status: "running", startedAt: now() });
     if (request.checkRunId) await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: request.checkRunId, status: "in_progress", started_at: now().toISOString() });
-    if (updated.ok) await updateStory(octokit, r, updated.request, { kind: "running" });
+    if (updated.ok) await updateStory(octokit, r, updated.request, { kind: "running" }, deps);
     return updated.ok ? updated.request : request;
   }
   if (run.status !== "completed") return request;
@@ -424,7 +440,7 @@ export async function followRun(octokit: Octokit, r: { owner: string; repo: stri
   }
   const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
   const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), finishedAt: now() });
-  await updateStory(octokit, r, updated.ok ? updated.request : request, state);
+  await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
   return updated.ok ? updated.request : request;
 }
@@ -436,7 +452,7 @@ async function finishCancelled(octokit: Octokit, r: { owner: string; repo: strin
     await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: request.checkRunId, status: "completed", conclusion: "cancelled", completed_at: now().toISOString() });
   }
   const state: SmokeState = by ? { kind: "cancelled", by } : { kind: "cancelled" };
-  await updateStory(octokit, r, updated.ok ? updated.request : request, state);
+  await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   return updated.ok ? updated.request : request;
 }
 
@@ -493,7 +509,7 @@ export async function expireQueued(octokitFor: (installationId: number) => Promi
         output: { title: "No GPU runner picked the smoke run up", summary: smokeCommentBody(view(request), state) },
       });
     }
-    await updateStory(octokit, { owner, repo }, updated.ok ? updated.request : request, state);
+    await updateStory(octokit, { owner, repo }, updated.ok ? updated.request : request, state, deps);
     await deps.store.audit({ action: "timeout", decision: "denied", reason: "queued too long", repo: request.repo, pr: request.pr, sha: request.sha, requestId: request.id, runId: request.runId });
     expired++;
   }

@@ -31,6 +31,7 @@ export interface StartOptions {
   /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
   sweepIntervalMs?: number;
   smoke?: AppDeps["smoke"];
+  onGateway?: AppDeps["onGateway"];
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
@@ -91,6 +92,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
         queue,
         store: store!,
         smoke: options.smoke,
+        ...(options.onGateway ? { onGateway: options.onGateway } : {}),
         schedule: (sweep) => {
           if (sweepMs <= 0) return;
           const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
