@@ -9,16 +9,33 @@ import type { SourceFile } from "../model/source.ts";
 
 // `from megatron.bridge.recipes.llama.h100.llama3 import (x_h100_config as x_config,)`:
 // the compatibility modules that keep legacy recipe names alive (HCP-RULES 1.1).
-const ALIAS_IMPORT = /\b([A-Za-z_][A-Za-z0-9_]*_config)\s+as\s+([A-Za-z_][A-Za-z0-9_]*_config)\b/g;
+// Matched only around the few places that can hold one (found with indexOf: a regex over
+// every module costs more than the rest of the composition).
+const ALIAS_IMPORT = /([A-Za-z_][A-Za-z0-9_]*_config)\s+as\s+([A-Za-z_][A-Za-z0-9_]*_config)\b/y;
 const ALIAS_ASSIGN = /^([A-Za-z_][A-Za-z0-9_]*_config)\s*=\s*([A-Za-z_][A-Za-z0-9_]*_config)\s*$/gm;
+
+function isIdentifierChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+}
+
+function importAliases(text: string, into: Map<string, string>): void {
+  for (let at = text.indexOf("_config as "); at >= 0; at = text.indexOf("_config as ", at + 11)) {
+    let start = at;
+    while (start > 0 && isIdentifierChar(text.charCodeAt(start - 1))) start--;
+    ALIAS_IMPORT.lastIndex = start;
+    const m = ALIAS_IMPORT.exec(text);
+    if (m) into.set(m[2]!, m[1]!);
+  }
+}
 
 /** Legacy recipe name -> current name, read from Python files' import aliases. */
 export function recipeAliases(files: readonly SourceFile[]): Map<string, string> {
   const aliases = new Map<string, string>();
   for (const f of files) {
-    if (!f.path.endsWith(".py") || !f.text.includes("_config")) continue;
-    for (const m of f.text.matchAll(ALIAS_IMPORT)) aliases.set(m[2]!, m[1]!);
-    for (const m of f.text.matchAll(ALIAS_ASSIGN)) aliases.set(m[1]!, m[2]!);
+    if (!f.path.endsWith(".py")) continue;
+    importAliases(f.text, aliases);
+    // `legacy_config = current_config` at module level: rare, so only files that could hold one are scanned.
+    if (f.text.includes("_config = ") && f.text.length < 200_000) for (const m of f.text.matchAll(ALIAS_ASSIGN)) aliases.set(m[1]!, m[2]!);
   }
   return aliases;
 }
