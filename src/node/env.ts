@@ -19,6 +19,15 @@ export interface ServerSettings {
   dataDir: string;
   /** Overrides the bot's login (`slug[bot]`), skipping the GET /app lookup. */
   botLogin?: string;
+  /** The Slack app; undefined when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set. */
+  slack?: SlackSettings;
+}
+
+export interface SlackSettings {
+  signingSecret: string;
+  botToken: string;
+  /** Web API base URL ending in "/": https://slack.com/api/ unless a proxy or a test says otherwise. */
+  apiUrl: string;
 }
 
 export class SettingsError extends Error {}
@@ -50,6 +59,9 @@ const Env = z.object({
   HCP_DATA_DIR: z.string().min(1).optional(),
   HCP_BOT_LOGIN: z.string().min(1).optional(),
   NODE_ENV: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
+  SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
 });
 
 function firstProblem(error: z.ZodError): string {
@@ -60,6 +72,15 @@ function firstProblem(error: z.ZodError): string {
 /** PEM with literal "\n" sequences (as some secret stores hand it over) is unescaped. */
 function normalizePem(key: string): string {
   return key.includes("\\n") && !key.includes("\n") ? key.replace(/\\n/g, "\n") : key;
+}
+
+/** Both Slack secrets or neither: one alone is a mistake worth stopping for. */
+function slackSettings(e: z.infer<typeof Env>): SlackSettings | undefined {
+  if (!e.SLACK_SIGNING_SECRET && !e.SLACK_BOT_TOKEN) return undefined;
+  if (!e.SLACK_SIGNING_SECRET) throw new SettingsError("SLACK_SIGNING_SECRET is missing (SLACK_BOT_TOKEN is set): copy it from the Slack app's Basic Information page");
+  if (!e.SLACK_BOT_TOKEN) throw new SettingsError("SLACK_BOT_TOKEN is missing (SLACK_SIGNING_SECRET is set): copy the Bot User OAuth Token from the Slack app's OAuth & Permissions page");
+  const api = e.SLACK_API_URL ?? "https://slack.com/api/";
+  return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/` };
 }
 
 export function readServerSettings(env: Record<string, string | undefined>): ServerSettings {
@@ -84,6 +105,7 @@ export function readServerSettings(env: Record<string, string | undefined>): Ser
     webhookPath: e.WEBHOOK_PATH ?? "/api/github/webhooks",
     dataDir: e.HCP_DATA_DIR ?? ".hcp-bot-data",
     botLogin: e.HCP_BOT_LOGIN,
+    slack: slackSettings(e),
   };
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
   if (credentials.every((c) => c === undefined)) {

@@ -14,6 +14,7 @@ import { botOctokit } from "../github/octokit.ts";
 import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
+import { createSlackNode, type SlackNode } from "../slack/node.ts";
 
 export interface RunningServer {
   url: string;
@@ -36,7 +37,13 @@ export interface StartOptions {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
-function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined): Handler {
+function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): string {
+  if (slack) return "on";
+  if (settings.slack) return "off (the GitHub App is not set up yet)";
+  return "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)";
+}
+
+function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string): Handler {
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
@@ -47,10 +54,20 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
       github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
       store: storeStatus,
-      slack: "off",
+      slack,
     };
     res.writeHead(storeStatus.ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
     return true;
+  };
+}
+
+type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
+
+/** A caller's notify hook (tests) and Slack's both hear every state change. */
+function bothNotify(first: Notify | undefined, second: Notify): Notify {
+  return async (request, state) => {
+    await first?.(request, state);
+    await second(request, state);
   };
 }
 
@@ -82,7 +99,13 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const store = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
-  server.addHandler(healthHandler(settings.mode, started, store));
+  // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
+  const slack =
+    settings.slack && settings.mode === "app"
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, python: loadPythonLanguage, log })
+      : undefined;
+  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack)));
+  if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
     await server.load(
       createApp({
@@ -91,8 +114,11 @@ export async function startServer(settings: ServerSettings, options: StartOption
         onReviewed: options.onReviewed,
         queue,
         store: store!,
-        smoke: options.smoke,
-        ...(options.onGateway ? { onGateway: options.onGateway } : {}),
+        smoke: slack ? { ...options.smoke, notify: bothNotify(options.smoke?.notify, slack.notify) } : options.smoke,
+        onGateway: (gateway) => {
+          slack?.setGateway(gateway);
+          options.onGateway?.(gateway);
+        },
         schedule: (sweep) => {
           if (sweepMs <= 0) return;
           const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);

@@ -48,6 +48,22 @@ export const SmokeConfigSchema = z
   .strict();
 export type SmokeConfig = z.infer<typeof SmokeConfigSchema>;
 
+/**
+ * `slack:`: who may use `/hcp` from Slack and where. A Slack user id maps to the GitHub
+ * login whose repository permission is checked, exactly as for a PR comment.
+ */
+export const SlackConfigSchema = z
+  .object({
+    /** Slack user id (U…/W…) -> GitHub login. Unmapped users are refused. */
+    users: z.record(z.string().regex(/^[UW][A-Z0-9]{2,}$/, "a Slack user id such as U012ABCDEF"), z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login")).default({}),
+    /** Channel ids (C…/G…) where commands are accepted; empty: any channel. */
+    channels: z.array(z.string().regex(/^[CGD][A-Z0-9]{2,}$/, "a Slack channel id such as C012ABCDEF")).default([]),
+    /** Channel id that also hears about smoke runs started on GitHub. */
+    notify_channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, "a Slack channel id such as C012ABCDEF").nullable().default(null),
+  })
+  .strict();
+export type SlackConfig = z.infer<typeof SlackConfigSchema>;
+
 export const RepoConfigSchema = z
   .object({
     /** Globs (relative to the repository root) of the files the review reads. */
@@ -73,6 +89,7 @@ export const RepoConfigSchema = z
     /** GPUs in one NVLink domain (HCP018). */
     gpus_per_node: z.number().int().positive().default(8),
     smoke: SmokeConfigSchema.default(SmokeConfigSchema.parse({})),
+    slack: SlackConfigSchema.default(SlackConfigSchema.parse({})),
   })
   .strict();
 

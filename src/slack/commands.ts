@@ -1,0 +1,289 @@
+// What `/hcp` does in Slack once the request has been acknowledged: find the repository,
+// map the Slack user to a GitHub login from the repository's (or the org's) config, and
+// act through the GitHub gateway with the same checks as a PR comment.
+import type { ProbotOctokit } from "probot";
+import type { Language } from "web-tree-sitter";
+import { analyze } from "../core/analyze/index.ts";
+import { compileGlobs } from "../core/analyze/classify.ts";
+import { checkSource, parseSlackCommand, RUN_RECIPE, shellLine, type Command, type SmokeCommand } from "../core/commands/index.ts";
+import { readRecipe } from "../core/commands/grammar.ts";
+import { CONFIG_PATH, type RepoConfig, type SlackConfig } from "../core/config/repo-config.ts";
+import type { Finding } from "../core/model/finding.ts";
+import { dryRunMessage, findingsMessage, mrkdwn, refusedMessage, statusMessage, textMessage, type SlackMessage } from "../core/render/slack.ts";
+import type { GitHubGateway } from "../github/app.ts";
+import { readRepoConfig } from "../github/review.ts";
+import { repositoryRole, type RepoRef } from "../github/smoke.ts";
+import { roleRank } from "../core/smoke/policy.ts";
+import type { Store } from "../store/types.ts";
+import type { DeferredCommand } from "./core.ts";
+import type { SlashCommand } from "./payload.ts";
+import type { SlackRuns } from "./runs.ts";
+import type { SlackWebApi } from "./web-api.ts";
+
+export interface SlackLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface SlackCommandDeps {
+  web: SlackWebApi;
+  store: Store;
+  /** Set once the GitHub App has loaded; undefined before (the command is answered with an error). */
+  gateway: () => GitHubGateway | undefined;
+  python: () => Promise<Language>;
+  runs: SlackRuns;
+  log: SlackLog;
+}
+
+/** A command that was acknowledged and now runs; `deliveryId` is stable across Slack retries. */
+export interface SlackWork {
+  payload: SlashCommand;
+  deliveryId: string;
+}
+
+type Found = NonNullable<Awaited<ReturnType<GitHubGateway["repository"]>>>;
+interface Access {
+  found: Found;
+  config: RepoConfig;
+  login: string;
+}
+
+/** The repository's `slack:` section, with each empty key taken from the org's `.github` repository. */
+export async function effectiveSlackConfig(found: Found, config: RepoConfig): Promise<SlackConfig> {
+  const own = config.slack;
+  if (Object.keys(own.users).length > 0 && own.channels.length > 0 && own.notify_channel) return own;
+  const org = await orgConfig(found.octokit, found.ref.owner);
+  if (!org) return own;
+  return {
+    users: Object.keys(own.users).length > 0 ? own.users : org.slack.users,
+    channels: own.channels.length > 0 ? own.channels : org.slack.channels,
+    notify_channel: own.notify_channel ?? org.slack.notify_channel,
+  };
+}
+
+/** `OWNER/.github`'s `.github/hcp-bot.yml` on its default branch; undefined when absent, unreadable or invalid. */
+async function orgConfig(octokit: ProbotOctokit, owner: string): Promise<RepoConfig | undefined> {
+  try {
+    const { data } = await octokit.rest.repos.get({ owner, repo: ".github" });
+    const result = await readRepoConfig(octokit, { owner, repo: ".github", defaultBranch: data.default_branch });
+    return result.ok && result.source === "file" ? result.config : undefined;
+  } catch {
+    return undefined; // not there, or the installation cannot see it
+  }
+}
+
+const slackUserOf = (p: SlashCommand) => `${p.team_id}:${p.user_id}`;
+
+export function createSlackCommands(deps: SlackCommandDeps) {
+  async function reply(work: SlackWork, message: SlackMessage): Promise<void> {
+    try {
+      await deps.web.respond(work.payload.response_url, message);
+    } catch (error) {
+      deps.log.warn({ err: error, delivery: work.deliveryId }, "answering a Slack command through response_url failed");
+    }
+  }
+
+  async function deny(work: SlackWork, repo: string | null, reason: string, text: string): Promise<undefined> {
+    await deps.store.audit({ action: "slack", decision: "denied", reason, slackUser: slackUserOf(work.payload), repo, deliveryId: work.deliveryId });
+    await reply(work, textMessage(text));
+    return undefined;
+  }
+
+  /** Installed, a valid config, an allowlisted channel, a mapped user: or a reply saying which is missing. */
+  async function access(work: SlackWork, owner: string, repo: string): Promise<Access | undefined> {
+    const full = `${owner}/${repo}`;
+    const gateway = deps.gateway();
+    if (!gateway) return deny(work, full, "github not ready", "hcp-bot's GitHub side is not ready yet; try again in a minute.");
+    const found = await gateway.repository(owner, repo);
+    if (!found) return deny(work, full, "not installed", `hcp-bot is not installed on ${mrkdwn(full)} (or the repository does not exist).`);
+    if (!found.config.ok) return deny(work, full, "bad config", `hcp-bot cannot act on ${mrkdwn(full)}: ${mrkdwn(found.config.problem)}`);
+    const config = found.config.config;
+    const slack = await effectiveSlackConfig(found, config);
+    const { channel_id: channel, user_id: user } = work.payload;
+    if (slack.channels.length > 0 && !slack.channels.includes(channel)) {
+      const where = slack.channels.map((c) => `<#${c}>`).join(", ");
+      return deny(work, full, `channel ${channel} not allowlisted`, `/hcp commands for ${mrkdwn(full)} are accepted only in ${where} (slack.channels in ${CONFIG_PATH}).`);
+    }
+    const login = slack.users[user];
+    if (!login) {
+      return deny(
+        work,
+        full,
+        "unmapped slack user",
+        `Your Slack account is not linked to a GitHub login for ${mrkdwn(full)}. Ask a maintainer to add \`${user}: YOUR-GITHUB-LOGIN\` under \`slack.users\` in \`${CONFIG_PATH}\` on the default branch of ${mrkdwn(full)} (or in the \`${mrkdwn(owner)}/.github\` repository for the whole org). Your Slack user id is \`${user}\`.`,
+      );
+    }
+    return { found, config, login };
+  }
+
+  async function readAccess(work: SlackWork, a: Access, action: string): Promise<boolean> {
+    const role = await repositoryRole(a.found.octokit, a.found.ref, a.login);
+    if (role !== undefined && roleRank(role) >= roleRank("read")) return true;
+    await deny(work, `${a.found.ref.owner}/${a.found.ref.repo}`, `role ${role ?? "unknown"}`, `${mrkdwn(a.login)} (your linked GitHub login) cannot read ${mrkdwn(`${a.found.ref.owner}/${a.found.ref.repo}`)}, so hcp-bot will not ${action} it.`);
+    return false;
+  }
+
+  /** Parses again with the repository's extra override keys (the ack only knew the built-in ones). */
+  function reparse(work: SlackWork, config: RepoConfig): Command | string {
+    const parsed = parseSlackCommand(work.payload.text, { allowedKeys: config.smoke.allowed_keys });
+    return parsed.ok ? parsed.command : parsed.error;
+  }
+
+  async function smoke(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
+    const a = await access(work, target.owner, target.repo);
+    if (!a) return;
+    const command = reparse(work, a.config);
+    if (typeof command === "string") return reply(work, textMessage(`:warning: ${mrkdwn(command)}`));
+    if (command.kind !== "smoke") return;
+    const gateway = deps.gateway()!;
+    const requester = { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) };
+    deps.runs.expect(work.deliveryId, { channel: work.payload.channel_id, slackUser: work.payload.user_id });
+    try {
+      const outcome = await gateway.requestSmoke(target.owner, target.repo, target.pr, requester, command as SmokeCommand, { source: "slack", deliveryId: work.deliveryId });
+      const repoFull = `${target.owner}/${target.repo}`;
+      switch (outcome.kind) {
+        case "not-installed":
+          return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(repoFull)}.`));
+        case "bad-config":
+          return reply(work, textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`));
+        case "refused":
+          return reply(work, refusedMessage(outcome.reason, outcome.findings));
+        case "failed":
+          return reply(work, textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`));
+        case "dry-run":
+          return reply(work, dryRunMessage({ requestId: "dry-run", requester: a.login, sha: outcome.sha, plan: outcome.plan, repo: repoFull, pr: target.pr }, outcome.plan.launchLine()));
+        case "dispatched": {
+          const posted = await deps.runs.posted(outcome.request.id);
+          return reply(
+            work,
+            textMessage(
+              posted
+                ? `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}; this channel's message follows it.`
+                : `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}, but hcp-bot could not post in this channel (invite it with \`/invite @hcp-bot\`). Follow it with \`/hcp status ${mrkdwn(repoFull)}#${target.pr}\`.`,
+            ),
+          );
+        }
+      }
+    } finally {
+      deps.runs.forget(work.deliveryId);
+    }
+  }
+
+  async function status(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
+    const a = await access(work, target.owner, target.repo);
+    if (!a || !(await readAccess(work, a, "show the status of"))) return;
+    const s = await deps.gateway()!.status(target.owner, target.repo, target.pr);
+    if (!s) return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(`${target.owner}/${target.repo}`)}.`));
+    await reply(work, statusMessage({ repo: `${target.owner}/${target.repo}`, pr: target.pr, ...(s.headSha ? { headSha: s.headSha } : {}), ...(s.review ? { review: s.review } : {}), ...(s.smoke ? { smoke: s.smoke } : {}) }));
+  }
+
+  async function cancel(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
+    const a = await access(work, target.owner, target.repo);
+    if (!a) return;
+    const text = await deps.gateway()!.cancelSmoke(target.owner, target.repo, target.pr, { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) });
+    await reply(work, textMessage(mrkdwn(text)));
+  }
+
+  async function check(work: SlackWork): Promise<void> {
+    const spec = splitCheckText(work.payload.text);
+    if (typeof spec === "string") return reply(work, textMessage(`:warning: ${mrkdwn(spec)}`));
+    let config: RepoConfig | undefined;
+    let recipeFiles: { path: string; text: string }[] = [];
+    if (spec.repo) {
+      const a = await access(work, spec.repo.owner, spec.repo.repo);
+      if (!a || !(await readAccess(work, a, "read recipes of"))) return;
+      config = a.config;
+      if (spec.recipe) recipeFiles = await readRecipeModules(a.found.octokit, a.found.ref);
+    }
+    const parsed = parseSlackCommand(`check ${spec.rest}`, { allowedKeys: config?.smoke.allowed_keys ?? [] });
+    if (!parsed.ok) return reply(work, textMessage(`:warning: ${mrkdwn(parsed.error)}`));
+    if (parsed.command.kind !== "check") return;
+    const source = checkSource(parsed.command.input);
+    if (!source) return;
+    if (spec.recipe && parsed.command.input.form === "overrides") {
+      // Named recipe: the overrides are applied to it, as run_recipe.py would.
+      source.text = `${shellLine(["python", RUN_RECIPE, "--recipe", spec.recipe, ...parsed.command.input.overrides.map((o) => `${o.key}=${o.text}`)])}\n`;
+    }
+    const report = analyze([...recipeFiles, source], { python: await deps.python(), gpusPerNode: config?.gpus_per_node ?? 8 });
+    const launch = report.units.filter((u) => u.location.file === source.path).map((u) => u.id);
+    const findings: Finding[] = report.findings.filter((f) => launch.includes(f.unitId));
+    const what = spec.recipe && spec.repo ? `that configuration (recipe ${spec.recipe} of ${spec.repo.owner}/${spec.repo.repo})` : "that configuration";
+    await reply(work, findingsMessage(findings, what));
+  }
+
+  /** Runs the acknowledged command; every failure ends as a reply to the person, never silence. */
+  return async function run(work: SlackWork, command: DeferredCommand): Promise<void> {
+    try {
+      switch (command.kind) {
+        case "deferred":
+          return command.sub === "smoke" ? await smoke(work, command.target) : await check(work);
+        case "smoke":
+          return await smoke(work, command.target!);
+        case "status":
+          return await status(work, command.target!);
+        case "cancel":
+          return await cancel(work, command.target!);
+        case "check":
+          return await check(work);
+        case "help":
+          return;
+      }
+    } catch (error) {
+      deps.log.warn({ err: error, delivery: work.deliveryId }, "a Slack command failed");
+      await reply(work, textMessage(`:octagonal_sign: hcp-bot could not finish that command: ${mrkdwn((error as Error).message ?? String(error)).slice(0, 500)}`));
+    }
+  };
+}
+
+export interface CheckSpec {
+  repo?: { owner: string; repo: string };
+  recipe?: string;
+  /** The launch line or KEY=VALUE words, for the shared grammar. */
+  rest: string;
+}
+
+/**
+ * `/hcp check [OWNER/REPO] [recipe=NAME] LAUNCH LINE | KEY=VALUE ...`: the Slack-only
+ * prefix that names a repository and one of its recipes; the rest goes to the grammar.
+ */
+export function splitCheckText(text: string): CheckSpec | string {
+  let rest = text.trim().replace(/^check\b/i, "").trim();
+  const spec: CheckSpec = { rest: "" };
+  const repo = /^([A-Za-z0-9-]{1,39})\/([A-Za-z0-9._-]{1,100})(?=\s|$)/.exec(rest);
+  if (repo) {
+    spec.repo = { owner: repo[1]!, repo: repo[2]! };
+    rest = rest.slice(repo[0].length).trim();
+  }
+  const recipe = /(?:^|\s)recipe=(\S*)/.exec(rest);
+  if (recipe) {
+    const name = readRecipe(recipe[1] ?? "");
+    if (!name.ok) return name.error;
+    if (!spec.repo) return "recipe=NAME needs the repository that holds it: /hcp check OWNER/REPO recipe=NAME KEY=VALUE ...";
+    spec.recipe = name.value;
+    rest = `${rest.slice(0, recipe.index)} ${rest.slice(recipe.index + recipe[0].length)}`.trim();
+  }
+  spec.rest = rest;
+  return spec;
+}
+
+// Recipe modules on the default branch (the same globs as the smoke pre-flight).
+const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
+
+async function readRecipeModules(octokit: ProbotOctokit, r: RepoRef): Promise<{ path: string; text: string }[]> {
+  const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: r.defaultBranch, recursive: "true" });
+  const inRecipes = compileGlobs(RECIPE_GLOBS);
+  const paths = (tree.tree as { path?: string; type?: string }[]).filter((e) => e.type === "blob" && e.path && inRecipes(e.path)).map((e) => e.path!);
+  const files: { path: string; text: string }[] = [];
+  for (let i = 0; i < paths.length; i += 250) {
+    const chunk = paths.slice(i, i + 250);
+    const fields = chunk.map((p, j) => `f${j}: object(expression: ${JSON.stringify(`${r.defaultBranch}:${p}`)}) { ... on Blob { text isBinary } }`);
+    const result = await octokit.graphql<{ repository: Record<string, { text: string | null; isBinary: boolean } | null> }>(
+      `query { repository(owner: ${JSON.stringify(r.owner)}, name: ${JSON.stringify(r.repo)}) { ${fields.join(" ")} } }`,
+    );
+    chunk.forEach((p, j) => {
+      const blob = result.repository[`f${j}`];
+      if (blob?.text && !blob.isBinary) files.push({ path: p, text: blob.text });
+    });
+  }
+  return files;
+}

@@ -1,0 +1,167 @@
+// The `/slack/events` endpoint, runtime-neutral: verify the signature, read the form,
+// answer within Slack's 3 seconds with an ephemeral plan or error, and hand the real work
+// to `schedule` (the Node server's queue; `waitUntil` on an edge runtime). Nothing here
+// waits for GitHub, so the ack costs a signature check, a parse and one store write.
+import { helpText, parseSlackCommand, type Command, type PrTarget } from "../core/commands/index.ts";
+import { readTarget } from "../core/commands/grammar.ts";
+import { code, helpMessage, mrkdwn, textMessage, type SlackMessage } from "../core/render/slack.ts";
+import type { Store } from "../store/types.ts";
+import { parseSlashCommandForm, type SlashCommand } from "./payload.ts";
+import { verifySlackSignature } from "./signature.ts";
+import { splitCheckText, type SlackWork } from "./commands.ts";
+
+/** Slack bodies are small; anything bigger is not a slash command. */
+export const MAX_BODY_BYTES = 64 * 1024;
+/** A command (or its Slack retry) is remembered for a day: a retry never dispatches twice, even after a restart. */
+export const COMMAND_CLAIM_SECONDS = 24 * 60 * 60;
+
+/**
+ * What the ack understood. "deferred": the text names a repository whose config (extra
+ * override keys) may make it valid, so it is parsed again after the ack.
+ */
+export type DeferredCommand = Command | { kind: "deferred"; sub: "smoke"; target: PrTarget } | { kind: "deferred"; sub: "check"; repo: { owner: string; repo: string } };
+
+export interface SlackCoreDeps {
+  signingSecret: string;
+  store: Pick<Store, "claim">;
+  /** Runs a command's work after the ack; `key` serializes work on the same PR. */
+  schedule: (key: string, work: SlackWork, command: DeferredCommand) => void;
+  nowSeconds?: () => number;
+}
+
+export interface SlackHttpRequest {
+  method: string;
+  header(name: string): string | null;
+  body: string;
+}
+
+export interface SlackHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function json(status: number, body: object, extra: Record<string, string> = {}): SlackHttpResponse {
+  return { status, headers: { "content-type": "application/json; charset=utf-8", ...extra }, body: JSON.stringify(body) };
+}
+
+function ephemeral(message: SlackMessage): SlackHttpResponse {
+  return json(200, { response_type: "ephemeral", text: message.text, blocks: message.blocks });
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The id a command keeps across Slack's retries: its trigger_id, or (when Slack sends
+ * none) a hash of who typed what, where, in which minute.
+ */
+export async function commandDeliveryId(p: SlashCommand, nowSeconds: number): Promise<string> {
+  if (p.trigger_id) return `slack:${p.trigger_id}`.slice(0, 200);
+  return `slack:h:${(await sha256Hex(`${p.team_id}\n${p.user_id}\n${p.channel_id}\n${p.text}\n${Math.floor(nowSeconds / 60)}`)).slice(0, 40)}`;
+}
+
+/** Words for the ack: what was understood and what happens next. */
+function planText(command: DeferredCommand): string {
+  const pr = (t: PrTarget | undefined) => (t ? mrkdwn(`${t.owner}/${t.repo}#${t.pr}`) : "");
+  switch (command.kind) {
+    case "smoke": {
+      const parts = [
+        command.recipe ? `recipe=${command.recipe}` : "recipe: repo default",
+        command.cp ? `cp=${command.cp}` : "cp: repo default",
+        command.sizes === null ? "sizes=none" : command.sizes ? `sizes=${command.sizes.join(",")}` : "sizes: repo default",
+        ...command.overrides.map((o) => `${o.key}=${o.text}`),
+      ];
+      return `:hourglass_flowing_sand: ${command.dryRun ? "Dry run of a smoke run" : "Smoke run"} on ${pr(command.target)}: ${code(parts.join(" "))}. Checking your access, the PR and the pre-flight; the answer follows here${command.dryRun ? "" : " and the run is announced in this channel"}.`;
+    }
+    case "deferred":
+      return command.sub === "smoke"
+        ? `:hourglass_flowing_sand: Reading ${pr(command.target)}'s settings to check that command; the answer follows here.`
+        : `:mag: Checking that configuration against ${mrkdwn(`${command.repo.owner}/${command.repo.repo}`)} (nothing runs)…`;
+    case "status":
+      return `:mag: Looking up ${pr(command.target)}…`;
+    case "cancel":
+      return `:stop_button: Cancelling the smoke run on ${pr(command.target)}…`;
+    case "check":
+      return ":mag: Checking that configuration for HCP problems (nothing runs)…";
+    case "help":
+      return "";
+  }
+}
+
+/** Queue key: work on one PR runs in order, with the PR comments' work (same key format as the GitHub App). */
+function workKey(command: DeferredCommand, deliveryId: string): string {
+  const t = command.kind === "deferred" ? (command.sub === "smoke" ? command.target : undefined) : command.kind === "smoke" || command.kind === "status" || command.kind === "cancel" ? command.target : undefined;
+  return t ? `${t.owner}/${t.repo}#${t.pr}` : `slack:${deliveryId}`;
+}
+
+/**
+ * A parse error that may only be about an override key the repository allows (its
+ * `smoke.allowed_keys` are read after the ack): defer it when the command names a PR.
+ */
+function deferrable(text: string): DeferredCommand | undefined {
+  const words = text.trim().split(/\s+/);
+  if (words[0]?.toLowerCase() === "check") {
+    const spec = splitCheckText(text);
+    return typeof spec !== "string" && spec.repo ? { kind: "deferred", sub: "check", repo: spec.repo } : undefined;
+  }
+  if (words[0]?.toLowerCase() !== "smoke" || !words[1]) return undefined;
+  const target = readTarget(words[1]);
+  return target.ok ? { kind: "deferred", sub: "smoke", target: target.value } : undefined;
+}
+
+/** `/hcp check` with the Slack-only `OWNER/REPO recipe=NAME` prefix taken off before the grammar reads it. */
+function parseForAck(text: string) {
+  if (text.trim().split(/\s+/)[0]?.toLowerCase() !== "check") return parseSlackCommand(text);
+  const spec = splitCheckText(text);
+  if (typeof spec === "string") return { ok: false as const, error: spec };
+  return parseSlackCommand(`check ${spec.rest}`);
+}
+
+export function createSlackCore(deps: SlackCoreDeps): (request: SlackHttpRequest) => Promise<SlackHttpResponse> {
+  const now = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  return async function handle(request) {
+    if (request.method !== "POST") return json(405, { error: "POST only" }, { allow: "POST" });
+    if (request.body.length > MAX_BODY_BYTES) return json(413, { error: "body too large" });
+    const verified = await verifySlackSignature(
+      deps.signingSecret,
+      { signature: request.header("x-slack-signature"), timestamp: request.header("x-slack-request-timestamp") },
+      request.body,
+      now(),
+    );
+    if (!verified.ok) return json(401, { error: `invalid request signature: ${verified.reason}` });
+    const form = parseSlashCommandForm(request.body, request.header("content-type"));
+    if (!form.ok) return json(400, { error: form.error });
+    const payload = form.command;
+
+    const parsed = parseForAck(payload.text);
+    let command: DeferredCommand;
+    if (parsed.ok) command = parsed.command;
+    else {
+      const deferred = deferrable(payload.text);
+      if (!deferred) return ephemeral(textMessage(`:warning: ${mrkdwn(parsed.error)}\nType \`/hcp help\` for the commands.`));
+      command = deferred;
+    }
+    if (command.kind === "help") return ephemeral(helpMessage(helpText({ surface: "slack" })));
+
+    const deliveryId = await commandDeliveryId(payload, now());
+    const first = await deps.store.claim(`slack-command:${deliveryId}`, COMMAND_CLAIM_SECONDS);
+    if (!first) {
+      // A Slack retry (x-slack-retry-num) or a replay: the first delivery already runs it.
+      return ephemeral(textMessage("hcp-bot already received this command and is working on it."));
+    }
+    deps.schedule(workKey(command, deliveryId), { payload, deliveryId }, command);
+    return ephemeral(textMessage(planText(command)));
+  };
+}
+
+/** The same handler for fetch-style runtimes (Deno, Workers): `(Request) => Response`. */
+export function fetchAdapter(handle: (request: SlackHttpRequest) => Promise<SlackHttpResponse>): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const body = await request.text();
+    const res = await handle({ method: request.method, header: (n) => request.headers.get(n), body });
+    return new Response(res.body, { status: res.status, headers: res.headers });
+  };
+}
