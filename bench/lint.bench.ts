@@ -2,10 +2,12 @@
 // Prints files/s, lines/s, peak memory, cold and warm times, and the ratio of analysis
 // time to bare tree-sitter parse time of the same Python files (the floor).
 // Targets (issue 2): whole corpus < 1.5 s warm on 2 cores; analysis <= 2x bare parse.
+import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { Parser } from "web-tree-sitter";
 import { analyze } from "../src/core/analyze/index.ts";
 import { loadPythonLanguage } from "../src/node/treesitter.ts";
+import { ParallelAnalyzer } from "../src/node/parallel.ts";
 import { generateCorpus } from "./corpus.ts";
 
 const WARM_RUNS = Number(process.env.BENCH_RUNS ?? 7);
@@ -37,6 +39,18 @@ for (let i = 0; i < WARM_RUNS; i++) {
   warm.push(time(() => (report = analyze(corpus.files, { python: language }))));
 }
 
+// The CLI's path: extraction shards on worker threads (one per core), judging on the main thread.
+const parallel = new ParallelAnalyzer();
+await parallel.analyze(corpus.files, { python: language });
+const threaded: number[] = [];
+for (let i = 0; i < WARM_RUNS; i++) {
+  gc();
+  const t0 = performance.now();
+  await parallel.analyze(corpus.files, { python: language });
+  threaded.push(performance.now() - t0);
+}
+await parallel.close();
+
 const parser = new Parser();
 parser.setLanguage(language);
 const parseOnly: number[] = [];
@@ -50,17 +64,21 @@ for (let i = 0; i < WARM_RUNS; i++) {
 parser.delete();
 
 const warmMs = median(warm);
+const threadedMs = median(threaded);
 const parseMs = median(parseOnly);
 const pyMs = median(analyzePython);
 const peakMb = process.resourceUsage().maxRSS / 1024;
-const ratio = pyMs / parseMs;
+// Each round times parse and analysis back to back; the median of the per-round ratios is
+// steadier than a ratio of medians when other work shares the machine.
+const ratio = median(parseOnly.map((p, i) => analyzePython[i]! / p));
 
 const rows: [string, string][] = [
   ["corpus", `${corpus.files.length} files (${python.length} Python), ${corpus.lines} lines, ${(corpus.bytes / 1e6).toFixed(1)} MB`],
   ["configurations / findings", `${report.units.length} / ${report.findings.length}`],
   ["cold (grammar load + first run)", `${coldMs.toFixed(0)} ms`],
-  [`warm (median of ${WARM_RUNS})`, `${warmMs.toFixed(0)} ms  [target < 1500 ms: ${warmMs < 1500 ? "met" : "MISSED"}]`],
-  ["throughput warm", `${(corpus.files.length / (warmMs / 1000)).toFixed(0)} files/s, ${(corpus.lines / (warmMs / 1000) / 1000).toFixed(0)}k lines/s`],
+  [`warm, one thread (median of ${WARM_RUNS})`, `${warmMs.toFixed(0)} ms`],
+  [`warm, ${availableParallelism()} threads as the CLI runs it`, `${threadedMs.toFixed(0)} ms  [target < 1500 ms: ${threadedMs < 1500 ? "met" : "MISSED"}]`],
+  ["throughput warm (threads)", `${(corpus.files.length / (threadedMs / 1000)).toFixed(0)} files/s, ${(corpus.lines / (threadedMs / 1000) / 1000).toFixed(0)}k lines/s`],
   ["bare tree-sitter parse (Python files)", `${parseMs.toFixed(0)} ms for ${pythonLines} lines`],
   ["analysis of the same Python files", `${pyMs.toFixed(0)} ms`],
   ["ratio analysis / parse", `${ratio.toFixed(2)}x  [target <= 2x: ${ratio <= 2 ? "met" : "MISSED"}]`],

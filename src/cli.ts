@@ -4,7 +4,6 @@ import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
-import { analyze } from "./core/analyze/index.ts";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
@@ -12,6 +11,7 @@ import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
 import { collectPaths, InputError, readSources } from "./node/files.ts";
 import { loadPythonLanguage } from "./node/treesitter.ts";
+import { ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
 import { readServerSettings, SettingsError } from "./node/env.ts";
 
@@ -84,12 +84,15 @@ async function lint(argv: string[], io: Io): Promise<number> {
   const explicitBinary = files.find((f, i) => positionals.includes(paths[i]!) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
-  const report = analyze(files, {
-    python: await loadPythonLanguage(),
-    gpusPerNode: opts["gpus-per-node"],
-    select: ruleIdList(opts.select),
-    ignore: ruleIdList(opts.ignore),
-  });
+  const analyzer = new ParallelAnalyzer();
+  const report = await analyzer
+    .analyze(files, {
+      python: await loadPythonLanguage(),
+      gpusPerNode: opts["gpus-per-node"],
+      select: ruleIdList(opts.select),
+      ignore: ruleIdList(opts.ignore),
+    })
+    .finally(() => analyzer.close());
   switch (opts.format) {
     case "text":
       io.out(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics }));

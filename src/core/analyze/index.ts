@@ -40,26 +40,38 @@ const DEFAULT_MAX_FILE_CHARS = 16 * 1024 * 1024;
 const PIN_PRIORITY = ["uv.lock", "pyproject", "requirements", "dockerfile"];
 
 export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): AnalysisReport {
+  return judge(files, extractFiles(files, options), options);
+}
+
+/**
+ * The per-file half of the analysis: each file's units, diagnostics and pins, independent
+ * of the other files (so a runtime with threads may extract shards in parallel).
+ */
+export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes">): ExtractResult[] {
   const parser = new Parser();
   parser.setLanguage(options.python);
   try {
-    const results = files.map((f) => extractFile(f, parser, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
-    const units = results.flatMap((r) => r.units);
-    const diagnostics = results.flatMap((r) => r.diagnostics);
-    const project: ProjectFacts = {
-      gpusPerNode: options.gpusPerNode ?? 8,
-      transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
-    };
-    const judged = composeUnits(units, files);
-    const findings = runRules(judged, project, {
-      select: options.select,
-      ignore: options.ignore,
-      severity: options.severity,
-    });
-    return { files: files.length, units: judged, findings, diagnostics, project };
+    return files.map((f) => extractFile(f, parser, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
   } finally {
     parser.delete();
   }
+}
+
+/** The whole-project half: launch lines over their recipes, pins, and the rules. */
+export function judge(files: readonly SourceFile[], results: readonly ExtractResult[], options: Omit<AnalyzeOptions, "python" | "maxFileBytes">): AnalysisReport {
+  const units = results.flatMap((r) => r.units);
+  const diagnostics = results.flatMap((r) => r.diagnostics);
+  const project: ProjectFacts = {
+    gpusPerNode: options.gpusPerNode ?? 8,
+    transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
+  };
+  const judged = composeUnits(units, files);
+  const findings = runRules(judged, project, {
+    select: options.select,
+    ignore: options.ignore,
+    severity: options.severity,
+  });
+  return { files: files.length, units: judged, findings, diagnostics, project };
 }
 
 function extractFile(file: SourceFile, parser: Parser, maxChars: number): ExtractResult {

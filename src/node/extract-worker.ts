@@ -1,0 +1,22 @@
+// A worker thread that extracts shards of files (see parallel.ts). It loads the grammar
+// once and answers one message per shard.
+import { parentPort } from "node:worker_threads";
+import { extractFiles } from "../core/analyze/index.ts";
+import type { SourceFile } from "../core/model/source.ts";
+import { loadPythonLanguage } from "./treesitter.ts";
+
+interface Job {
+  id: number;
+  files: SourceFile[];
+  maxFileBytes?: number;
+}
+
+const python = await loadPythonLanguage();
+parentPort!.on("message", (job: Job) => {
+  try {
+    parentPort!.postMessage({ id: job.id, results: extractFiles(job.files, { python, maxFileBytes: job.maxFileBytes }) });
+  } catch (error) {
+    parentPort!.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
+  }
+});
+parentPort!.postMessage({ ready: true });

@@ -1,0 +1,99 @@
+// Extraction on several threads: each file's extraction is independent (tree-sitter
+// parsing dominates), so shards go to worker threads and the judging (composition and
+// rules) runs once on the combined results. Small inputs stay on the calling thread,
+// where a worker's start-up would cost more than it saves.
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { extractFiles, judge, type AnalysisReport, type AnalyzeOptions } from "../core/analyze/index.ts";
+import type { SourceFile } from "../core/model/source.ts";
+import type { ExtractResult } from "../core/recipe/types.ts";
+
+const PARALLEL_MIN_CHARS = 2_000_000;
+
+interface Reply {
+  id: number;
+  results?: ExtractResult[];
+  error?: string;
+}
+
+class ExtractWorker {
+  private readonly worker: Worker;
+  private readonly ready: Promise<void>;
+  private pending = new Map<number, { resolve: (r: ExtractResult[]) => void; reject: (e: Error) => void }>();
+  private nextId = 0;
+
+  constructor() {
+    this.worker = new Worker(new URL("./extract-worker-entry.js", import.meta.url));
+    this.worker.unref();
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.once("error", reject);
+      const onFirst = (m: { ready?: boolean }) => {
+        if (m.ready) {
+          this.worker.off("message", onFirst);
+          this.worker.on("message", (reply: Reply) => this.settle(reply));
+          resolve();
+        }
+      };
+      this.worker.on("message", onFirst);
+    });
+    this.worker.on("error", (error) => {
+      for (const p of this.pending.values()) p.reject(error);
+      this.pending.clear();
+    });
+  }
+
+  async extract(files: SourceFile[], maxFileBytes?: number): Promise<ExtractResult[]> {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, files, maxFileBytes });
+    });
+  }
+
+  private settle(reply: Reply): void {
+    const p = this.pending.get(reply.id);
+    if (!p) return;
+    this.pending.delete(reply.id);
+    if (reply.error !== undefined) p.reject(new Error(reply.error));
+    else p.resolve(reply.results ?? []);
+  }
+
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/** Splits files into `n` shards of similar total size, keeping each shard's file order. */
+export function shard<T extends { text: string }>(files: readonly T[], n: number): number[][] {
+  const shards: { size: number; indexes: number[] }[] = Array.from({ length: n }, () => ({ size: 0, indexes: [] }));
+  const bySize = files.map((f, i) => ({ i, size: f.text.length })).sort((a, b) => b.size - a.size);
+  for (const f of bySize) {
+    const smallest = shards.reduce((a, b) => (b.size < a.size ? b : a));
+    smallest.size += f.size;
+    smallest.indexes.push(f.i);
+  }
+  return shards.map((s) => s.indexes.sort((a, b) => a - b)).filter((s) => s.length > 0);
+}
+
+export class ParallelAnalyzer {
+  private workers: ExtractWorker[] = [];
+
+  constructor(private readonly threads = Math.min(availableParallelism(), 4)) {}
+
+  async analyze(files: readonly SourceFile[], options: AnalyzeOptions): Promise<AnalysisReport> {
+    const chars = files.reduce((n, f) => n + f.text.length, 0);
+    if (this.threads < 2 || chars < PARALLEL_MIN_CHARS) return judge(files, extractFiles(files, options), options);
+    while (this.workers.length < this.threads) this.workers.push(new ExtractWorker());
+    const shards = shard(files, this.threads);
+    const parts = await Promise.all(shards.map((indexes, k) => this.workers[k]!.extract(indexes.map((i) => files[i]!), options.maxFileBytes)));
+    const results: ExtractResult[] = new Array(files.length);
+    shards.forEach((indexes, k) => indexes.forEach((fileIndex, j) => (results[fileIndex] = parts[k]![j]!)));
+    return judge(files, results, options);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+    this.workers = [];
+  }
+}
