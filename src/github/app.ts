@@ -10,7 +10,7 @@ import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { KeyedQueue } from "./queue.ts";
-import { readRepoConfig, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
+import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
   expireQueued,
@@ -237,6 +237,28 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         }
       }
     }
+
+    app.on("check_run.requested_action", async (context) => {
+      const { check_run: run, repository, sender, requested_action: action } = context.payload;
+      if (action?.identifier !== SMOKE_ACTION.identifier || sender.type === "Bot") return;
+      const pr = run.pull_requests[0];
+      const installationId = context.payload.installation?.id;
+      if (!pr || !installationId) return;
+      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
+      once(context, prKey(repository, pr.number), async () => {
+        const octokit = context.octokit;
+        const configResult = await readRepoConfig(octokit, r);
+        const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });
+        if (!configResult.ok) {
+          await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
+          return;
+        }
+        const command: Command = { kind: "smoke", overrides: [], dryRun: false };
+        const outcome = await requestSmoke(octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps);
+        const text = smokeReply(outcome, sender.login);
+        if (text) await say(text);
+      });
+    });
 
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
       const { workflow_run: run, repository } = context.payload;

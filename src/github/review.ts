@@ -41,6 +41,12 @@ export interface ReviewOutcome {
   checkRunId: number;
 }
 
+export const SMOKE_ACTION = {
+  label: "Smoke run",
+  description: "Run the 4-GPU HCP smoke test", // GitHub: at most 40 characters
+  identifier: "hcp-smoke",
+};
+
 // GitHub's own cap on the files list of a pull request.
 const MAX_PR_FILES = 3000;
 // A GraphQL query reads up to this many blobs at once.
@@ -125,6 +131,8 @@ async function upsertCheckRun(
     conclusion: plan.conclusion,
     completed_at: new Date().toISOString(),
     output: { ...output, annotations: first },
+    // A button on the check run starts the smoke run, with the same checks as `/hcp smoke`.
+    ...(plan.conclusion !== "skipped" ? { actions: [SMOKE_ACTION] } : {}),
   };
   const id = existing
     ? (await octokit.rest.checks.update({ ...body, check_run_id: existing.id })).data.id

@@ -185,6 +185,8 @@ describe("pull request review", () => {
     const check = await latestCheck(head);
     expect(check.conclusion).toBe("failure");
     expect(check.output.annotations_count).toBeGreaterThanOrEqual(2);
+    const created = gh.calls.find((c) => c.method === "POST" && c.path.endsWith("/check-runs") && (c.body as { head_sha?: string }).head_sha === head)!;
+    expect((created.body as { actions?: { identifier: string }[] }).actions).toEqual([expect.objectContaining({ identifier: "hcp-smoke", label: "Smoke run" })]);
     const inline = await reviewComments(2);
     const hcp001 = inline.find((c) => c.body.includes("HCP001"))!;
     expect(hcp001.path).toBe(RECIPE_PATH);

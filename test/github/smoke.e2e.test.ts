@@ -360,6 +360,25 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect((await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!.body).toMatch(/cancelled by @maint/);
   }, 30_000);
 
+  it("starts a smoke run from the button on the HCP review check run, with the same checks", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const action = (login: string) => ({
+      action: "requested_action",
+      installation: { id: INSTALLATION },
+      repository: repository(),
+      sender: { login, id: 51, type: "User" },
+      requested_action: { identifier: "hcp-smoke" },
+      check_run: { id: 1, name: "HCP review", head_sha: pr.sha, pull_requests: [{ number: pr.number, head: { sha: pr.sha, ref: `pr-${pr.number}` }, base: { sha: "b".repeat(40), ref: "main" } }] },
+    });
+    await deliver("check_run", action("reader"));
+    expect(dispatches().length).toBe(before);
+    expect((await comments(pr.number)).at(-1)!.body).toMatch(/needs write access/);
+    await deliver("check_run", action("maint"));
+    expect(dispatches().length - before).toBe(1);
+    expect((dispatches()[before]!.inputs as Record<string, string>).sha).toBe(pr.sha);
+  }, 30_000);
+
   it("answers /hcp help", async () => {
     const pr = openPr();
     await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
