@@ -3,6 +3,8 @@
 # file; the runtime stage carries production dependencies only and runs as a non-root user.
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
+# better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
@@ -13,6 +15,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json app.yml ./
 COPY bin ./bin
 COPY src ./src
+COPY templates ./templates
 RUN useradd --system --uid 10001 --home-dir /app hcpbot && chown -R hcpbot /app
 USER hcpbot
 ENV PORT=3000 HCP_DATA_DIR=/app/data
