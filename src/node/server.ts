@@ -3,6 +3,7 @@
 // setup flow from app.yml instead.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
+import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
@@ -78,7 +79,21 @@ async function loadSetupFactory(): Promise<(options: Record<string, unknown>) =>
   return mod.setupAppFactory;
 }
 
+/** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
+  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const logLevel = settings.logLevel;
   const log = pino({ level: logLevel, name: "hcp-bot" });

@@ -123,7 +123,7 @@ function runPayload(action: string, run: { id: number; status: string; conclusio
 }
 
 /** A PR whose author (default: a writer) and head SHA are known to the fake. */
-function openPr(opts: { author?: string } = {}): { number: number; sha: string } {
+function openPr(opts: { author?: string; fork?: string } = {}): { number: number; sha: string } {
   const number = ++prCounter;
   const sha = number.toString(16).padStart(40, "e");
   gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE } });
@@ -134,6 +134,7 @@ function openPr(opts: { author?: string } = {}): { number: number; sha: string }
     user: opts.author ?? "author",
     head: { sha, ref: `pr-${number}` },
     files: [{ filename: RECIPE_FILE, contents: RECIPE, status: "modified" }],
+    ...(opts.fork ? { headRepo: opts.fork } : {}),
   });
   return { number, sha };
 }
@@ -312,6 +313,29 @@ describe("who may spend GPU time", () => {
     await store.close();
     expect(audit.filter((a) => a.pr === pr.number).map((a) => a.decision)).toEqual(expect.arrayContaining(["allowed", "denied"]));
   }, 60_000);
+
+  it("runs a fork's PR (even by a writer) only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });
+    try {
+      const pr = openPr({ author: "maint", fork: "maint/mb" });
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "admin1"));
+      expect(dispatches().length).toBe(before);
+      expect((await comments(pr.number)).at(-1)!.body).toMatch(/comes from a fork/);
+      gh.addCommit({ owner: OWNER, repo: REPO, branch: `pull-request/${pr.number}`, base: `pr-${pr.number}`, sha: pr.sha, files: {} });
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "admin1"));
+      expect(dispatches().length - before).toBe(1);
+    } finally {
+      gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
+    }
+  }, 30_000);
+
+  it("runs a fork's PR without copy-pr-bot when not required, because an allowed person asked", async () => {
+    const pr = openPr({ author: "outsider", fork: "outsider/mb" });
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    expect(dispatches().length - before).toBe(1);
+  }, 30_000);
 
   it("runs an untrusted author's PR only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });

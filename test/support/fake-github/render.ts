@@ -38,6 +38,18 @@ export class Renderer {
     if (repo) for (const r of EXAMPLE_REPOS) text = text.replaceAll(`/${r}/`, `/${repo.owner}/${repo.name}/`).replaceAll(`/${r}"`, `/${repo.owner}/${repo.name}"`);
     return asObject(JSON.parse(text));
   }
+  /** A fork's head side: the same repository object under the fork's owner and name. */
+  private forkSide(head: JsonObject, fork: string | undefined): JsonObject {
+    if (!fork) return head;
+    const [owner, name] = fork.split("/") as [string, string];
+    const repo = head.repo as JsonObject;
+    return {
+      ...head,
+      label: `${owner}:${String(head.ref)}`,
+      repo: { ...repo, name, full_name: fork, fork: true, owner: { ...(repo.owner as JsonObject), login: owner } },
+    };
+  }
+
 
   private repoApi(repo: RepoState): string {
     return `${this.api}/repos/${repo.owner}/${repo.name}`;
@@ -96,7 +108,7 @@ export class Renderer {
       url: `${this.repoApi(repo)}/pulls/${pr.number}`, html_url: `${this.repoWeb(repo)}/pull/${pr.number}`,
       issue_url: `${this.repoApi(repo)}/issues/${pr.number}`, labels: [], milestone: null, assignee: null, assignees: [],
       requested_reviewers: [], requested_teams: [], merged_by: null, merged_at: null, closed_at: null, auto_merge: null,
-      created_at: pr.createdAt, updated_at: pr.createdAt, head: side(pr.head, this.user(pr.user)), base: side(pr.base, owner),
+      created_at: pr.createdAt, updated_at: pr.createdAt, head: this.forkSide(side(pr.head, this.user(pr.user)), pr.headRepo), base: side(pr.base, owner),
       additions, deletions, changed_files: pr.files.length, commits: 1, mergeable: null, mergeable_state: "unknown",
       comments: [...this.state.issueComments.values()].filter((c) => c.repoKey === pr.repoKey && c.issueNumber === pr.number).length,
       review_comments: [...this.state.reviewComments.values()].filter((c) => c.repoKey === pr.repoKey && c.pullNumber === pr.number).length,

@@ -122,6 +122,8 @@ export interface AddPullRequestOptions {
   readonly body?: string | null;
   readonly draft?: boolean;
   readonly state?: "open" | "closed";
+  /** "owner/name" of a fork holding the head branch. */
+  readonly headRepo?: string;
   readonly files: readonly AddPullFile[];
 }
 
@@ -350,6 +352,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       id: this.state.nextId(), repoKey: key, number: o.number, title: o.title ?? `PR #${o.number}`, body: o.body ?? null,
       state: o.state ?? "open", draft: o.draft ?? false, merged: false, user: this.state.user(o.user ?? "octocat"),
       head: { sha: headSha, ref: o.head.ref }, base: { sha: baseSha, ref: baseRef }, files, createdAt: nowIso(),
+      ...(o.headRepo ? { headRepo: o.headRepo } : {}),
     };
     this.state.pulls.set(`${key}#${o.number}`, pr);
     this.state.issues.set(`${key}#${o.number}`, { id: this.state.nextId(), number: o.number, title: pr.title, isPull: true });

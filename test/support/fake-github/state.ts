@@ -46,6 +46,8 @@ export interface PullState {
   user: UserRef;
   head: { sha: string; ref: string };
   base: { sha: string; ref: string };
+  /** "owner/name" of the fork the head branch lives in; absent for a branch of the base repository. */
+  headRepo?: string;
   files: PullFileState[];
   readonly createdAt: string;
 }
