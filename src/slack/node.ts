@@ -78,7 +78,11 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
     signingSecret: options.signingSecret,
     store: options.store,
     ...(options.nowSeconds ? { nowSeconds: options.nowSeconds } : {}),
-    schedule: (key, work, command) => void options.queue.enqueue(key, () => run(work, command)),
+    // The job yields once first, so the ack is written before any of the work's own steps run.
+    schedule: (key, work, command) => void options.queue.enqueue(key, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await run(work, command);
+    }),
   });
 
   return {

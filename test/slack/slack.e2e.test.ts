@@ -4,6 +4,7 @@
 // `/hcp smoke` to the verdict in the channel message.
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -60,13 +61,24 @@ let slack: FakeSlack;
 let bot: RunningServer;
 let dataDir: string;
 let prCounter = 300;
+let port = 0;
+
+/** Probot reads PORT=0 as "unset" and binds 3000; a port the OS says is free avoids clashes with other suites. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port: p } = s.address() as { port: number };
+      s.close(() => resolve(p));
+    });
+  });
+}
 
 const settings = (extra: Record<string, string> = {}) =>
   readServerSettings({
     APP_ID: "77",
     PRIVATE_KEY: privateKey,
     WEBHOOK_SECRET: SECRET,
-    PORT: "0",
+    PORT: String(port),
     HOST: "127.0.0.1",
     GHE_HOST: new URL(gh.url).host,
     GHE_PROTOCOL: "http",
@@ -190,6 +202,7 @@ beforeAll(async () => {
   gh.setPermission("reader", "read");
   gh.setPermission("author", "write");
   dataDir = mkdtempSync(join(tmpdir(), "hcp-slack-data-"));
+  port = await freePort();
   bot = await startServer(settings(), startOptions);
 }, 60_000);
 
@@ -435,10 +448,7 @@ describe("/hcp smoke from Slack", () => {
 
 describe("without Slack settings", () => {
   it("runs the GitHub side and /healthz says Slack is off", async () => {
-    // Probot reads port 0 as "unset" and binds 3000, so the Slack-enabled server makes room first.
-    await bot.stop();
-    await new Promise((r) => setTimeout(r, 50));
-    const plain = await startServer(settings({ SLACK_SIGNING_SECRET: "", SLACK_BOT_TOKEN: "", SLACK_API_URL: "", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-noslack-")) }), startOptions);
+    const plain = await startServer(settings({ PORT: String(await freePort()), SLACK_SIGNING_SECRET: "", SLACK_BOT_TOKEN: "", SLACK_API_URL: "", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-noslack-")) }), startOptions);
     try {
       const health = (await (await fetch(`${plain.url}/healthz`)).json()) as { slack: string; github: string };
       expect(health.slack).toBe("off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)");
@@ -446,8 +456,6 @@ describe("without Slack settings", () => {
       expect((await fetch(`${plain.url}/slack/events`, { method: "POST", body: "" })).status).toBe(404);
     } finally {
       await plain.stop();
-      await new Promise((r) => setTimeout(r, 50));
-      bot = await startServer(settings(), startOptions);
     }
   }, 30_000);
 });
