@@ -90,6 +90,22 @@ function loginResolver(app: Probot, fixed: string | undefined): (octokit: Probot
   };
 }
 
+/** What a review needs to know about a pull request, from a webhook's or the API's PR object. */
+function pullTarget(
+  repository: { owner: { login: string }; name: string; default_branch: string },
+  pr: { number: number; head: { sha: string }; draft?: boolean | null; html_url: string },
+): PullTarget {
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    number: pr.number,
+    headSha: pr.head.sha,
+    draft: pr.draft ?? false,
+    defaultBranch: repository.default_branch,
+    htmlUrl: pr.html_url,
+  };
+}
+
 const PR_EVENTS = ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"] as const;
 
 export function createApp(deps: AppDeps): ApplicationFunction {
@@ -127,16 +143,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     app.on([...PR_EVENTS], async (context) => {
       const { pull_request: pr, repository } = context.payload;
       once(context, prKey(repository, pr.number), () =>
-        review(context, {
-          owner: repository.owner.login,
-          repo: repository.name,
-          number: pr.number,
-          headSha: pr.head.sha,
-          draft: pr.draft ?? false,
-          defaultBranch: repository.default_branch,
-          htmlUrl: pr.html_url,
-          opened: context.payload.action === "opened",
-        }),
+        review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }),
       );
     });
 
@@ -147,15 +154,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;
-          await review(context, {
-            owner: repository.owner.login,
-            repo: repository.name,
-            number: pr.number,
-            headSha: pr.head.sha,
-            draft: pr.draft ?? false,
-            defaultBranch: repository.default_branch,
-            htmlUrl: pr.html_url,
-          });
+          await review(context, pullTarget(repository, pr));
         }
       });
     });
@@ -222,7 +221,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         case "check": {
           if (command.input.form === "pr") {
             const { data } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: pr });
-            await review(context, { owner: r.owner, repo: r.repo, number: pr, headSha: data.head.sha, draft: data.draft ?? false, defaultBranch: r.defaultBranch, htmlUrl: data.html_url });
+            await review(context, pullTarget({ owner: { login: r.owner }, name: r.repo, default_branch: r.defaultBranch }, data));
             return;
           }
           const source = checkSource(command.input);
