@@ -4,21 +4,18 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { appKeys, deliverWebhook } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-tests";
 const OWNER = "acme";
 const REPO = "megatron-bridge";
 const INSTALLATION = 7;
-const { privateKey, publicKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
+const { privateKey, publicKey } = appKeys;
 
 const RECIPE_PATH = "src/megatron/bridge/recipes/llama/h100/llama3.py";
 const GOOD = `from megatron.bridge.recipes.common import _pretrain_common
@@ -47,20 +44,9 @@ function sha(): string {
 }
 
 async function deliver(event: string, payload: object, id: string = randomUUID()): Promise<{ status: number; id: string }> {
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${bot.url}/api/github/webhooks`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": event,
-      "x-github-delivery": id,
-      "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
-    },
-    body,
-  });
-  await res.text();
+  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload, id);
   await bot.idle(); // the answer comes first; the review runs in the background
-  return { status: res.status, id };
+  return { status, id };
 }
 
 function repository() {

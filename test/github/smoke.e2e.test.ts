@@ -2,7 +2,6 @@
 // that validates every request against the OpenAPI description (dispatch inputs against
 // the real workflow template), workflow_run webhooks carrying real GPU logs back, and the
 // SQLite store surviving a restart.
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,17 +11,14 @@ import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { appKeys, deliverWebhook, fixtureLog, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
 const OWNER = "acme";
 const REPO = "mb";
 const INSTALLATION = 9;
-const { privateKey, publicKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
+const { privateKey, publicKey } = appKeys;
 
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 // Generous quotas: these tests leave many runs active; the quota refusals are tested in test/smoke/policy.test.ts.
@@ -39,17 +35,10 @@ def llama32_1b_pretrain_config():
     return cfg
 `;
 
-const ITERATIONS = [1, 2]
-  .map(
-    (i) =>
-      ` [2026-11-30 10:00:0${i}] iteration        ${i}/       2 | consumed samples:            ${4 * i} | elapsed time per iteration (ms): 1234.5 | learning rate: 1.000000E-05 | global batch size:     4 | lm loss: 1.03456${i}E+01 | loss scale: 1.0 | grad norm: 3.210 | number of skipped iterations:   0 | number of nan iterations:   0 |`,
-  )
-  .join("\n");
-const fixtureLog = (name: string) => readFileSync(join(root, "fixtures", "logs", name), "utf8");
 /** A real HCP log (groups named by torch) with two training steps added. */
-const PASSING_LOG = `${fixtureLog("a_nccl_cp2_hcp2x1.log")}\n${ITERATIONS}\n`;
+const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
 /** A real flat-CP log: CP worked, but not hierarchically. */
-const FLAT_LOG = `${fixtureLog("c_nccl_cp2_flat.log")}\n${ITERATIONS}\n`;
+const FLAT_LOG = trainingLog("c_nccl_cp2_flat.log");
 
 let gh: FakeGitHub;
 let bot: RunningServer;
@@ -82,21 +71,10 @@ async function restart(options: Parameters<typeof startServer>[1] = {}): Promise
   bot = await startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
 }
 
-async function deliver(event: string, payload: object, id: string = randomUUID()): Promise<number> {
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${bot.url}/api/github/webhooks`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": event,
-      "x-github-delivery": id,
-      "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
-    },
-    body,
-  });
-  await res.text();
-  await bot.idle();
-  return res.status;
+async function deliver(event: string, payload: object, id?: string): Promise<number> {
+  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload, id);
+  await bot.idle(); // the answer comes first; the work runs in the background
+  return status;
 }
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });

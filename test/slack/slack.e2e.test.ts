@@ -2,7 +2,7 @@
 // GitHub webhooks), a fake GitHub validated against the OpenAPI description, a fake Slack
 // Web API that checks every payload against Slack's limits, and a smoke run followed from
 // `/hcp smoke` to the verdict in the channel message.
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +13,7 @@ import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
+import { appKeys, deliverWebhook, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "gh-secret";
@@ -21,11 +22,7 @@ const OWNER = "acme";
 const REPO = "mb";
 const OTHER = "other";
 const INSTALLATION = 9;
-const { privateKey, publicKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
+const { privateKey, publicKey } = appKeys;
 
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 const CONFIG = `smoke:
@@ -48,13 +45,7 @@ def llama32_1b_pretrain_config():
     cfg.model.context_parallel_size = 1
     return cfg
 `;
-const ITERATIONS = [1, 2]
-  .map(
-    (i) =>
-      ` [2026-11-30 10:00:0${i}] iteration        ${i}/       2 | consumed samples:            ${4 * i} | elapsed time per iteration (ms): 1234.5 | learning rate: 1.000000E-05 | global batch size:     4 | lm loss: 1.03456${i}E+01 | loss scale: 1.0 | grad norm: 3.210 | number of skipped iterations:   0 | number of nan iterations:   0 |`,
-  )
-  .join("\n");
-const PASSING_LOG = `${readFileSync(join(root, "fixtures", "logs", "a_nccl_cp2_hcp2x1.log"), "utf8")}\n${ITERATIONS}\n`;
+const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
 
 let gh: FakeGitHub;
 let slack: FakeSlack;
@@ -151,15 +142,9 @@ async function command(text: string, o: CommandOptions = {}) {
 }
 
 async function deliver(event: string, payload: object): Promise<number> {
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${bot.url}/api/github/webhooks`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-github-event": event, "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}` },
-    body,
-  });
-  await res.text();
+  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload);
   await bot.idle();
-  return res.status;
+  return status;
 }
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
