@@ -120,22 +120,36 @@ function parseForAck(text: string) {
   return parseSlackCommand(`check ${spec.rest}`);
 }
 
-export function createSlackCore(deps: SlackCoreDeps): (request: SlackHttpRequest) => Promise<SlackHttpResponse> {
+export type VerifiedRequest = { ok: true; payload: SlashCommand } | { ok: false; response: SlackHttpResponse };
+
+export interface SlackCore {
+  /** Signature (past and future timestamps refused), size and form checks. */
+  verify(request: SlackHttpRequest): Promise<VerifiedRequest>;
+  /** The ack for a verified slash command; its work is scheduled to run after the ack. */
+  answer(payload: SlashCommand): Promise<SlackHttpResponse>;
+  /** Both, as one fetch-style handler (Deno, Workers). */
+  handle(request: SlackHttpRequest): Promise<SlackHttpResponse>;
+}
+
+export function createSlackCore(deps: SlackCoreDeps): SlackCore {
   const now = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
-  return async function handle(request) {
-    if (request.method !== "POST") return json(405, { error: "POST only" }, { allow: "POST" });
-    if (request.body.length > MAX_BODY_BYTES) return json(413, { error: "body too large" });
+
+  async function verify(request: SlackHttpRequest): Promise<VerifiedRequest> {
+    if (request.method !== "POST") return { ok: false, response: json(405, { error: "POST only" }, { allow: "POST" }) };
+    if (request.body.length > MAX_BODY_BYTES) return { ok: false, response: json(413, { error: "body too large" }) };
     const verified = await verifySlackSignature(
       deps.signingSecret,
       { signature: request.header("x-slack-signature"), timestamp: request.header("x-slack-request-timestamp") },
       request.body,
       now(),
     );
-    if (!verified.ok) return json(401, { error: `invalid request signature: ${verified.reason}` });
+    if (!verified.ok) return { ok: false, response: json(401, { error: `invalid request signature: ${verified.reason}` }) };
     const form = parseSlashCommandForm(request.body, request.header("content-type"));
-    if (!form.ok) return json(400, { error: form.error });
-    const payload = form.command;
+    if (!form.ok) return { ok: false, response: json(400, { error: form.error }) };
+    return { ok: true, payload: form.command };
+  }
 
+  async function answer(payload: SlashCommand): Promise<SlackHttpResponse> {
     const parsed = parseForAck(payload.text);
     let command: DeferredCommand;
     if (parsed.ok) command = parsed.command;
@@ -154,14 +168,23 @@ export function createSlackCore(deps: SlackCoreDeps): (request: SlackHttpRequest
     }
     deps.schedule(workKey(command, deliveryId), { payload, deliveryId }, command);
     return ephemeral(textMessage(planText(command)));
+  }
+
+  return {
+    verify,
+    answer,
+    async handle(request) {
+      const verified = await verify(request);
+      return verified.ok ? answer(verified.payload) : verified.response;
+    },
   };
 }
 
 /** The same handler for fetch-style runtimes (Deno, Workers): `(Request) => Response`. */
-export function fetchAdapter(handle: (request: SlackHttpRequest) => Promise<SlackHttpResponse>): (request: Request) => Promise<Response> {
+export function fetchAdapter(core: Pick<SlackCore, "handle">): (request: Request) => Promise<Response> {
   return async (request) => {
     const body = await request.text();
-    const res = await handle({ method: request.method, header: (n) => request.headers.get(n), body });
+    const res = await core.handle({ method: request.method, header: (n) => request.headers.get(n), body });
     return new Response(res.body, { status: res.status, headers: res.headers });
   };
 }

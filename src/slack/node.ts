@@ -1,15 +1,18 @@
 // The Slack app on the Node server: `/slack/events` as one more handler in Probot's chain
 // (same port as the GitHub webhooks), the Web API client, and the smoke-run notifier the
-// GitHub side calls. Bolt is not used: its receivers want their own server or Express app,
-// check only past timestamps, and would duplicate the runtime-neutral core (see README).
+// GitHub side calls. Requests are verified by the runtime-neutral core (it also refuses
+// timestamps from the future, which Bolt's own check lets through), then handed to a Bolt
+// App whose `/hcp` listener acks with the core's answer: Bolt routes and acks on Node,
+// the same core serves the fetch-style edge adapter.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { Language } from "web-tree-sitter";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { KeyedQueue } from "../github/queue.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog } from "./commands.ts";
-import { createSlackCore, MAX_BODY_BYTES } from "./core.ts";
+import { createSlackCore, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "./core.ts";
 import { createSlackRuns } from "./runs.ts";
 import { createSlackWebApi } from "./web-api.ts";
 
@@ -85,6 +88,8 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
     }),
   });
 
+  const bolt = createBoltApp(options, core);
+
   return {
     setGateway(g) {
       gateway = g;
@@ -101,7 +106,8 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
         return true;
       }
       try {
-        const answer = await core({ method: req.method ?? "GET", header: (n) => headerOf(req, n), body });
+        const verified = await core.verify({ method: req.method ?? "GET", header: (n) => headerOf(req, n), body });
+        const answer = verified.ok ? await throughBolt(bolt, verified.payload, req) : verified.response;
         res.writeHead(answer.status, answer.headers).end(answer.body);
       } catch (error) {
         options.log.error({ err: error }, "the Slack endpoint failed");
@@ -110,6 +116,44 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
       return true;
     },
   };
+}
+
+/** Bolt with no receiver of its own: requests arrive already verified, through processEvent. */
+const NO_RECEIVER: Receiver = { init: () => {}, start: async () => undefined, stop: async () => undefined };
+
+function createBoltApp(options: SlackNodeOptions, core: SlackCore): App {
+  const app = new App({
+    receiver: NO_RECEIVER,
+    token: options.botToken,
+    // Known ids keep Bolt from calling auth.test on the first event (the ack must not wait on Slack).
+    botId: "B0HCPBOT",
+    botUserId: "U0HCPBOT",
+    tokenVerificationEnabled: false,
+    clientOptions: { slackApiUrl: options.apiUrl },
+  });
+  app.command(/^\/[a-z0-9_-]+$/i, async ({ command, ack }) => {
+    const answer = await core.answer(command as unknown as Parameters<SlackCore["answer"]>[0]);
+    await ack(JSON.parse(answer.body) as Record<string, unknown>);
+  });
+  app.error(async (error) => {
+    options.log.error({ err: error }, "the Slack command listener failed");
+  });
+  return app;
+}
+
+/** Runs one verified slash command through Bolt; its ack becomes the HTTP answer. */
+async function throughBolt(bolt: App, payload: Parameters<SlackCore["answer"]>[0], req: IncomingMessage): Promise<SlackHttpResponse> {
+  let acked: SlackHttpResponse | undefined;
+  const retryNum = Number(headerOf(req, "x-slack-retry-num") ?? "");
+  const event: ReceiverEvent = {
+    body: { ...payload },
+    ack: async (response) => {
+      acked = { status: 200, headers: { "content-type": "application/json; charset=utf-8" }, body: JSON.stringify(response ?? {}) };
+    },
+    ...(Number.isInteger(retryNum) && retryNum > 0 ? { retryNum, retryReason: headerOf(req, "x-slack-retry-reason") ?? "" } : {}),
+  };
+  await bolt.processEvent(event);
+  return acked ?? { status: 404, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: "no listener for this request" }) };
 }
 
 function headerOf(req: IncomingMessage, name: string): string | null {
