@@ -389,6 +389,21 @@ describe("/hcp smoke from Slack", () => {
     expect(gh.state.dispatches.length).toBe(before + 1);
   }, 30_000);
 
+  it("cancels a run from Slack with the same permission check, and updates the channel message", async () => {
+    const pr = openPr();
+    const before = gh.state.dispatches.length;
+    await command(`smoke ${OWNER}/${REPO}#${pr.number}`);
+    const runId = gh.state.dispatches[before]!.runId;
+    const refused = await command(`cancel ${OWNER}/${REPO}#${pr.number}`, { user: "U0READER" });
+    expect(refused.replyText()).toMatch(/needs write access/);
+    expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${runId}/cancel`))).toBe(false);
+    const done = await command(`cancel ${OWNER}/${REPO}#${pr.number}`);
+    expect(done.replyText()).toMatch(/Cancelled 1 smoke run/);
+    expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${runId}/cancel`))).toBe(true);
+    const message = [...slack.messages.values()].find((m) => allText(m.blocks).includes(`#${pr.number}`))!;
+    expect(allText(message.blocks)).toMatch(/cancelled/i);
+  }, 30_000);
+
   it("answers a dry run with the plan and dispatches nothing", async () => {
     const pr = openPr();
     const before = gh.state.dispatches.length;
