@@ -14,7 +14,9 @@ interface Job {
 const python = await loadPythonLanguage();
 parentPort!.on("message", (job: Job) => {
   try {
-    parentPort!.postMessage({ id: job.id, results: extractFiles(job.files, { python, maxFileBytes: job.maxFileBytes }) });
+    // A JSON string crosses the thread boundary about twice as fast as a structured clone of
+    // the same nested objects, and the stringify half runs here, in parallel.
+    parentPort!.postMessage({ id: job.id, json: JSON.stringify(extractFiles(job.files, { python, maxFileBytes: job.maxFileBytes })) });
   } catch (error) {
     parentPort!.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
   }

@@ -12,7 +12,8 @@ const PARALLEL_MIN_CHARS = 2_000_000;
 
 interface Reply {
   id: number;
-  results?: ExtractResult[];
+  /** The shard's ExtractResult[] as JSON (see extract-worker.ts). */
+  json?: string;
   error?: string;
 }
 
@@ -56,7 +57,7 @@ class ExtractWorker {
     if (!p) return;
     this.pending.delete(reply.id);
     if (reply.error !== undefined) p.reject(new Error(reply.error));
-    else p.resolve(reply.results ?? []);
+    else p.resolve(reply.json ? (JSON.parse(reply.json) as ExtractResult[]) : []);
   }
 
   terminate(): Promise<number> {
