@@ -180,6 +180,7 @@ const SWEEP_EVERY = 100;
 export class SqliteStore implements Store {
   private closed = false;
   private claimsSinceSweep = 0;
+  private pendingClaims: { key: string; ttlSeconds: number; resolve: (claimed: boolean) => void; reject: (error: unknown) => void }[] = [];
   private readonly statements = new Map<string, Database.Statement>();
   private readonly now: () => Date;
   private readonly newId: () => string;
@@ -238,26 +239,55 @@ export class SqliteStore implements Store {
     return statement;
   }
 
-  async claim(key: string, ttlSeconds: number): Promise<boolean> {
-    checkClaim(key, ttlSeconds);
+  /**
+   * Claims arriving in the same turn of the event loop (a burst of webhooks or Slack
+   * commands) share one transaction, so one fsync covers them all: with synchronous=FULL
+   * each commit costs milliseconds, and a burst would otherwise queue behind them.
+   */
+  claim(key: string, ttlSeconds: number): Promise<boolean> {
+    try {
+      checkClaim(key, ttlSeconds);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.closed) return Promise.reject(closedError());
+    return new Promise((resolve, reject) => {
+      this.pendingClaims.push({ key, ttlSeconds, resolve, reject });
+      if (this.pendingClaims.length === 1) setImmediate(() => this.flushClaims());
+    });
+  }
+
+  private flushClaims(): void {
+    const batch = this.pendingClaims;
+    this.pendingClaims = [];
     const now = this.now().getTime();
-    return this.run(() =>
-      this.db
-        .transaction(() => {
-          // One statement decides: insert, or take over an expired claim; an unexpired one is left alone.
-          const info = this.stmt(
-            `INSERT INTO idempotency (key, expires_at) VALUES (?, ?)
-             ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE idempotency.expires_at <= ?`,
-          ).run(key, now + Math.ceil(ttlSeconds * 1000), now);
-          // Delivery ids never come back after their TTL, so expired rows are swept now and then.
-          if (++this.claimsSinceSweep >= SWEEP_EVERY) {
-            this.claimsSinceSweep = 0;
-            this.stmt("DELETE FROM idempotency WHERE expires_at <= ?").run(now);
-          }
-          return info.changes === 1;
-        })
-        .immediate(),
-    );
+    let results: boolean[];
+    try {
+      results = this.run(() =>
+        this.db
+          .transaction(() => {
+            const claimed = batch.map((c) =>
+              // One statement decides: insert, or take over an expired claim; an unexpired one is left alone.
+              this.stmt(
+                `INSERT INTO idempotency (key, expires_at) VALUES (?, ?)
+                 ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at WHERE idempotency.expires_at <= ?`,
+              ).run(c.key, now + Math.ceil(c.ttlSeconds * 1000), now).changes === 1,
+            );
+            // Delivery ids never come back after their TTL, so expired rows are swept now and then.
+            this.claimsSinceSweep += batch.length;
+            if (this.claimsSinceSweep >= SWEEP_EVERY) {
+              this.claimsSinceSweep = 0;
+              this.stmt("DELETE FROM idempotency WHERE expires_at <= ?").run(now);
+            }
+            return claimed;
+          })
+          .immediate(),
+      );
+    } catch (error) {
+      for (const c of batch) c.reject(error);
+      return;
+    }
+    batch.forEach((c, i) => c.resolve(results[i]!));
   }
 
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
@@ -359,6 +389,7 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    if (this.pendingClaims.length > 0) this.flushClaims(); // claims already made are kept
     this.closed = true;
     this.db.close();
   }

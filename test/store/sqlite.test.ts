@@ -213,3 +213,21 @@ function startWorker(dataDir: string, goFile: string, keys: number): Worker {
   done.catch(() => markReady());
   return { ready, done };
 }
+
+describe("SqliteStore group commit", () => {
+  it("settles a burst of claims made in one turn together, each exactly once, and keeps them across a reopen", async () => {
+    const dir = scratch();
+    const store = SqliteStore.open(dir);
+    const keys = Array.from({ length: 100 }, (_, i) => `delivery:${i}`);
+    const results = await Promise.all([...keys, "delivery:7"].map((k) => store.claim(k, 3600)));
+    expect(results.slice(0, 100).every(Boolean)).toBe(true);
+    expect(results[100]).toBe(false); // the duplicate in the same burst loses
+    // A claim made just before close is committed by close itself.
+    const late = store.claim("delivery:late", 3600);
+    await store.close();
+    expect(await late).toBe(true);
+    const reopened = SqliteStore.open(dir);
+    expect(await Promise.all(["delivery:0", "delivery:99", "delivery:late"].map((k) => reopened.claim(k, 3600)))).toEqual([false, false, false]);
+    await reopened.close();
+  });
+});
