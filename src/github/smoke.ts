@@ -10,7 +10,7 @@ import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from
 import type { RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
-import { conclusionForVerdict, planMarkdown, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
+import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { createVerdictParser, type Verdict } from "../core/verdict/index.ts";
 import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
@@ -121,16 +121,7 @@ function view(request: SmokeRequest, plan?: SmokeView["plan"]): SmokeView {
     requestId: request.id,
     requester: request.githubLogin,
     sha: request.sha,
-    plan: plan ?? {
-      recipe: request.recipe,
-      cp: request.cp,
-      cpCommType: request.expectHcp ? "a2a+p2p" : "as configured",
-      sizes: request.sizes,
-      gpus: request.gpus,
-      iters: request.iters,
-      overrides: request.overrides,
-      expectHcp: request.expectHcp,
-    },
+    plan: plan ?? planOfRequest(request),
     runUrl: request.runUrl,
   };
 }

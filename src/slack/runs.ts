@@ -2,7 +2,7 @@
 // channel `/hcp smoke` was typed in, or the repo's `slack.notify_channel` for runs asked
 // on GitHub), then edited in place with chat.update at every state change. The message's
 // channel and ts live on the smoke request in the store, so updates survive a restart.
-import type { SmokeState } from "../core/render/smoke.ts";
+import { planOfRequest, type SmokeState } from "../core/render/smoke.ts";
 import { smokeMessage, type SlackSmokeView } from "../core/render/slack.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { SlackPosted, SlackWebApi } from "./web-api.ts";
@@ -39,16 +39,7 @@ export function viewOf(request: SmokeRequest, webUrl: string): SlackSmokeView {
     checkRunUrl: request.checkRunId ? `${webUrl}/${request.repo}/runs/${request.checkRunId}` : null,
     runUrl: request.runUrl,
     slackUser,
-    plan: {
-      recipe: request.recipe,
-      cp: request.cp,
-      cpCommType: request.expectHcp ? "a2a+p2p" : "as configured",
-      sizes: request.sizes,
-      gpus: request.gpus,
-      iters: request.iters,
-      overrides: request.overrides,
-      expectHcp: request.expectHcp,
-    },
+    plan: planOfRequest(request),
   };
 }
 

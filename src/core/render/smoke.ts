@@ -19,6 +19,28 @@ export interface SmokeView {
   checkRunUrl?: string | null;
 }
 
+/** The plan as a stored request remembers it (the cp_comm_type is kept only as "HCP expected or not"). */
+export function planOfRequest(request: {
+  recipe: string;
+  cp: number;
+  sizes: [number, number] | null;
+  gpus: number;
+  iters: number;
+  overrides: string[];
+  expectHcp: boolean;
+}): SmokeView["plan"] {
+  return {
+    recipe: request.recipe,
+    cp: request.cp,
+    cpCommType: request.expectHcp ? "a2a+p2p" : "as configured",
+    sizes: request.sizes,
+    gpus: request.gpus,
+    iters: request.iters,
+    overrides: request.overrides,
+    expectHcp: request.expectHcp,
+  };
+}
+
 function layout(p: SmokeView["plan"]): string {
   const type = Array.isArray(p.cpCommType) ? `per-layer ${JSON.stringify(p.cpCommType)}` : String(p.cpCommType);
   return `CP ${p.cp}, \`${type}\`${p.sizes ? `, sizes [${p.sizes.join(", ")}]` : ""}`;
