@@ -30,6 +30,8 @@ export interface SmokeDeps {
    * A failure is logged, never allowed to stop the GitHub side.
    */
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
+  /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
+  maxArtifactBytes?: number;
 }
 
 export interface RepoRef {
@@ -61,6 +63,8 @@ export type SmokeOutcome =
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
 const DAY_MS = 24 * 60 * 60 * 1000;
+// Compressed; a 2-iteration smoke log is a few MB, and the archive is held in memory while read.
+const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
 
 const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -356,9 +360,23 @@ async function readHintExitCode(bytes: Uint8Array, entries: ReturnType<typeof li
  * The verdict from the run's log artifact (else the job log). The runner's verdict.json is
  * a hint: only its exit code is read, and the log decides.
  */
-export async function verdictForRun(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, runId: number): Promise<{ verdict: Verdict; note?: string }> {
+export async function verdictForRun(
+  octokit: Octokit,
+  r: { owner: string; repo: string },
+  request: SmokeRequest,
+  runId: number,
+  maxArtifactBytes = MAX_ARTIFACT_BYTES,
+): Promise<{ verdict: Verdict; note?: string }> {
   const { data: artifacts } = await octokit.rest.actions.listWorkflowRunArtifacts({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
   const artifact = artifacts.artifacts.find((a) => a.name === `hcp-smoke-${request.id}` && !a.expired);
+  // The log is written by code under test: a huge one must not take the bot's memory down.
+  if (artifact && artifact.size_in_bytes > maxArtifactBytes) {
+    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+    return {
+      verdict: await verdictFromStream(new Response("").body!, request, null),
+      note: `The log artifact is ${mb(artifact.size_in_bytes)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
+    };
+  }
   if (artifact) {
     const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
     const bytes = new Uint8Array(data as ArrayBuffer);
@@ -415,7 +433,7 @@ export async function followRun(octokit: Octokit, r: { owner: string; repo: stri
   }
   if (run.status !== "completed") return request;
   if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
-  const { verdict, note } = await verdictForRun(octokit, r, request, run.id);
+  const { verdict, note } = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
   const state: SmokeState = note ? { kind: "finished", verdict, note } : { kind: "finished", verdict };
   if (request.checkRunId) {
     await octokit.rest.checks.update({

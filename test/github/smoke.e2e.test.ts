@@ -221,6 +221,27 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
   }, 30_000);
 
+  it("does not download a log artifact over the size limit, and says why (inconclusive, never a pass)", async () => {
+    await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
+    try {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG } });
+      const mark = gh.calls.length;
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      expect(gh.calls.slice(mark).some((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path))).toBe(false);
+      const check = (await smokeCheck(pr.sha))!;
+      expect(check.conclusion).not.toBe("success");
+      expect(check.output.summary).toMatch(/over the 0\.0 MB the bot reads/);
+    } finally {
+      await restart();
+    }
+  }, 30_000);
+
   it("reads the job log when no artifact was uploaded", async () => {
     const pr = openPr();
     const before = dispatches().length;
