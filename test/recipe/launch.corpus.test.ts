@@ -1,5 +1,5 @@
-// Runs the non-Python extractors over a Megatron-Bridge checkout when one is present
-// (developer machines: /work/mb). CI has none; everything else uses our own fixtures.
+// Runs the non-Python extractors over a Megatron-Bridge checkout when MEGATRON_BRIDGE_DIR
+// names one. CI has none; everything else uses our own fixtures.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { extractMarkdown, extractShell } from "../../src/core/recipe/launch/inde
 import { extractTePins } from "../../src/core/recipe/pins.ts";
 import { extractYaml } from "../../src/core/recipe/yaml.ts";
 
-const MB = "/work/mb";
+const MB = process.env.MEGATRON_BRIDGE_DIR ?? "";
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {

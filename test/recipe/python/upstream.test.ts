@@ -1,11 +1,11 @@
-// Runs over a real Megatron-Bridge checkout when one is present (not in default CI).
+// Runs over a real Megatron-Bridge checkout when MEGATRON_BRIDGE_DIR names one (not in default CI).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ConfigUnit } from "../../../src/core/model/settings.ts";
 import { extractText } from "./support.ts";
 
-const RECIPES = "/work/mb/src/megatron/bridge/recipes";
+const RECIPES = join(process.env.MEGATRON_BRIDGE_DIR ?? "/nonexistent", "src/megatron/bridge/recipes");
 const present = existsSync(RECIPES);
 
 function pythonFiles(dir: string): string[] {
