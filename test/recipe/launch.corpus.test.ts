@@ -8,7 +8,7 @@ import { extractMarkdown, extractShell } from "../../src/core/recipe/launch/inde
 import { extractTePins } from "../../src/core/recipe/pins.ts";
 import { extractYaml } from "../../src/core/recipe/yaml.ts";
 
-const MB = process.env.MEGATRON_BRIDGE_DIR ?? "";
+const MB = process.env.MEGATRON_BRIDGE_DIR ?? "/nonexistent";
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
