@@ -2,30 +2,28 @@
 //
 // 1. Assembles the log in a temp file from real fixture lines + Bridge iteration lines from
 //    4 ranks (bench/verdict-corpus.ts).
-// 2. Runs the parser over it in a child process (fs.createReadStream with 1 MiB
-//    chunks → parser.push), so the child's peak RSS (process.resourceUsage().maxRSS) measures
+// 2. Runs the parser over it in a child process (the CLI's reader: 1 MiB reads
+//    into one buffer → parser.push), so the child's peak RSS (process.resourceUsage().maxRSS) measures
 //    the parser alone (plus node + tsx, about 73 MB on their own).
 // 3. Runs `grep -cE '<the same anchors>'` over the same file and prints the time ratio.
 // Targets: ≥ 250 MB/s, < 150 MB peak RSS.
 // Env: BENCH_VERDICT_MB (default 1024), BENCH_VERDICT_FILE (reuse a file), BENCH_KEEP=1.
 import { spawnSync } from "node:child_process";
-import { closeSync, createReadStream, existsSync, openSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ANCHORS, createVerdictParser } from "../src/core/verdict/parser.ts";
+import { feedFile } from "../src/node/read-log.ts";
 import { backgroundLines, SyntheticLog } from "./verdict-corpus.ts";
 
-// 1 MiB reads: at the default 64 KiB the per-chunk cost of the stream is a fifth of the parse;
-// and the parser slices chunks itself, so memory stays bounded.
-const READ_CHUNK = 1024 * 1024;
 
 const MB = 1024 * 1024;
 
 async function worker(file: string): Promise<void> {
   const parser = createVerdictParser({ expectHcp: true, gpu: "H200" });
   const t0 = performance.now();
-  for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK })) parser.push(chunk as Uint8Array);
+  feedFile(file, (chunk) => parser.push(chunk));
   const verdict = parser.end(0);
   const seconds = (performance.now() - t0) / 1000;
   const out = {

@@ -1,14 +1,11 @@
 // `hcp-bot verdict LOG`: streams a torchrun log through the pure verdict parser
-// (fs.createReadStream, never the whole file in memory) and prints the verdict.
-import { createReadStream } from "node:fs";
+// (1 MiB reads into one buffer, never the whole file in memory) and prints the verdict.
+import { feedFile } from "./read-log.ts";
 import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { createVerdictParser, formatVerdict } from "../core/verdict/index.ts";
 
-// 1 MiB reads: at the default 64 KiB the per-chunk cost of the stream is a fifth of the parse;
-// and the parser slices chunks itself, so memory stays bounded.
-const READ_CHUNK = 1024 * 1024;
 
 export interface VerdictIo {
   out(text: string): void;
@@ -54,7 +51,7 @@ export async function verdictCommand(argv: string[], io: VerdictIo): Promise<num
 
   const parser = createVerdictParser({ expectHcp: !args["no-expect-hcp"], gpu: args.gpu });
   try {
-    for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK })) parser.push(chunk as Uint8Array);
+    feedFile(file, (chunk) => parser.push(chunk));
   } catch (error) {
     throw new VerdictUsageError(`cannot read ${file}: ${(error as Error).message}`);
   }
