@@ -82,6 +82,7 @@ export function retryPlugin(policy: RetryPolicy) {
 
 export function botOctokit(policy: RetryPolicy = DEFAULT_RETRY_POLICY) {
   // Function form: Probot's object form is shallow-merged away and throttling stays on (STACK.md 4a).
+  // The plugin is typed against the one hook it uses; Octokit's plugin type wants the whole client.
   return ProbotOctokit.plugin(retryPlugin(policy) as never).defaults((options: Record<string, unknown>) => ({
     ...options,
     retry: { enabled: false },

@@ -165,6 +165,7 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
       expect_hcp: String(plan.expectHcp),
     },
     return_run_details: true,
+    // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
   } as never);
   const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
   if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };

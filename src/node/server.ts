@@ -146,6 +146,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     const setupAppFactory = await loadSetupFactory();
     await server.loadHandlerFactory(
       // Probot's own updateEnv writes the new credentials to .env; `hcp-bot serve` loads it on the next start.
+      // Probot's setup factory is internal and untyped for us; loadHandlerFactory takes what it returns.
       setupAppFactory({ host: settings.host, port: settings.port, log }) as never,
     );
   }
