@@ -2,13 +2,9 @@
 // the fake GitHub on loopback, for a 5-file and a 100-file PR; and the number of GitHub
 // API calls per review. Targets (issue 3): p99 < 300 ms for 5 files; at most 10 calls for
 // a 100-file PR with 20 findings.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { readServerSettings } from "../src/node/env.ts";
 import { startServer } from "../src/node/server.ts";
+import { appKeys, botSettings, deliverWebhook } from "../test/support/bot-harness.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -36,17 +32,10 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
-const gh = await startFakeGitHub({ appId: 1, appPublicKey: publicKey });
+const gh = await startFakeGitHub({ appId: 1, appPublicKey: appKeys.publicKey });
 gh.addInstallation({ id: 1, account: OWNER, accountType: "Organization" });
 gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: 1, files: { main: { "README.md": "# repo\n" } } });
-const bot = await startServer(
-  readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: new URL(gh.url).host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-data-")) }),
-);
+const bot = await startServer(botSettings({ githubUrl: gh.url, appId: 1, secret: SECRET }));
 
 let number = 0;
 const acks: number[] = [];
@@ -71,32 +60,22 @@ function openPr(fileCount: number, broken: number): { number: number; head: stri
 
 async function review(pr: { number: number; head: string }): Promise<{ ms: number; calls: number }> {
   const repository = { id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" };
-  const body = JSON.stringify({
+  const payload = {
     action: "opened",
     number: pr.number,
     installation: { id: 1 },
     repository,
     sender: { login: "author", id: 3 },
     pull_request: { number: pr.number, state: "open", draft: false, html_url: `${gh.url}/${OWNER}/${REPO}/pull/${pr.number}`, head: { sha: pr.head, ref: `pr-${pr.number}` }, base: { ref: "main" } },
-  });
+  };
   const before = gh.calls.length;
   const t0 = performance.now();
-  const res = await fetch(`${bot.url}/api/github/webhooks`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "x-github-event": "pull_request",
-      "x-github-delivery": randomUUID(),
-      "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
-    },
-    body,
-  });
-  await res.text();
+  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, "pull_request", payload);
   const ackMs = performance.now() - t0;
   await bot.idle();
   const ms = performance.now() - t0;
   acks.push(ackMs);
-  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
+  if (status !== 200) throw new Error(`webhook answered ${status}`);
   return { ms, calls: gh.calls.length - before };
 }
 

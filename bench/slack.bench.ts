@@ -3,14 +3,10 @@
 // Slack Web API on loopback. The work after each ack (GitHub calls, dispatch, channel post)
 // runs on the same event loop while later rounds arrive, as it would in production.
 // Target (issue 5): p99 < 100 ms.
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { createHmac, randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { readServerSettings } from "../src/node/env.ts";
+import { appKeys, botSettings } from "../test/support/bot-harness.ts";
 import { startServer } from "../src/node/server.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
@@ -36,8 +32,7 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
-const gh = await startFakeGitHub({ appId: 1, appPublicKey: publicKey, validateResponses: false });
+const gh = await startFakeGitHub({ appId: 1, appPublicKey: appKeys.publicKey, validateResponses: false });
 const slack = await startFakeSlack();
 gh.addInstallation({ id: 1, account: OWNER, accountType: "Organization" });
 const config = `smoke:\n  quotas: {per_user_per_day: 100000, max_queued: 100000}\nslack:\n  users: {U0BENCH: maint}\n`;
@@ -46,31 +41,9 @@ gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.ym
 gh.setPermission("maint", "write");
 gh.setPermission("author", "write");
 
-/** Probot reads PORT=0 as "unset" and binds 3000; a port the OS says is free avoids clashes. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const bot = await startServer(
-  readServerSettings({
-    APP_ID: "1",
-    PRIVATE_KEY: privateKey,
-    WEBHOOK_SECRET: "bench",
-    PORT: String(await freePort()),
-    HOST: "127.0.0.1",
-    GHE_HOST: new URL(gh.url).host,
-    GHE_PROTOCOL: "http",
-    LOG_LEVEL: "silent",
-    HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-slack-bench-")),
-    SLACK_SIGNING_SECRET: SLACK_SECRET,
-    SLACK_BOT_TOKEN: "xoxb-test",
-    SLACK_API_URL: slack.apiUrl,
-  }),
+  botSettings({ githubUrl: gh.url, appId: 1, secret: "bench", extra: { SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl } }),
   { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 1, delayMs: 1 } } },
 );
 

@@ -1,21 +1,17 @@
 // The bot as a real server receiving signed webhooks over HTTP, pointed (GHE_HOST) at a
 // fake GitHub on loopback that validates every request against GitHub's OpenAPI
 // description and keeps state, so upserts and redeliveries can be seen.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, deliverWebhook } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-tests";
 const OWNER = "acme";
 const REPO = "megatron-bridge";
 const INSTALLATION = 7;
-const { privateKey, publicKey } = appKeys;
+const { publicKey } = appKeys;
 
 const RECIPE_PATH = "src/megatron/bridge/recipes/llama/h100/llama3.py";
 const GOOD = `from megatron.bridge.recipes.common import _pretrain_common
@@ -118,10 +114,7 @@ beforeAll(async () => {
   gh = await startFakeGitHub({ appId: 4242, appSlug: "hcp-bot", appPublicKey: publicKey });
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
-  const host = new URL(gh.url).host;
-  bot = await startServer(
-    readServerSettings({ APP_ID: "4242", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: SECRET, PORT: "0", HOST: "127.0.0.1", GHE_HOST: host, GHE_PROTOCOL: "http", LOG_LEVEL: "silent", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-data-")) }),
-  );
+  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4242, secret: SECRET }));
 }, 60_000);
 
 afterAll(async () => {

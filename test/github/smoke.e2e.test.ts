@@ -7,18 +7,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, deliverWebhook, fixtureLog, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, fixtureLog, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
 const OWNER = "acme";
 const REPO = "mb";
 const INSTALLATION = 9;
-const { privateKey, publicKey } = appKeys;
+const { publicKey } = appKeys;
 
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 // Generous quotas: these tests leave many runs active; the quota refusals are tested in test/smoke/policy.test.ts.
@@ -46,18 +45,7 @@ let dataDir: string;
 let clock = Date.now();
 let prCounter = 100;
 
-const settings = () =>
-  readServerSettings({
-    APP_ID: "77",
-    PRIVATE_KEY: privateKey,
-    WEBHOOK_SECRET: SECRET,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    GHE_HOST: new URL(gh.url).host,
-    GHE_PROTOCOL: "http",
-    LOG_LEVEL: "silent",
-    HCP_DATA_DIR: dataDir,
-  });
+const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir });
 
 async function start(): Promise<RunningServer> {
   return startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } } });

@@ -9,11 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readServerSettings } from "../../src/node/env.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, deliverWebhook, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "gh-secret";
@@ -22,7 +21,7 @@ const OWNER = "acme";
 const REPO = "mb";
 const OTHER = "other";
 const INSTALLATION = 9;
-const { privateKey, publicKey } = appKeys;
+const { publicKey } = appKeys;
 
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 const CONFIG = `smoke:
@@ -64,21 +63,14 @@ function freePort(): Promise<number> {
   });
 }
 
+// One port for the whole file, so a restarted server keeps the URL Slack would post to.
 const settings = (extra: Record<string, string> = {}) =>
-  readServerSettings({
-    APP_ID: "77",
-    PRIVATE_KEY: privateKey,
-    WEBHOOK_SECRET: SECRET,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    GHE_HOST: new URL(gh.url).host,
-    GHE_PROTOCOL: "http",
-    LOG_LEVEL: "silent",
-    HCP_DATA_DIR: dataDir,
-    SLACK_SIGNING_SECRET: SLACK_SECRET,
-    SLACK_BOT_TOKEN: "xoxb-test",
-    SLACK_API_URL: slack.apiUrl,
-    ...extra,
+  botSettings({
+    githubUrl: gh.url,
+    appId: 77,
+    secret: SECRET,
+    dataDir,
+    extra: { PORT: String(port), SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, ...extra },
   });
 
 const startOptions = { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } };

@@ -1,8 +1,10 @@
 // Shared pieces of the end-to-end suites: the GitHub App's key pair, signed webhook
 // deliveries, and training logs built from real GPU logs.
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -12,6 +14,26 @@ export const appKeys = generateKeyPairSync("rsa", {
   privateKeyEncoding: { type: "pkcs1", format: "pem" },
   publicKeyEncoding: { type: "spki", format: "pem" },
 });
+
+/**
+ * Settings for the real server pointed (GHE_HOST/GHE_PROTOCOL) at a fake GitHub on
+ * loopback, on a free port, quiet, with a fresh data folder unless one is given; `extra`
+ * adds or overrides variables (Slack's, for instance).
+ */
+export function botSettings(o: { githubUrl: string; appId: number; secret: string; dataDir?: string; extra?: Record<string, string> }): ServerSettings {
+  return readServerSettings({
+    APP_ID: String(o.appId),
+    PRIVATE_KEY: appKeys.privateKey,
+    WEBHOOK_SECRET: o.secret,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    GHE_HOST: new URL(o.githubUrl).host,
+    GHE_PROTOCOL: "http",
+    LOG_LEVEL: "silent",
+    HCP_DATA_DIR: o.dataDir ?? mkdtempSync(join(tmpdir(), "hcp-data-")),
+    ...o.extra,
+  });
+}
 
 /** POSTs a webhook signed like GitHub signs it; resolves with the HTTP status. */
 export async function deliverWebhook(url: string, secret: string, event: string, payload: object, id: string = randomUUID()): Promise<number> {
