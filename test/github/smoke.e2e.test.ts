@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverWebhook, fixtureLog, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, fixtureLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -22,17 +22,7 @@ const { publicKey } = appKeys;
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 // Generous quotas: these tests leave many runs active; the quota refusals are tested in test/smoke/policy.test.ts.
 const CONFIG = "smoke:\n  quotas: {per_user_per_day: 1000, max_queued: 1000}\n";
-const RECIPE = `from megatron.bridge.recipes.common import _pretrain_common
 
-
-def llama32_1b_pretrain_config():
-    cfg = _pretrain_common()
-    cfg.dataset.seq_length = 8192
-    cfg.model.seq_length = 8192
-    cfg.model.tensor_model_parallel_size = 1
-    cfg.model.context_parallel_size = 1
-    return cfg
-`;
 
 /** A real HCP log (groups named by torch) with two training steps added. */
 const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");

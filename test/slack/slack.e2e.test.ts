@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, deliverWebhook, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "gh-secret";
@@ -33,17 +33,7 @@ slack:
 `;
 // The org-wide mapping, used by repositories whose own file has no slack.users.
 const ORG_CONFIG = "slack:\n  users: {U0ORG: maint}\n";
-const RECIPE = `from megatron.bridge.recipes.common import _pretrain_common
 
-
-def llama32_1b_pretrain_config():
-    cfg = _pretrain_common()
-    cfg.dataset.seq_length = 8192
-    cfg.model.seq_length = 8192
-    cfg.model.tensor_model_parallel_size = 1
-    cfg.model.context_parallel_size = 1
-    return cfg
-`;
 const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
 
 let gh: FakeGitHub;

@@ -69,3 +69,16 @@ export function trainingLog(fixture: string): string {
 export function fixtureLog(name: string): string {
   return readFileSync(join(root, "fixtures", "logs", name), "utf8");
 }
+
+/** The smoke run's default recipe as a one-GPU module would define it (CP is set by the run's overrides). */
+export const SMOKE_RECIPE = `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def llama32_1b_pretrain_config():
+    cfg = _pretrain_common()
+    cfg.dataset.seq_length = 8192
+    cfg.model.seq_length = 8192
+    cfg.model.tensor_model_parallel_size = 1
+    cfg.model.context_parallel_size = 1
+    return cfg
+`;
