@@ -1,7 +1,7 @@
 // The effective settings of one configuration unit (a recipe function, a YAML override
 // file, a launch line), each with the place its value came from.
 import { z } from "zod";
-import { LocationSchema, type Location } from "./source.ts";
+import { LocationSchema } from "./source.ts";
 
 /**
  * The settings the rules read, as dotted ConfigContainer paths. Extractors map every
@@ -181,18 +181,3 @@ export const ConfigUnitSchema = z.object({
   notes: z.array(z.object({ message: z.string(), location: LocationSchema })),
 });
 export type ConfigUnit = z.infer<typeof ConfigUnitSchema>;
-
-export function getSetting(unit: ConfigUnit, key: SettingKey): Setting | undefined {
-  return unit.settings[key];
-}
-
-/** The known value of a setting, or undefined when it is unset or unknown. */
-export function knownValue(unit: ConfigUnit, key: SettingKey): Known | undefined {
-  const s = unit.settings[key];
-  return s && s.value.known ? s.value.value : undefined;
-}
-
-/** Location helper for a setting's value text. */
-export function whereSet(setting: Setting): Location {
-  return setting.origin.location;
-}
