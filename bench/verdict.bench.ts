@@ -4,7 +4,9 @@
 //    4 ranks (bench/verdict-corpus.ts).
 // 2. Runs the parser over it in a child process (the CLI's reader: 1 MiB reads
 //    into one buffer → parser.push), so the child's peak RSS (process.resourceUsage().maxRSS) measures
-//    the parser alone (plus node + tsx, about 73 MB on their own).
+//    the parser alone (plus node + tsx, about 73 MB on their own). That is the WebAssembly
+//    anchor scan, what the CLI and the bot use; a second child runs the regex path (runtimes
+//    without WebAssembly) for comparison.
 // 3. Runs `grep -cE '<the same anchors>'` over the same file and prints the time ratio.
 // Targets: ≥ 250 MB/s, < 150 MB peak RSS.
 // Env: BENCH_VERDICT_MB (default 1024), BENCH_VERDICT_FILE (reuse a file), BENCH_KEEP=1.
@@ -20,8 +22,12 @@ import { backgroundLines, SyntheticLog } from "./verdict-corpus.ts";
 
 const MB = 1024 * 1024;
 
-async function worker(file: string): Promise<void> {
-  const parser = createVerdictParser({ expectHcp: true, gpu: "H200" });
+type WorkerResult = {
+  seconds: number; bytes: number; lines: number; examinedLines: number; maxRssMB: number; status: string; hcpActive: boolean | null; iterations: number; engine: string;
+};
+
+async function worker(file: string, anchorScan: "auto" | "regex"): Promise<void> {
+  const parser = createVerdictParser({ expectHcp: true, gpu: "H200", anchorScan });
   const t0 = performance.now();
   feedFile(file, (chunk) => parser.push(chunk));
   const verdict = parser.end(0);
@@ -35,7 +41,8 @@ async function worker(file: string): Promise<void> {
     status: verdict.status,
     hcpActive: verdict.hcp.active,
     iterations: verdict.iterations.count,
-  };
+    engine: parser.scanEngine,
+  } satisfies WorkerResult;
   process.stdout.write(JSON.stringify(out) + "\n");
 }
 
@@ -61,6 +68,12 @@ export function anchorsAsEre(): string {
   return ANCHORS.map((a) => a.replace(/[.[\]()*+?{}|^$\\]/g, "\\$&")).join("|");
 }
 
+function runWorker(file: string, anchorScan: "auto" | "regex"): WorkerResult {
+  const child = spawnSync(process.execPath, ["--import", "tsx", import.meta.filename, "--worker", file, anchorScan], { encoding: "utf8", maxBuffer: 16 * MB });
+  if (child.status !== 0) throw new Error(`worker failed (${child.status}): ${child.stderr}`);
+  return JSON.parse(child.stdout.trim().split("\n").pop()!) as WorkerResult;
+}
+
 async function main(): Promise<void> {
   const megabytes = Number(process.env.BENCH_VERDICT_MB ?? 1024);
   const reuse = process.env.BENCH_VERDICT_FILE;
@@ -72,11 +85,8 @@ async function main(): Promise<void> {
   }
   const size = statSync(file).size;
   try {
-    const child = spawnSync(process.execPath, ["--import", "tsx", import.meta.filename, "--worker", file], { encoding: "utf8", maxBuffer: 16 * MB });
-    if (child.status !== 0) throw new Error(`worker failed (${child.status}): ${child.stderr}`);
-    const r = JSON.parse(child.stdout.trim().split("\n").pop()!) as {
-      seconds: number; bytes: number; lines: number; examinedLines: number; maxRssMB: number; status: string; hcpActive: boolean | null; iterations: number;
-    };
+    const r = runWorker(file, "auto");
+    const regex = runWorker(file, "regex");
 
     const g0 = performance.now();
     const grep = spawnSync("grep", ["-cE", anchorsAsEre(), file], { encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
@@ -87,7 +97,9 @@ async function main(): Promise<void> {
     const grepMBs = size / MB / grepSeconds;
     console.log(`log:        ${(size / MB).toFixed(0)} MB, ${r.lines.toLocaleString()} lines (${r.iterations.toLocaleString()} iteration lines)`);
     console.log(`verdict:    ${r.status} (hcp.active=${r.hcpActive})`);
-    console.log(`parser:     ${r.seconds.toFixed(2)} s = ${parserMBs.toFixed(0)} MB/s, peak RSS ${r.maxRssMB.toFixed(0)} MB, examined ${r.examinedLines.toLocaleString()} lines`);
+    console.log(`parser:     ${r.seconds.toFixed(2)} s = ${parserMBs.toFixed(0)} MB/s, peak RSS ${r.maxRssMB.toFixed(0)} MB, examined ${r.examinedLines.toLocaleString()} lines (${r.engine} anchor scan)`);
+    console.log(`  regex:    ${regex.seconds.toFixed(2)} s = ${(size / MB / regex.seconds).toFixed(0)} MB/s, peak RSS ${regex.maxRssMB.toFixed(0)} MB (${regex.engine} path, as where WebAssembly is unavailable); ${(regex.seconds / r.seconds).toFixed(2)}x the time`);
+    if (regex.status !== r.status || regex.lines !== r.lines || regex.examinedLines !== r.examinedLines) throw new Error("the two anchor scans disagree");
     console.log(`grep -cE:   ${grepSeconds.toFixed(2)} s = ${grepMBs.toFixed(0)} MB/s, ${grepCount} matching lines`);
     console.log(`ratio:      parser time / grep time = ${(r.seconds / grepSeconds).toFixed(2)}`);
     const ok = parserMBs >= 250 && r.maxRssMB < 150;
@@ -97,5 +109,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === "--worker") await worker(process.argv[3]!);
+if (process.argv[2] === "--worker") await worker(process.argv[3]!, process.argv[4] === "regex" ? "regex" : "auto");
 else await main();

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../src/core/analyze/index.ts";
 import { classifyFile } from "../../src/core/analyze/classify.ts";
+import { createVerdictParser } from "../../src/core/verdict/index.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 
 const run = promisify(execFile);
@@ -43,5 +44,24 @@ describe("core under Deno", () => {
     // Every kind of source was analyzed under Deno, not only Python.
     const kinds = new Set((fromDeno.findings as { location: { file: string } }[]).map((f) => f.location.file.split("/")[2]));
     expect([...kinds].sort()).toEqual(expect.arrayContaining(["markdown", "python", "shell", "yaml"]));
+  }, 60_000);
+
+  it("gives the same smoke-run verdicts as Node, through the WebAssembly scanner", async () => {
+    const logs = readdirSync(join(root, "fixtures", "logs")).filter((n) => n.endsWith(".log")).map((n) => join("fixtures", "logs", n));
+    const { stdout } = await run(deno, ["run", "--quiet", "--allow-read", "--no-prompt", "test/deno/verdict.deno.ts", ...logs], {
+      cwd: root,
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const fromDeno = JSON.parse(stdout) as { runtime: string; results: { path: string; engine: string; verdict: unknown }[] };
+    expect(fromDeno.runtime).toBe("deno");
+    expect(fromDeno.results.map((r) => r.path)).toEqual(logs);
+    for (const { path, engine, verdict } of fromDeno.results) {
+      const bytes = readFileSync(join(root, path));
+      const parser = createVerdictParser({ expectHcp: true, gpu: "H100" });
+      for (let i = 0; i < bytes.length; i += 4096) parser.push(bytes.subarray(i, i + 4096));
+      expect(engine).toBe("wasm");
+      expect(verdict).toEqual(JSON.parse(JSON.stringify(parser.end(0))));
+    }
   }, 60_000);
 });

@@ -2,15 +2,22 @@
 // anywhere) in constant memory and decides whether the HCP smoke run really passed.
 //
 // Hot path: a log is mostly lines that matter to nobody (NCCL/c10d INFO, warnings, per-step
-// chatter). A block of complete lines is scanned with one global regex of literal anchors
-// (ANCHORS); only lines containing an anchor are cut out and examined. Line-by-line reading
-// is switched on only while a multi-line structure is open (a Python traceback, the torchrun
-// ChildFailedError box, a YAML config dump), and those are short.
+// chatter). A block of complete lines is searched for literal anchors (anchors.ts); only lines
+// containing an anchor are cut out and examined. Line-by-line reading is switched on only
+// while a multi-line structure is open (a Python traceback, the torchrun ChildFailedError box,
+// a YAML config dump), and those are short.
+//
+// Two ways to find the anchored lines, with identical results:
+// - bytes (the CLI, the bot): kept in WebAssembly memory and searched there with SIMD
+//   (scan/anchor-scan.wat) before decoding; about 3x faster than the regex.
+// - strings, non-ASCII blocks, or runtimes without WebAssembly: one global regex.
 //
 // Memory: the partial last line (capped at MAX_LINE), per-rank traceback states (capped),
 // and capped evidence/candidate lists. Nothing grows with the log.
 import { matchSignature, M4_RULE, DENSE_BF16_PEAK_TFLOPS, normaliseGpu } from "./catalog.ts";
 import { parseProbeLine } from "./probe.ts";
+import { ANCHORS } from "./anchors.ts";
+import { WasmAnchorScanner, type AnchorHits } from "./scan/wasm-scanner.ts";
 import {
   VerdictOptionsSchema,
   type Cause,
@@ -31,11 +38,15 @@ export interface VerdictEndExtra {
   signal?: string;
 }
 
+export { ANCHORS };
+
 export interface VerdictParser {
   push(chunk: string | Uint8Array): void;
   end(exitCode?: number | null, extra?: VerdictEndExtra): Verdict;
   /** Sizes of the internal state, for tests that check memory stays bounded. */
   stateSize(): { carryChars: number; tracebacks: number; candidates: number; evidence: number };
+  /** "wasm" once a block of the log was searched by the WebAssembly scanner. */
+  readonly scanEngine: "wasm" | "regex";
 }
 
 /** Longest line examined; the rest of a longer line is ignored (lines this long are data dumps). */
@@ -52,28 +63,12 @@ const MAX_LIST_ITEMS = 1024;
 const TRACEBACK_IDLE_LIMIT = 60;
 const BOX_LINE_LIMIT = 400;
 const YAML_LINE_LIMIT = 50_000;
-
 /**
- * Literal anchors: a line without any of them cannot change the verdict (outside a traceback,
- * box or YAML dump, which are read line by line). Also used by the benchmark's grep.
+ * A partial line this many bytes long may still be under MAX_LINE characters (3 bytes per
+ * UTF-16 unit at most); the byte path keeps that much before cutting a long line.
  */
-export const ANCHORS = [
-  "CONTEXT_PARALLEL_GROUP", // torch PG prefixes naming the flat / hierarchical CP groups
-  "HCP-PROBE", // the probe report
-  "iteration", // Bridge iteration lines, "Starting training loop at iteration N"
-  "Traceback", // Python tracebacks (then read line by line)
-  "rror", // Error / error: exception lines, DistBackendError, OutOfMemoryError, "CUDA error", argparse "error:"
-  // NCCL watchdog failures ("[E…] Watchdog caught …" has no "Error"); not bare "watchdog",
-  // which every healthy NCCL group prints at INFO level ("watchdog thread joined").
-  "Watchdog caught",
-  "by watchdog",
-  "thread terminated",
-  "context", // context_parallel_size, hierarchical_context_parallel_sizes, MLM "context-parallel size"
-  "cp_comm_type",
-  "onfigurat", // "Final configuration:", "Configuration Summary"
-  "training is done",
-  "NaN", // "found NaN in local grad norm"
-] as const;
+const MAX_LINE_BYTES = 3 * MAX_LINE;
+
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -85,6 +80,9 @@ const ANCHOR_GLOBAL = new RegExp(ANCHOR_SOURCE, "g");
 
 // ANSI CSI / OSC sequences (colours, cursor moves) that coloured loggers and tqdm emit.
 const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
+// What a failure on a CP group's own INFO line holds (the nccl-watchdog signatures, or an error);
+// healthy groups print "watchdog thread joined" and the like at teardown.
+const CP_GROUP_FAILURE_RE = /rror|Watchdog caught|by watchdog|thread terminated/;
 const RANK_PREFIX_RE = /\[rank(\d+)\]:/g;
 const PG_DESC_RE = /PG GUID \d+\((HIERARCHICAL_)?CONTEXT_PARALLEL_GROUP(?:_L(\d+))?\)/g;
 const ITERATION_RE = /\biteration\s+(\d+)\s*\/\s*(\d+)\s*\|/;
@@ -256,7 +254,11 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   /** Bytes of a UTF-8 sequence cut by the chunk boundary (at most 3), joined to the next chunk. */
   let pendingBytes: Uint8Array | null = null;
 
-  // Stream position
+  // Stream position. Bytes go to the WebAssembly scanner's buffer (byte path) when it is
+  // available and the stream started with bytes; otherwise they are decoded into `carry`.
+  let scanner: WasmAnchorScanner | null = null;
+  let pathChosen = false;
+  let wasmScanned = false;
   let carry = "";
   let skippingLongLine = false;
   let linesDone = 0;
@@ -388,7 +390,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     if (anchored && firstAnchor === "iteration" && readIteration(seg, line)) return;
     if (anchored && firstAnchor === "CONTEXT_PARALLEL_GROUP") {
       readGroupNames(seg, line, whole);
-      if (seg.includes("rror") || seg.includes("watchdog") || seg.includes("Watchdog")) readFailureLine(seg, rank, line);
+      if (CP_GROUP_FAILURE_RE.test(seg)) readFailureLine(seg, rank, line);
       return;
     }
     if (seg.includes("CONTEXT_PARALLEL_GROUP")) readGroupNames(seg, line, whole);
@@ -855,6 +857,15 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   /** The first anchor the scan found in the current line ("" in line-by-line mode). */
   let firstAnchor = "";
 
+  /** Examines the line at `pos` of the current block; returns where the next line starts. */
+  function processNextLine(block: string, pos: number): number {
+    const nl = block.indexOf("\n", pos);
+    curLineStart = pos;
+    processLine(block.slice(pos, nl), linesDone + 1);
+    linesDone++;
+    return nl + 1;
+  }
+
   function scanBlock(block: string): void {
     const anchor = ANCHOR_GLOBAL;
     curBlock = block;
@@ -862,11 +873,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     const len = block.length;
     while (pos < len) {
       if (needEveryLine()) {
-        const nl = block.indexOf("\n", pos);
-        curLineStart = pos;
-        processLine(block.slice(pos, nl), linesDone + 1);
-        linesDone++;
-        pos = nl + 1;
+        pos = processNextLine(block, pos);
         continue;
       }
       anchor.lastIndex = pos;
@@ -887,6 +894,91 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     }
   }
 
+  /**
+   * Like scanBlock, with the anchored lines already found by the WebAssembly scanner over the
+   * block's bytes (ASCII, so byte offsets are string offsets).
+   */
+  function scanBlockWithHits(block: string, hits: AnchorHits): void {
+    curBlock = block;
+    const data = hits.data;
+    const base = linesDone;
+    let pos = 0;
+    let h = 0;
+    const len = block.length;
+    while (pos < len) {
+      if (needEveryLine()) {
+        pos = processNextLine(block, pos);
+        continue;
+      }
+      while (h < hits.count && data[h * 4]! < pos) h++; // lines already read one by one
+      if (h === hits.count) break;
+      const lineStart = data[h * 4]!;
+      const nl = data[h * 4 + 1]!;
+      linesDone = base + data[h * 4 + 3]!;
+      curLineStart = lineStart;
+      firstAnchor = ANCHORS[data[h * 4 + 2]!]!;
+      processLine(block.slice(lineStart, nl), linesDone + 1, true);
+      firstAnchor = "";
+      linesDone++;
+      pos = nl + 1;
+      h++;
+    }
+    linesDone = base + hits.newlines;
+  }
+
+  function finishBlock(block: string): void {
+    lastLineOfPrevBlock = block.slice(block.lastIndexOf("\n", block.length - 2) + 1, -1);
+    curBlock = "";
+    curLineStart = 0;
+  }
+
+  /** Byte path: buffer the bytes, then scan and examine the complete lines among them. */
+  function feedBytes(chunk: Uint8Array, buffer: WasmAnchorScanner): void {
+    buffer.append(chunk);
+    if (skippingLongLine) {
+      const nl = buffer.firstNewline();
+      if (nl < 0) {
+        buffer.discard(buffer.size);
+        return;
+      }
+      buffer.discard(nl + 1);
+      skippingLongLine = false;
+      linesDone++;
+    }
+    const lastNl = buffer.lastNewline();
+    if (lastNl >= 0) {
+      const end = lastNl + 1;
+      const block = decoder.decode(buffer.view(0, end));
+      if (buffer.isAscii(0, end)) {
+        scanBlockWithHits(block, buffer.scan(end));
+        wasmScanned = true;
+      } else scanBlock(block);
+      finishBlock(block);
+      buffer.discard(end);
+    }
+    if (buffer.size > MAX_LINE) {
+      // Maybe a line longer than MAX_LINE characters: as feedText, examine its head and drop
+      // the rest up to its newline.
+      const tail = buffer.view();
+      const head = decoder.decode(tail.subarray(0, completeUtf8Length(tail)));
+      if (head.length > MAX_LINE || buffer.size > MAX_LINE_BYTES) {
+        processLine(head, linesDone + 1);
+        buffer.discard(buffer.size);
+        skippingLongLine = true;
+      }
+    }
+  }
+
+  /** Hands the byte path's partial line to the string path (a string was pushed after bytes). */
+  function leaveBytePath(atEnd: boolean): void {
+    if (!scanner) return;
+    const tail = scanner.view();
+    const cut = atEnd ? tail.length : completeUtf8Length(tail);
+    carry = decoder.decode(tail.subarray(0, cut));
+    pendingBytes = cut < tail.length ? tail.slice(cut) : null;
+    scanner = null;
+  }
+
   function feedText(text: string): void {
     if (text.length === 0) return;
     if (skippingLongLine) {
@@ -904,9 +996,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
       const block = buf.slice(0, lastNl + 1);
       carry = buf.slice(lastNl + 1);
       scanBlock(block);
-      lastLineOfPrevBlock = block.slice(block.lastIndexOf("\n", block.length - 2) + 1, -1);
-      curBlock = "";
-      curLineStart = 0;
+      finishBlock(block);
     }
     if (carry.length > MAX_LINE) {
       // A line longer than MAX_LINE: examine its head now, drop the rest up to its newline.
@@ -934,14 +1024,25 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     return cut === 0 ? "" : decoder.decode(cut === bytesIn.length ? bytesIn : bytesIn.subarray(0, cut));
   }
 
+  /** The byte path is taken when the first chunk is bytes and WebAssembly is usable. */
+  function choosePath(first: string | Uint8Array): void {
+    pathChosen = true;
+    if (typeof first !== "string" && opts.anchorScan === "auto") scanner = WasmAnchorScanner.create(ANCHORS, MAX_LINE_BYTES + SLICE_BYTES);
+  }
+
   function push(chunk: string | Uint8Array): void {
+    if (!pathChosen) choosePath(chunk);
     if (typeof chunk === "string") {
+      leaveBytePath(false);
       if (pendingBytes) {
         feedText(decoder.decode(pendingBytes));
         pendingBytes = null;
       }
       bytes += utf8Length(chunk);
       feedText(chunk);
+    } else if (scanner) {
+      bytes += chunk.byteLength;
+      for (let at = 0; at < chunk.length; at += SLICE_BYTES) feedBytes(chunk.subarray(at, at + SLICE_BYTES), scanner);
     } else {
       bytes += chunk.byteLength;
       // Large chunks are fed in slices: decoding, flattening the carried line and regex
@@ -955,6 +1056,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   // ---- decision ------------------------------------------------------------------------
 
   function finishStream(): void {
+    leaveBytePath(true);
     if (pendingBytes) {
       feedText(decoder.decode(pendingBytes)); // a sequence cut by the end of the log: U+FFFD
       pendingBytes = null;
@@ -1213,7 +1315,10 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   return {
     push,
     end,
-    stateSize: () => ({ carryChars: carry.length, tracebacks: tracebacks.size, candidates: candidates.length, evidence: evidence.length }),
+    get scanEngine() {
+      return wasmScanned ? ("wasm" as const) : ("regex" as const);
+    },
+    stateSize: () => ({ carryChars: carry.length + (scanner?.size ?? 0), tracebacks: tracebacks.size, candidates: candidates.length, evidence: evidence.length }),
   };
 }
 

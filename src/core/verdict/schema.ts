@@ -56,6 +56,11 @@ export const VerdictOptionsSchema = z.object({
    * generous: real runs reach 40-60 % MFU, and CP FLOP accounting is imprecise (Bridge PR #4446).
    */
   throughputToleranceFactor: z.number().positive().default(1),
+  /**
+   * "auto": byte input is searched with the WebAssembly scanner where the runtime allows it;
+   * "regex": always the JS regex (same verdict; for comparisons and benchmarks).
+   */
+  anchorScan: z.enum(["auto", "regex"]).default("auto"),
 });
 export type VerdictOptions = z.input<typeof VerdictOptionsSchema>;
 

@@ -1,0 +1,22 @@
+// The verdict's literal anchors: a log line holding none of them cannot change the verdict
+// (outside a traceback, box or YAML dump, which are read line by line). The parser finds them
+// with the WebAssembly scanner (scan/) or, where WebAssembly is unavailable, a regex; the
+// benchmark greps for them.
+// Every anchor is at least 3 bytes of ASCII: the scanner matches on 3-byte prefixes.
+export const ANCHORS = [
+  "CONTEXT_PARALLEL_GROUP", // torch PG prefixes naming the flat / hierarchical CP groups
+  "HCP-PROBE", // the probe report
+  "iteration", // Bridge iteration lines, "Starting training loop at iteration N"
+  "Traceback", // Python tracebacks (then read line by line)
+  "rror", // Error / error: exception lines, DistBackendError, OutOfMemoryError, "CUDA error", argparse "error:"
+  // NCCL watchdog failures ("[E…] Watchdog caught …" has no "Error"); not bare "watchdog",
+  // which every healthy NCCL group prints at INFO level ("watchdog thread joined").
+  "Watchdog caught",
+  "by watchdog",
+  "thread terminated",
+  "context", // context_parallel_size, hierarchical_context_parallel_sizes, MLM "context-parallel size"
+  "cp_comm_type",
+  "onfigurat", // "Final configuration:", "Configuration Summary"
+  "training is done",
+  "NaN", // "found NaN in local grad norm"
+] as const;
