@@ -78,6 +78,17 @@ describe("chunking invariance", () => {
     );
   });
 
+  it("a surrogate pair cut between two string chunks counts as one 4-byte character", () => {
+    const p = createVerdictParser({ expectHcp: false });
+    p.push("a\uD835");
+    p.push("\uDF06b\n");
+    expect(p.end(0).stats.bytes).toBe(encoder.encode("a\uD835\uDF06b\n").length);
+    const lone = createVerdictParser({ expectHcp: false });
+    lone.push("a\uD835");
+    lone.push("b\n");
+    expect(lone.end(0).stats.bytes).toBe(encoder.encode("a\uD835b\n").length);
+  });
+
   it("a UTF-8 sequence cut by the end of the log becomes U+FFFD, not an exception", () => {
     const p = createVerdictParser({ expectHcp: false });
     p.push(encoder.encode("abc ✓").subarray(0, 5));

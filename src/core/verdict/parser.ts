@@ -164,13 +164,17 @@ function num(text: string | undefined): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/** UTF-8 length of `s`; a lone surrogate counts 3 bytes (TextEncoder writes U+FFFD for it). */
 function utf8Length(s: string): number {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x80) n += 1;
     else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
+    else if (isHighSurrogate(c) && isLowSurrogate(s.charCodeAt(i + 1))) {
       n += 4;
       i++;
     } else n += 3;
@@ -259,6 +263,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   let scanner: WasmAnchorScanner | null = null;
   let pathChosen = false;
   let wasmScanned = false;
+  let endsWithHighSurrogate = false;
   let carry = "";
   let skippingLongLine = false;
   let linesDone = 0;
@@ -1039,6 +1044,9 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
         pendingBytes = null;
       }
       bytes += utf8Length(chunk);
+      // A surrogate pair cut between two chunks is one 4-byte character, not two lone halves.
+      if (endsWithHighSurrogate && isLowSurrogate(chunk.charCodeAt(0))) bytes -= 2;
+      endsWithHighSurrogate = chunk.length > 0 ? isHighSurrogate(chunk.charCodeAt(chunk.length - 1)) : endsWithHighSurrogate;
       feedText(chunk);
     } else if (scanner) {
       bytes += chunk.byteLength;
