@@ -11,7 +11,7 @@ import { assembleAnchorScan, EMBEDDED_PATH, embeddedModuleSource } from "../../s
 import { ANCHORS } from "../../src/core/verdict/anchors.ts";
 import { WasmAnchorScanner } from "../../src/core/verdict/scan/wasm-scanner.ts";
 import { createVerdictParser, MAX_LINE, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
-import { CHILD_FAILED_BOX, iterationLine, probeLines, rankTraceback, trainingLog } from "./logs.ts";
+import { chunkingSample, splitAt } from "./logs.ts";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..", "..");
@@ -153,22 +153,9 @@ function verdictOf(chunks: (Uint8Array | string)[], options: Partial<VerdictOpti
   return { verdict: p.end(exitCode), engine: p.scanEngine };
 }
 
-function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  return [...points, bytes.length].map((p, i, all) => bytes.subarray(i === 0 ? 0 : all[i - 1]!, p));
-}
-
 // ASCII on purpose (the WebAssembly path is for ASCII blocks), with the multi-line state
 // machines (a traceback, the ChildFailedError box) that switch to line-by-line reading.
-const ASCII_SAMPLE = trainingLog({
-  hcp: [...probeLines(true).slice(0, 2), "[rank0]:[W] a warning with context in it"],
-  iterations: [iterationLine(1, 3), iterationLine(2, 3, { tflops: 512.5 }), iterationLine(3, 3)],
-  tail: [...rankTraceback(2, [["/opt/x.py", 7, "f", "x = g()"]], "torch.OutOfMemoryError: CUDA out of memory."), ...CHILD_FAILED_BOX(2, 1)],
-  done: false,
-})
-  .split("\n")
-  .map((l, i) => (i % 3 === 0 ? l + "\r" : l))
-  .join("\n");
+const ASCII_SAMPLE = chunkingSample(false);
 const ASCII_BYTES = encoder.encode(ASCII_SAMPLE);
 
 describe("the parser's byte path (WebAssembly) against its regex path", () => {

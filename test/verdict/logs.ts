@@ -104,3 +104,31 @@ export const CHILD_FAILED_BOX = (rank: number, exitcode: number) => [
   "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
   "============================================================",
 ];
+
+/**
+ * A failed run for chunking tests: probe lines, three iterations, an OOM traceback on rank 2
+ * and torchrun's failure box (the multi-line state machines), CRLF on every third line.
+ * `unicode` adds 2-, 3- and 4-byte characters for the splits to cut through; without them the
+ * log is ASCII, which the parser's WebAssembly path takes.
+ */
+export function chunkingSample(unicode: boolean): string {
+  const note = unicode ? "[rank0]: note: réglage ✓ 𝜆 ok" : "[rank0]:[W] a warning with context in it";
+  const file = unicode ? "/opt/é.py" : "/opt/x.py";
+  const source = unicode ? "x = 𝜆()" : "x = g()";
+  const oom = unicode ? "torch.OutOfMemoryError: CUDA out of memory. ✓" : "torch.OutOfMemoryError: CUDA out of memory.";
+  return trainingLog({
+    hcp: [...probeLines(true).slice(0, 2), note],
+    iterations: [iterationLine(1, 3), iterationLine(2, 3, { tflops: 512.5 }), iterationLine(3, 3)],
+    tail: [...rankTraceback(2, [[file, 7, "f", source]], oom), ...CHILD_FAILED_BOX(2, 1)],
+    done: false,
+  })
+    .split("\n")
+    .map((l, i) => (i % 3 === 0 ? l + "\r" : l))
+    .join("\n");
+}
+
+/** `bytes` cut at the given offsets (taken modulo its length + 1, duplicates ignored). */
+export function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  return [...points, bytes.length].map((p, i, all) => bytes.subarray(i === 0 ? 0 : all[i - 1]!, p));
+}

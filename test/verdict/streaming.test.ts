@@ -6,38 +6,19 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createVerdictParser, HCP_PROBE_PYTHON, formatProbeLine, parseProbeLine, type Verdict } from "../../src/core/verdict/index.ts";
 import { backgroundLines, SyntheticLog } from "../../bench/verdict-corpus.ts";
-import { CHILD_FAILED_BOX, iterationLine, probeLines, rankTraceback, trainingLog } from "./logs.ts";
+import { chunkingSample, probeLines, splitAt } from "./logs.ts";
 
 const encoder = new TextEncoder();
 
 // Multi-byte characters (é: 2 bytes, ✓: 3 bytes, 𝜆: 4 bytes) and CRLF pairs give the splits
 // something to cut through; the OOM traceback and box give the multi-line state machines.
-const SAMPLE = trainingLog({
-  hcp: [...probeLines(true).slice(0, 2), "[rank0]: note: réglage ✓ 𝜆 ok"],
-  iterations: [iterationLine(1, 3), iterationLine(2, 3, { tflops: 512.5 }), iterationLine(3, 3)],
-  tail: [...rankTraceback(2, [["/opt/é.py", 7, "f", "x = 𝜆()"]], "torch.OutOfMemoryError: CUDA out of memory. ✓"), ...CHILD_FAILED_BOX(2, 1)],
-  done: false,
-})
-  .split("\n")
-  .map((l, i) => (i % 3 === 0 ? l + "\r" : l))
-  .join("\n");
+const SAMPLE = chunkingSample(true);
 const SAMPLE_BYTES = encoder.encode(SAMPLE);
 
 function runChunks(chunks: Uint8Array[], exitCode: number | null = 1): Verdict {
   const p = createVerdictParser({ expectHcp: true, gpu: "H100" });
   for (const c of chunks) p.push(c);
   return p.end(exitCode);
-}
-
-function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let prev = 0;
-  for (const p of [...points, bytes.length]) {
-    out.push(bytes.subarray(prev, p));
-    prev = p;
-  }
-  return out;
 }
 
 describe("chunking invariance", () => {
