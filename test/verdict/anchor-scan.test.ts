@@ -242,16 +242,28 @@ describe("long lines on the byte path", () => {
 });
 
 describe("without WebAssembly", () => {
-  it("the CLI gives the same verdict when the runtime has no WebAssembly (regex path)", async () => {
-    const log = join(logsDir, "a_nccl_cp2_hcp2x1.log");
-    const cli = [join(root, "bin", "hcp-bot.js"), "verdict", log, "--exit-code", "0", "--format", "json"];
-    const opts = { cwd: root, env: { ...process.env, NO_COLOR: "1" } };
-    const withWasm = await run(process.execPath, cli, opts).catch((e: { stdout: string }) => e);
-    const withoutWasm = await run(process.execPath, ["--no-expose-wasm", ...cli], opts).catch((e: { stdout: string }) => e);
-    const probe = await run(process.execPath, ["--no-expose-wasm", "-e", "process.stdout.write(typeof WebAssembly)"]);
-    expect(probe.stdout).toBe("undefined");
+  const log = join(logsDir, "a_nccl_cp2_hcp2x1.log");
+  const cli = [join(root, "bin", "hcp-bot.js"), "verdict", log, "--exit-code", "0", "--format", "json"];
+  const opts = { cwd: root, env: { ...process.env, NO_COLOR: "1" } };
+  // The CLI exits 1 for a failing verdict (this probe log has no training step); stdout is the JSON.
+  const verdictJson = (flags: string[]) => run(process.execPath, [...flags, ...cli], opts).catch((e: { stdout: string }) => e);
+  // What Cloudflare Workers do: WebAssembly exists, compiling bytes at run time throws.
+  const forbidCompile =
+    "data:text/javascript," +
+    encodeURIComponent('WebAssembly.Module = function () { throw new WebAssembly.CompileError("Wasm code generation disallowed by embedder"); };');
+
+  it("the CLI gives the same verdict with no WebAssembly at all, or when compiling it is forbidden (regex path)", async () => {
+    const [withWasm, withoutWasm, forbidden] = await Promise.all([verdictJson([]), verdictJson(["--no-expose-wasm"]), verdictJson(["--import", forbidCompile])]);
     const a = JSON.parse(withWasm.stdout) as Verdict;
     expect(a.hcp.active).toBe(true);
     expect(JSON.parse(withoutWasm.stdout)).toEqual(a);
+    expect(JSON.parse(forbidden.stdout)).toEqual(a);
+  }, 30_000);
+
+  it("the switches really take WebAssembly away", async () => {
+    const check = "process.stdout.write(typeof WebAssembly === 'undefined' ? 'absent' : String((() => { try { new WebAssembly.Module(new Uint8Array([0,97,115,109,1,0,0,0])); return 'compiles'; } catch { return 'refused'; } })()))";
+    expect((await run(process.execPath, ["-e", check])).stdout).toBe("compiles");
+    expect((await run(process.execPath, ["--no-expose-wasm", "-e", check])).stdout).toBe("absent");
+    expect((await run(process.execPath, ["--import", forbidCompile, "-e", check])).stdout).toBe("refused");
   }, 30_000);
 });

@@ -82,7 +82,12 @@ export class WasmAnchorScanner {
   static create(anchors: readonly string[], capacity: number): WasmAnchorScanner | null {
     const module = anchorScanModule();
     if (!module) return null;
-    const wasm = new WebAssembly.Instance(module, {}).exports as unknown as AnchorScanExports;
+    let wasm: AnchorScanExports;
+    try {
+      wasm = new WebAssembly.Instance(module, {}).exports as unknown as AnchorScanExports;
+    } catch {
+      return null; // e.g. no memory for one more instance: the regex path still works
+    }
     const scanner = new WasmAnchorScanner(wasm, anchors.length, capacity);
     scanner.writeTables(anchors);
     return scanner;
