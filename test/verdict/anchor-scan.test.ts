@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { assembleAnchorScan, EMBEDDED_PATH, embeddedModuleSource } from "../../scripts/build-wasm.ts";
 import { ANCHORS } from "../../src/core/verdict/anchors.ts";
-import { WasmAnchorScanner } from "../../src/core/verdict/scan/wasm-scanner.ts";
+import { BUCKET_GROUPS, WasmAnchorScanner } from "../../src/core/verdict/scan/wasm-scanner.ts";
 import { createVerdictParser, MAX_LINE, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
 import { chunkingSample, splitAt } from "./logs.ts";
 
@@ -91,6 +91,24 @@ describe("WasmAnchorScanner", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("finds the same lines whatever the bucket grouping (k % 8, all in one bucket)", () => {
+    const byIndex = WasmAnchorScanner.create(ANCHORS, 1 << 16, [])!;
+    const oneBucket = WasmAnchorScanner.create(ANCHORS, 1 << 16, [ANCHORS])!;
+    fc.assert(
+      fc.property(blockArb, (block) => {
+        const expected = regexHits(block);
+        expect(wasmHits(byIndex, block).hits).toEqual(expected);
+        expect(wasmHits(oneBucket, block).hits).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("groups every anchor in BUCKET_GROUPS, 8 buckets at most", () => {
+    expect(BUCKET_GROUPS.length).toBeLessThanOrEqual(8);
+    expect(BUCKET_GROUPS.flat().sort()).toEqual([...ANCHORS].sort());
   });
 
   it("finds anchors at every offset of a 16-byte vector, including the block's last bytes", () => {
