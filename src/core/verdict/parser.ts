@@ -858,7 +858,6 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     return n;
   }
 
-  /** `block` holds only complete lines (ends with "\n"). */
   /** The first anchor the scan found in the current line ("" in line-by-line mode). */
   let firstAnchor = "";
 
@@ -871,6 +870,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     return nl + 1;
   }
 
+  /** Finds the anchored lines of `block` (complete lines, ends with "\n") with the regex. */
   function scanBlock(block: string): void {
     const anchor = ANCHOR_GLOBAL;
     curBlock = block;
@@ -901,7 +901,8 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
 
   /**
    * Like scanBlock, with the anchored lines already found by the WebAssembly scanner over the
-   * block's bytes (ASCII, so byte offsets are string offsets).
+   * block's bytes (ASCII, so byte offsets are string offsets). While a traceback, box or YAML
+   * dump is open every line is read, and hits inside those lines are skipped.
    */
   function scanBlockWithHits(block: string, hits: AnchorHits): void {
     curBlock = block;
