@@ -1,7 +1,7 @@
 ;; Finds the lines of a log block that hold one of the verdict's anchors (../anchors.ts), at
 ;; memory speed. It is the hot loop of the verdict: the same search as the JS regex over
-;; ANCHORS, 3x faster than V8 runs that alternation. `npm run build:wasm` assembles this file
-;; into anchor-scan.wasm.ts; a test checks the two agree.
+;; ANCHORS, several times faster than V8 runs that alternation. `npm run build:wasm`
+;; assembles this file into anchor-scan.wasm.ts; a test checks the two agree.
 ;;
 ;; Candidate search is Teddy (Hyperscan's SIMD literal matcher): every anchor belongs to one of
 ;; 8 buckets (a bit each). For each of the first 3 bytes of an anchor, a 16-entry table indexed

@@ -4,7 +4,7 @@
 // between appends, so a block of complete lines is always contiguous and can be scanned in
 // place (anchor-scan.wat) before any of it is decoded. Runtimes that forbid compiling
 // WebAssembly at run time (Cloudflare Workers) or lack SIMD get `null` from
-// createWasmAnchorScanner and the parser keeps its regex path.
+// WasmAnchorScanner.create and the parser keeps its regex path.
 import { ANCHOR_SCAN_WASM_BASE64 } from "./anchor-scan.wasm.ts";
 
 interface AnchorScanExports {
