@@ -6,21 +6,14 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signSlackBody } from "../../src/slack/signature.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const deno = join(root, "node_modules", ".bin", "deno");
 const SECRET = "deno-signing-secret";
 
 function form(text: string, trigger: string): string {
-  return new URLSearchParams({
-    command: "/hcp",
-    text,
-    team_id: "T0TEAM",
-    channel_id: "C0CHAN",
-    user_id: "U0USER",
-    response_url: "https://hooks.example.invalid/commands/1",
-    trigger_id: trigger,
-  }).toString();
+  return slashCommandForm(text, { trigger_id: trigger });
 }
 
 describe("Slack /hcp under Deno.serve", () => {

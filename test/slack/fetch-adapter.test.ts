@@ -4,19 +4,12 @@ import { describe, expect, it } from "vitest";
 import { createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/core.ts";
 import { signSlackBody } from "../../src/slack/signature.ts";
 import { MemoryStore } from "../../src/store/index.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
 
 const SECRET = "edge-secret";
 
 function form(text: string, trigger: string): string {
-  return new URLSearchParams({
-    command: "/hcp",
-    text,
-    team_id: "T0TEAM",
-    channel_id: "C0CHAN",
-    user_id: "U0USER",
-    response_url: "https://hooks.example.invalid/commands/1",
-    trigger_id: trigger,
-  }).toString();
+  return slashCommandForm(text, { trigger_id: trigger });
 }
 
 async function signed(body: string, now: number, secret = SECRET): Promise<Request> {

@@ -13,6 +13,7 @@ import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { appKeys, botSettings, deliverWebhook, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "gh-secret";
@@ -83,21 +84,12 @@ interface CommandOptions {
 }
 
 function formBody(text: string, o: CommandOptions, responseId: string): string {
-  return new URLSearchParams({
-    token: "deprecated-verification-token",
-    team_id: "T0TEAM",
-    team_domain: "acme",
+  return slashCommandForm(text, {
     channel_id: o.channel ?? "C0SMOKE",
-    channel_name: "hcp-smoke",
     user_id: o.user ?? "U0MAINT",
-    user_name: "maint",
-    command: "/hcp",
-    text,
-    api_app_id: "A0APP",
-    is_enterprise_install: "false",
     response_url: slack.responseUrl(responseId),
     trigger_id: o.triggerId ?? `${Date.now()}.${Math.floor(Math.random() * 1e9)}.${randomUUID().replace(/-/g, "")}`,
-  }).toString();
+  });
 }
 
 /** Posts a signed slash command; waits until the work after the ack is done. */
