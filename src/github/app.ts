@@ -262,7 +262,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
       const { workflow_run: run, repository } = context.payload;
       once(context, `run:${run.id}`, async () => {
-        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, run, smokeDeps);
+        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch }, run, smokeDeps);
       });
     });
 

@@ -403,28 +403,46 @@ export interface WorkflowRunEvent {
   display_title?: string | null;
   name?: string | null;
   html_url: string;
+  /** What started the run: only "workflow_dispatch" runs can be ours. */
+  event?: string;
+  /** The branch the run's workflow came from: ours are dispatched on the default branch. */
+  head_branch?: string | null;
 }
 
 // templates/hcp-smoke.yml: run-name "hcp-smoke <request id> (PR #n, recipe)".
 const REQUEST_IN_TITLE = /hcp-smoke ([A-Za-z0-9_-]{6,})/;
 
-async function requestForRun(store: Store, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
+/**
+ * The request a run belongs to: the one bound to its id, else (when the dispatch did not
+ * return the run id) the one its title names. A title is anybody's to write (a PR's CI run is
+ * titled after the PR), so a title binds only a run of the same repository that was
+ * dispatched on the default branch, and only a request not yet bound to another run.
+ */
+async function requestForRun(store: Store, r: RunRepo, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
+  const repo = repoName(r);
   const byId = await store.findByRunId(run.id);
-  if (byId) return byId;
+  if (byId) return byId.repo === repo ? byId : undefined;
+  if (run.event !== "workflow_dispatch" || !r.defaultBranch || run.head_branch !== r.defaultBranch) return undefined;
   const m = REQUEST_IN_TITLE.exec(run.display_title ?? run.name ?? "");
   if (!m) return undefined;
   const request = await store.getSmokeRequest(m[1]!);
-  if (request && request.runId === null) {
-    const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
-    return updated.ok ? updated.request : request;
-  }
-  return request;
+  if (!request || request.repo !== repo || request.runId !== null) return undefined;
+  const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
+  return updated.ok ? updated.request : request;
 }
 
+/** The repository of a workflow_run / workflow_job event (its default branch when the event says). */
+export type RunRepo = { owner: string; repo: string; defaultBranch?: string };
+
 /** workflow_run / workflow_job events: follow the run, and judge it when it completes. */
-export async function followRun(octokit: Octokit, r: { owner: string; repo: string }, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
+export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
   const now = deps.now ?? (() => new Date());
-  const request = await requestForRun(deps.store, run);
+  const request = await requestForRun(deps.store, r, run);
+  if (request && (request.status === "cancelled" || request.status === "timed_out") && run.status !== "completed") {
+    // Cancelled (or expired) before the dispatch's run could be found: stop the run now it shows up.
+    await cancelRun(octokit, r, run.id);
+    return request;
+  }
   if (!request || !["dispatched", "queued", "running"].includes(request.status)) return request;
   if (run.status === "in_progress" && request.status !== "running") {
     const updated = await deps.store.updateSmokeRequest(request.id, { status: "running", startedAt: now() });
@@ -455,6 +473,12 @@ export async function followRun(octokit: Octokit, r: { owner: string; repo: stri
   return updated.ok ? updated.request : request;
 }
 
+async function cancelRun(octokit: Octokit, r: { owner: string; repo: string }, runId: number): Promise<void> {
+  await octokit.rest.actions.cancelWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId }).catch((error: { status?: number }) => {
+    if (error.status !== 409) throw error; // 409: already finished
+  });
+}
+
 async function finishCancelled(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, deps: SmokeDeps, by?: string): Promise<SmokeRequest> {
   const now = deps.now ?? (() => new Date());
   const updated = await deps.store.updateSmokeRequest(request.id, { status: "cancelled", finishedAt: now() });
@@ -476,11 +500,7 @@ export async function cancelSmoke(octokit: Octokit, r: RepoRef, config: RepoConf
   const active = await deps.store.activeForPr(repoName(r), prNumber);
   if (active.length === 0) return "No smoke run is under way for this PR.";
   for (const request of active) {
-    if (request.runId) {
-      await octokit.rest.actions.cancelWorkflowRun({ owner: r.owner, repo: r.repo, run_id: request.runId }).catch((error: { status?: number }) => {
-        if (error.status !== 409) throw error; // 409: already finished
-      });
-    }
+    if (request.runId) await cancelRun(octokit, r, request.runId);
     await finishCancelled(octokit, r, request, deps, requester.login);
     await deps.store.audit({ action: "cancel", decision: "allowed", githubLogin: requester.login, repo: repoName(r), pr: prNumber, sha: request.sha, requestId: request.id, runId: request.runId });
   }

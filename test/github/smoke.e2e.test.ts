@@ -68,13 +68,14 @@ function commentPayload(pr: number, body: string, login: string, opts: { action?
   };
 }
 
-function runPayload(action: string, run: { id: number; status: string; conclusion: string | null; display_title: string }) {
+/** A workflow_run event; by default for a run dispatched on the default branch, as the bot's are. */
+function runPayload(action: string, run: { id: number; status: string; conclusion: string | null; display_title: string; event?: string; head_branch?: string }) {
   return {
     action,
     installation: { id: INSTALLATION },
     repository: repository(),
     sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" },
-    workflow_run: { ...run, name: "hcp-smoke", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${run.id}` },
+    workflow_run: { event: "workflow_dispatch", head_branch: "main", ...run, name: "hcp-smoke", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${run.id}` },
   };
 }
 
@@ -115,16 +116,16 @@ async function smokeCheck(sha: string) {
   return data.check_runs[0];
 }
 
-function workflowInputs(): Record<string, { required?: boolean }> {
-  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } };
-  return template.on.workflow_dispatch.inputs;
+function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } } {
+  return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as ReturnType<typeof workflowTemplate>;
 }
 
 beforeAll(async () => {
   gh = await startFakeGitHub({ appId: 77, appSlug: "hcp-bot", appPublicKey: publicKey });
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowInputs() });
+  const template = workflowTemplate();
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"] });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");
@@ -233,6 +234,82 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i);
     expect(check.output.summary).toMatch(/job log/);
+  }, 30_000);
+});
+
+describe("which workflow run is the smoke run", () => {
+  const artifactDownloads = (from: number) => gh.calls.slice(from).filter((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path)).length;
+
+  it("a run that only claims the request id in its title cannot complete it: a PR's CI run, or another dispatch", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+    const sent = dispatches()[before]!;
+    const id = (sent.inputs as Record<string, string>).request_id!;
+    // Each impostor uploads a log that would pass.
+    const impostor = (event: string, headBranch: string) => {
+      const run = gh.addWorkflowRun({ owner: OWNER, repo: REPO, workflowId: sent.workflowId, event, headBranch, headSha: pr.sha, displayTitle: `hcp-smoke ${id}` });
+      gh.addArtifact({ runId: run.id, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+      return run;
+    };
+    const mark = gh.calls.length;
+    // Anybody can title a PR "hcp-smoke <id>"; its CI run carries that title.
+    const prRun = impostor("pull_request", "pr-evil");
+    await deliver("workflow_run", runPayload("completed", { id: prRun.id, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}`, event: "pull_request", head_branch: "pr-evil" }));
+    // A dispatch on the default branch titled like ours, while ours is already bound to its run.
+    const otherDispatch = impostor("workflow_dispatch", "main");
+    await deliver("workflow_run", runPayload("completed", { id: otherDispatch.id, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+    expect((await smokeCheck(pr.sha))!.status).toBe("queued");
+    expect(artifactDownloads(mark)).toBe(0);
+
+    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+    expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+  }, 30_000);
+
+  it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name", async () => {
+    gh.state.dispatchReturnsRunDetails = false;
+    try {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
+      expect(reply.body).toContain(`/actions/runs/${sent.runId}`);
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+    }
+  }, 30_000);
+
+  it("a run cancelled before it could be found is bound by its title (ours only) and cancelled when it shows up", async () => {
+    gh.state.dispatchReturnsRunDetails = false;
+    await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
+    try {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp cancel", "maint"));
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("cancelled");
+      const cancels = () => gh.calls.filter((c) => c.method === "POST" && /\/actions\/runs\/\d+\/cancel$/.test(c.path)).map((c) => c.path);
+      expect(cancels().some((p) => p.endsWith(`/${sent.runId}/cancel`))).toBe(false); // the bot did not know the run yet
+      // A PR's CI run titled with the id is not ours: left alone.
+      await deliver("workflow_run", runPayload("requested", { id: sent.runId + 3000, status: "queued", conclusion: null, display_title: `hcp-smoke ${id}`, event: "pull_request", head_branch: "pr-x" }));
+      expect(cancels().some((p) => p.endsWith(`/${sent.runId + 3000}/cancel`))).toBe(false);
+      // The real one shows up: cancelled, so no GPU time is spent on a cancelled request.
+      await deliver("workflow_run", runPayload("requested", { id: sent.runId, status: "queued", conclusion: null, display_title: `hcp-smoke ${id} (PR #${pr.number}, llama32_1b_pretrain_config)` }));
+      expect(cancels().some((p) => p.endsWith(`/${sent.runId}/cancel`))).toBe(true);
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+      await restart();
+    }
   }, 30_000);
 });
 

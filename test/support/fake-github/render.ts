@@ -255,7 +255,7 @@ export class Renderer {
     return {
       ...ex, id: run.id, node_id: nodeId("WorkflowRun", run.id), name: wf?.name ?? null, head_branch: run.headBranch,
       head_sha: run.headSha, path: wf ? `${wf.path}@${run.headBranch}` : "", run_number: run.runNumber, run_attempt: 1,
-      event: run.event, display_title: wf?.name ?? "workflow", status: run.status, conclusion: run.conclusion,
+      event: run.event, display_title: run.displayTitle ?? wf?.name ?? "workflow", status: run.status, conclusion: run.conclusion,
       workflow_id: run.workflowId, url, html_url: `${this.repoWeb(repo)}/actions/runs/${run.id}`, pull_requests: [],
       created_at: run.createdAt, updated_at: run.updatedAt, run_started_at: run.createdAt, actor: this.user(run.actor),
       triggering_actor: this.user(run.actor), jobs_url: `${url}/jobs`, logs_url: `${url}/logs`, cancel_url: `${url}/cancel`,

@@ -152,8 +152,10 @@ export interface FakeGitHub {
   addIssueComment(o: { owner: string; repo: string; number: number; body: string; user?: string }): IssueCommentState;
   /** for every repository, or only `repo` ("owner/name") */
   setPermission(login: string, level: PermissionLevel, repo?: string): void;
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }> }): WorkflowState;
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState;
   updateWorkflowRun(id: number, patch: { status?: string; conclusion?: string | null }): WorkflowRunState;
+  /** A run that was not dispatched through the API (a push or pull_request run, say). */
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState;
   addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null }): JobState;
   addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; expired?: boolean }): ArtifactState;
   /** mint an installation token without the JWT dance (for plain fetch tests) */
@@ -384,11 +386,12 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     this.requireRepoState(owner, name).permissions.set(login.toLowerCase(), level);
   }
 
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }> }): WorkflowState {
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState {
     this.requireRepoState(o.owner, o.repo);
     const wf: WorkflowState = {
       id: o.id ?? this.state.nextId(), repoKey: repoKey(o.owner, o.repo), path: o.path, name: o.name ?? o.path.split("/").at(-1) ?? o.path,
       ...(o.inputs ? { inputs: o.inputs } : {}),
+      ...(o.runName ? { runName: o.runName } : {}),
     };
     this.state.workflows.set(wf.id, wf);
     return wf;
@@ -400,6 +403,19 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     if (patch.status !== undefined) run.status = patch.status;
     if (patch.conclusion !== undefined) run.conclusion = patch.conclusion;
     run.updatedAt = nowIso();
+    return run;
+  }
+
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState {
+    this.requireRepoState(o.owner, o.repo);
+    const previous = [...this.state.workflowRuns.values()].filter((r) => r.workflowId === o.workflowId).length;
+    const now = nowIso();
+    const run: WorkflowRunState = {
+      id: this.state.nextId(), repoKey: repoKey(o.owner, o.repo), workflowId: o.workflowId, runNumber: previous + 1, headBranch: o.headBranch,
+      headSha: o.headSha, event: o.event, inputs: {}, displayTitle: o.displayTitle, status: o.status ?? "completed", conclusion: o.conclusion ?? "success",
+      createdAt: now, updatedAt: now, actor: this.state.bot,
+    };
+    this.state.workflowRuns.set(run.id, run);
     return run;
   }
 

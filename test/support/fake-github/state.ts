@@ -142,6 +142,8 @@ export interface WorkflowState {
   readonly name: string;
   /** declared `workflow_dispatch` inputs; undefined = accept any */
   readonly inputs?: Readonly<Record<string, { required?: boolean }>>;
+  /** the workflow's `run-name`, with `${{ inputs.x }}` expressions rendered per run */
+  readonly runName?: string;
 }
 
 export interface WorkflowRunState {
@@ -153,6 +155,8 @@ export interface WorkflowRunState {
   readonly headSha: string;
   readonly event: string;
   readonly inputs: Record<string, unknown>;
+  /** the rendered run-name (GitHub's display_title); the workflow's name when it has none */
+  readonly displayTitle?: string;
   status: string;
   conclusion: string | null;
   readonly createdAt: string;
@@ -252,6 +256,8 @@ export class FakeState {
   readonly installations = new Map<number, InstallationState>();
   readonly tokens = new Map<string, TokenState>();
   readonly dispatches: DispatchRecord[] = [];
+  /** false: answer a dispatch with 204 even when asked for run details (GitHub Enterprise before they existed) */
+  dispatchReturnsRunDetails = true;
   readonly users = new Map<string, UserRef>();
   /** permission for every repo unless the repo sets its own */
   readonly globalPermissions = new Map<string, PermissionLevel>();

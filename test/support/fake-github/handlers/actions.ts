@@ -36,6 +36,11 @@ function checkInputs(ctx: HandlerContext, wf: WorkflowState, inputs: Record<stri
   }
 }
 
+/** `run-name` as GitHub renders it for a dispatch: `${{ inputs.x }}` replaced by the input. */
+function renderRunName(template: string, inputs: Record<string, unknown>): string {
+  return template.replace(/\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}/g, (_, name: string) => String(inputs[name] ?? ""));
+}
+
 const dispatch: Handler = (ctx) => {
   const repo = requireRepo(ctx);
   const state = ctx.core.state;
@@ -51,11 +56,12 @@ const dispatch: Handler = (ctx) => {
   const run: WorkflowRunState = {
     id: state.nextId(), repoKey: keyOf(repo), workflowId: wf.id, runNumber: previous + 1,
     headBranch: ref.replace(/^refs\/(heads|tags)\//, ""), headSha: sha, event: "workflow_dispatch", inputs,
+    ...(wf.runName ? { displayTitle: renderRunName(wf.runName, inputs) } : {}),
     status: "queued", conclusion: null, createdAt: now, updatedAt: now, actor: ctx.core.bot,
   };
   state.workflowRuns.set(run.id, run);
   state.dispatches.push({ repoKey: run.repoKey, workflowId: wf.id, ref, inputs, runId: run.id });
-  if (getBoolean(ctx.body, "return_run_details") !== true) return { status: 204 };
+  if (getBoolean(ctx.body, "return_run_details") !== true || !state.dispatchReturnsRunDetails) return { status: 204 };
   const runUrl = `${ctx.render.api}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}`;
   return { status: 200, body: { workflow_run_id: run.id, run_url: runUrl, html_url: `${ctx.render.web}/${repo.owner}/${repo.name}/actions/runs/${run.id}` } };
 };
