@@ -389,11 +389,20 @@ export async function verdictForRun(
   const job = jobs.jobs[0];
   if (job) {
     const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
-    const text = typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
+    const text = beforeRunnerReport(typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer));
     const stream = new Response(text).body!;
     return { verdict: await verdictFromStream(stream, request, job.conclusion === "success" ? 0 : null), note: "No log artifact was uploaded; the verdict comes from the job log." };
   }
   return { verdict: await verdictFromStream(new Response("").body!, request, null), note: "The run left no log to read." };
+}
+
+/**
+ * The job log up to the runner's own verdict report (`hcp-bot smoke-run` prints it last):
+ * the report quotes log lines as evidence, and the bot judges the log, not the report.
+ */
+export function beforeRunnerReport(jobLog: string): string {
+  const report = /^(?:\S+Z )?HCP smoke verdict: /m.exec(jobLog);
+  return report ? jobLog.slice(0, report.index) : jobLog;
 }
 
 export interface WorkflowRunEvent {

@@ -227,13 +227,19 @@ describe("/hcp smoke on a pull request", () => {
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
     const sent = dispatches()[before]!;
     const id = (sent.inputs as Record<string, string>).request_id!;
-    gh.addJob({ runId: sent.runId, name: "smoke", log: fixtureLog("m_oom_default.log"), conclusion: "failure" });
+    // As GitHub serves a job log: a timestamp before every line; the runner's own report last,
+    // quoting a line the log never had (the bot judges the log, not the report).
+    const report = ["HCP smoke verdict: PASS (exit 0)", "  evidence: [I1130 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0]"];
+    const jobLog = [...fixtureLog("m_oom_default.log").split("\n"), ...report].map((line, i) => `2026-11-30T04:43:${String(i % 60).padStart(2, "0")}.1234567Z ${line}`).join("\n");
+    gh.addJob({ runId: sent.runId, name: "smoke", log: jobLog, conclusion: "failure" });
     gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "failure" });
     await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "failure", display_title: `hcp-smoke ${id}` }));
     const check = (await smokeCheck(pr.sha))!;
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i);
     expect(check.output.summary).toMatch(/job log/);
+    expect(check.output.summary).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
+    expect(check.output.summary).not.toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/);
   }, 30_000);
 });
 

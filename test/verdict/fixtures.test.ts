@@ -118,3 +118,35 @@ describe("verdict on the real fixture logs (expectHcp)", () => {
     expect(v.stats.bytes).toBe(72097);
   });
 });
+
+describe("the same logs as a GitHub Actions job log (the bot's fallback when no artifact was uploaded)", () => {
+  /** GitHub writes an ISO timestamp with 7 fractional digits before every job-log line. */
+  function asJobLog(text: string): string {
+    return text
+      .split("\n")
+      .map((line, i) => (line === "" && i > 0 ? line : `2026-11-30T04:42:${String(i % 60).padStart(2, "0")}.${String(1234567 + i).slice(-7)}Z ${line}`))
+      .join("\n");
+  }
+
+  function verdictOfText(text: string, exitCode: number | null): Verdict {
+    const parser = createVerdictParser({ expectHcp: true });
+    parser.push(new TextEncoder().encode(text));
+    return VerdictSchema.parse(parser.end(exitCode));
+  }
+
+  it.each([
+    ["a_nccl_cp2_hcp2x1.log", 0],
+    ["c_nccl_cp2_flat.log", 0],
+    ["d_nccl_cp2_hcp2x2_mismatch.log", 1],
+    ["g_nccl_cp2_hcp2x1_fail_rank1.log", 1],
+    ["m_oom_default.log", 1],
+    ["o_nccl_timeout_cppinfo.log", 1],
+  ] as const)("%s: timestamps change nothing but the byte count (tracebacks and torchrun's box included)", (name, exitCode) => {
+    const text = readFileSync(join(dir, name), "utf8");
+    const plain = verdictOfText(text, exitCode);
+    const stamped = verdictOfText(asJobLog(text), exitCode);
+    expect(stamped.stats.bytes).toBeGreaterThan(plain.stats.bytes);
+    expect({ ...stamped, stats: { ...stamped.stats, bytes: 0 } }).toEqual({ ...plain, stats: { ...plain.stats, bytes: 0 } });
+    if (exitCode === 1) expect(stamped.childFailed?.rootCause).not.toBeNull();
+  });
+});

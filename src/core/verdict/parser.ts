@@ -79,6 +79,7 @@ const ANCHOR_TEST = new RegExp(ANCHOR_SOURCE);
 const ANCHOR_GLOBAL = new RegExp(ANCHOR_SOURCE, "g");
 
 // ANSI CSI / OSC sequences (colours, cursor moves) that coloured loggers and tqdm emit.
+const JOB_LOG_STAMP_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?/;
 const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
 // What a failure on a CP group's own INFO line holds (the nccl-watchdog signatures, or an error);
 // healthy groups print "watchdog thread joined" and the like at teardown.
@@ -353,6 +354,9 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
   function processLine(raw: string, line: number, anchored = false): void {
     examined++;
     let text = raw.length > MAX_LINE ? raw.slice(0, MAX_LINE) : raw;
+    // A GitHub Actions job log (the bot's fallback when no artifact was uploaded) starts every
+    // line with an ISO timestamp; tracebacks and torchrun's box are matched from line start.
+    if (text.charCodeAt(10) === 0x54 /* T */ && text.charCodeAt(4) === 0x2d /* - */) text = text.replace(JOB_LOG_STAMP_RE, "");
     // Colour codes are removed per examined line: scanning every block for ESC costs more than
     // it saves, and loggers colour whole tokens, so anchors are not split by them.
     if (text.includes("\x1b")) text = text.replace(ANSI_RE, "");
