@@ -247,7 +247,11 @@ async function runJudged(
     log.end();
     await once(log, "close");
   }
-  const verdict = parser.end(result.exitCode, { timedOut: result.timedOut, signal: result.signal ?? result.cancelledBy ?? undefined });
+  const verdict = parser.end(result.exitCode, {
+    timedOut: result.timedOut,
+    signal: result.signal ?? result.cancelledBy ?? undefined,
+    ...(result.cancelledBy ? { cancelledBy: result.cancelledBy } : {}),
+  });
   return { result, verdict };
 }
 

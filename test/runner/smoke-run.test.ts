@@ -213,6 +213,7 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
       FAKE_UV_RECORD: join(cwd, "uv-record.json"),
       FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"),
       FAKE_UV_IGNORE_TERM: "1",
+      FAKE_UV_TERM_TRACEBACK: "1",
       FAKE_UV_HANG: "1",
     });
 
@@ -230,8 +231,11 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
     expect(v.timedOut).toBe(true);
     expect(v.cause?.kind).toBe("timeout");
     expect(v.status).toBe("fail");
+    // torchrun's traceback about the SIGTERM is listed, not taken for the cause.
+    expect(v.otherFailures.some((f) => /SignalException: Process \d+ got signal: 15/.test(f.message))).toBe(true);
     // What arrived before the kill is still in the log.
-    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8")).toBe(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"));
+    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8")).toMatch(/^[^]*got signal: 15\n$/);
+    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8").startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
   });
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -254,6 +258,8 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
       expect(v.status).toBe("fail");
       expect(v.timedOut).toBe(false);
       expect(v.signal).toBe("SIGKILL"); // uv ignored SIGTERM, so the grace period ran out
+      expect(v.cause?.message).toBe(`cancelled: the harness received ${signal} and stopped the run`);
+      expect(v.otherFailures.some((f) => /SignalException/.test(f.message))).toBe(true);
     });
   }
 

@@ -202,6 +202,33 @@ describe("failures", () => {
     expect(v.timedOut).toBe(true);
   });
 
+  it("harness timeout: torchrun's own SIGTERM traceback and its children's signal are consequences, not the cause", () => {
+    const killed = [
+      "W1130 05:40:00.000000 1200 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM death signal, shutting down workers",
+      "W1130 05:40:00.001000 1200 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1250 closing signal SIGTERM",
+      "[rank0]: Traceback (most recent call last):",
+      '[rank0]:   File "/opt/Megatron-Bridge/scripts/training/run_recipe.py", line 140, in <module>',
+      "[rank0]:     main()",
+      "[rank0]: KeyboardInterrupt",
+      "Traceback (most recent call last):",
+      '  File "/opt/venv/bin/torchrun", line 8, in <module>',
+      "    sys.exit(main())",
+      '  File "/opt/venv/lib/python3.12/site-packages/torch/distributed/elastic/multiprocessing/api.py", line 84, in _terminate_process_handler',
+      '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)',
+      "torch.distributed.elastic.multiprocessing.api.SignalException: Process 1200 got signal: 15",
+    ];
+    const log = trainingLog({ iterations: [iterationLine(1, 1000)], tail: killed, done: false });
+    const v = verdict(log, null, {}, { timedOut: true, signal: "SIGTERM" });
+    expect(v.status).toBe("fail");
+    expect(v.cause?.kind).toBe("timeout");
+    expect(v.otherFailures.map((f) => f.message).join("\n")).toMatch(/SignalException: Process 1200 got signal: 15/);
+    // Without the harness saying it killed the run, the same traceback is the failure.
+    expect(verdict(log, 1).cause?.kind).toBe("python-exception");
+    // A real failure before the kill (a hang after an OOM, say) still comes first.
+    const oom = rankTraceback(2, [["/opt/x.py", 7, "f", "x = g()"]], "torch.OutOfMemoryError: CUDA out of memory.");
+    expect(verdict(trainingLog({ iterations: [iterationLine(1, 1000)], tail: [...oom, ...killed], done: false }), null, {}, { timedOut: true }).cause?.kind).toBe("cuda-oom");
+  });
+
   it("exit status 124 (coreutils timeout) → timeout", () => {
     expect(verdict(trainingLog({ done: false }), 124).cause?.kind).toBe("timeout");
   });

@@ -34,6 +34,8 @@ import {
 export interface VerdictEndExtra {
   /** The harness killed the run at its time limit. */
   timedOut?: boolean;
+  /** The harness stopped the run because it was cancelled (the signal it received). */
+  cancelledBy?: string;
   /** The signal that ended torchrun, e.g. "SIGKILL". */
   signal?: string;
 }
@@ -79,6 +81,8 @@ const ANCHOR_TEST = new RegExp(ANCHOR_SOURCE);
 const ANCHOR_GLOBAL = new RegExp(ANCHOR_SOURCE, "g");
 
 // ANSI CSI / OSC sequences (colours, cursor moves) that coloured loggers and tqdm emit.
+/** What a run killed by a signal prints about the kill itself. */
+const KILL_ECHO_RE = /SignalException|got signal: ?(?:2|9|15)\b|KeyboardInterrupt|SIG(?:TERM|KILL|INT)\b|Signal (?:2|9|15) \(/;
 const JOB_LOG_STAMP_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?/;
 const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
 // What a failure on a CP group's own INFO line holds (the nccl-watchdog signatures, or an error);
@@ -1114,6 +1118,9 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
         priority: PRIORITY.timeout,
       });
     }
+    if (extra.cancelledBy && !all.some((c) => !KILL_ECHO_RE.test(c.message))) {
+      all.push({ kind: "nonzero-exit", message: `cancelled: the harness received ${extra.cancelledBy} and stopped the run`, line: null, rank: null, priority: PRIORITY["nonzero-exit"] });
+    }
     if (all.length === 0 && exitCode !== null && exitCode !== 0) {
       const fromLauncher = launcherFailure;
       all.push({
@@ -1128,9 +1135,13 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     }
     if (all.length === 0) return { cause: null, others: [] };
     // Prefer failures of the rank torchrun names as the root cause; the others are mostly
-    // consequences (SIGTERM'd peers, watchdogs timing out on the dead rank).
+    // consequences (SIGTERM'd peers, watchdogs timing out on the dead rank). When the harness
+    // killed the run, what the kill itself printed (torchrun's SignalException, interrupted
+    // ranks) comes after the timeout.
     const rootRank = childFailed?.rootCause?.rank ?? null;
-    const score = (c: Candidate) => c.priority + (rootRank !== null && c.rank !== null && c.rank !== rootRank ? 100 : 0);
+    const killed = extra.timedOut === true || exitCode === 124 || extra.cancelledBy !== undefined;
+    const score = (c: Candidate) =>
+      c.priority + (rootRank !== null && c.rank !== null && c.rank !== rootRank ? 100 : 0) + (killed && c.line !== null && KILL_ECHO_RE.test(c.message) ? 50 : 0);
     const sorted = all
       .map((c, i) => ({ c, i }))
       .sort((a, b) => score(a.c) - score(b.c) || a.i - b.i)
