@@ -12,7 +12,7 @@ import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
-import { createVerdictParser, type Verdict } from "../core/verdict/index.ts";
+import { createVerdictParser, requestedLayout, type Verdict } from "../core/verdict/index.ts";
 import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
@@ -330,12 +330,27 @@ async function tell(request: SmokeRequest, state: SmokeState, deps: SmokeDeps): 
   }
 }
 
+/**
+ * What the runner's verdict.json says about the run itself (not about the log): how it ended
+ * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
+ */
+export interface RunnerHint {
+  exitCode: number | null;
+  timedOut: boolean;
+  signal: string | null;
+  gpu: string | null;
+}
+
+const NO_HINT: RunnerHint = { exitCode: null, timedOut: false, signal: null, gpu: null };
+
 /** Streams a log (bytes) through the verdict parser, never holding it whole. */
-async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, exitCode: number | null): Promise<Verdict> {
+async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
   const parser = createVerdictParser({
     expectHcp: request.expectHcp,
+    ...requestedLayout(request.overrides),
     contextParallelSize: request.cp,
     ...(request.sizes ? { sizes: request.sizes } : {}),
+    ...(hint.gpu ? { gpu: hint.gpu } : {}),
   });
   const reader = stream.getReader();
   for (;;) {
@@ -343,17 +358,23 @@ async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: Sm
     if (done) break;
     parser.push(value);
   }
-  return parser.end(exitCode);
+  return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
 }
 
-async function readHintExitCode(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<number | null> {
-  const hint = entries.find((e) => e.name.endsWith("verdict.json"));
-  if (!hint) return null;
+async function readRunnerHint(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<RunnerHint> {
+  const entry = entries.find((e) => e.name.endsWith("verdict.json"));
+  if (!entry) return NO_HINT;
   try {
-    const parsed = JSON.parse(await new Response(openZipEntry(bytes, hint)).text()) as { exitCode?: unknown };
-    return typeof parsed.exitCode === "number" ? parsed.exitCode : null;
+    const parsed = JSON.parse(await new Response(openZipEntry(bytes, entry)).text()) as { exitCode?: unknown; timedOut?: unknown; signal?: unknown; throughput?: { gpu?: unknown } };
+    const text = (v: unknown, re: RegExp) => (typeof v === "string" && re.test(v) ? v : null);
+    return {
+      exitCode: typeof parsed.exitCode === "number" && Number.isInteger(parsed.exitCode) ? parsed.exitCode : null,
+      timedOut: parsed.timedOut === true,
+      signal: text(parsed.signal, /^SIG[A-Z0-9]{1,10}$/),
+      gpu: text(parsed.throughput?.gpu, /^[A-Za-z0-9 _-]{1,40}$/),
+    };
   } catch {
-    return null;
+    return NO_HINT;
   }
 }
 
@@ -374,7 +395,7 @@ export async function verdictForRun(
   if (artifact && artifact.size_in_bytes > maxArtifactBytes) {
     const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
     return {
-      verdict: await verdictFromStream(new Response("").body!, request, null),
+      verdict: await verdictFromStream(new Response("").body!, request, NO_HINT),
       note: `The log artifact is ${mb(artifact.size_in_bytes)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
     };
   }
@@ -383,7 +404,7 @@ export async function verdictForRun(
     const bytes = new Uint8Array(data as ArrayBuffer);
     const entries = listZipEntries(bytes);
     const log = entries.find((e) => e.name.endsWith(".log"));
-    if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readHintExitCode(bytes, entries)) };
+    if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readRunnerHint(bytes, entries)) };
   }
   const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
   const job = jobs.jobs[0];
@@ -391,9 +412,9 @@ export async function verdictForRun(
     const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
     const text = beforeRunnerReport(typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer));
     const stream = new Response(text).body!;
-    return { verdict: await verdictFromStream(stream, request, job.conclusion === "success" ? 0 : null), note: "No log artifact was uploaded; the verdict comes from the job log." };
+    return { verdict: await verdictFromStream(stream, request, { ...NO_HINT, exitCode: job.conclusion === "success" ? 0 : null }), note: "No log artifact was uploaded; the verdict comes from the job log." };
   }
-  return { verdict: await verdictFromStream(new Response("").body!, request, null), note: "The run left no log to read." };
+  return { verdict: await verdictFromStream(new Response("").body!, request, NO_HINT), note: "The run left no log to read." };
 }
 
 /**

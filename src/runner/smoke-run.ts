@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Writable } from "node:stream";
 import { z } from "zod";
-import { createVerdictParser, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
+import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
@@ -139,17 +139,6 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
 }
 
 /** What the run asked for, so the verdict can compare it with the configuration the log prints. */
-export function requestedLayout(overrides: readonly ParsedOverride[]): Pick<VerdictOptions, "cpCommType" | "sizes" | "contextParallelSize"> {
-  const value = (key: string) => overrides.findLast((o) => o.key === `model.${key}` && o.prefix !== "~")?.value ?? undefined;
-  const layout: Pick<VerdictOptions, "cpCommType" | "sizes" | "contextParallelSize"> = {};
-  const type = value("cp_comm_type");
-  if (type && /^[a-z0-9+]+$/.test(type)) layout.cpCommType = type;
-  const cp = value("context_parallel_size");
-  if (cp && /^\d+$/.test(cp) && Number(cp) > 0) layout.contextParallelSize = Number(cp);
-  const sizes = value("hierarchical_context_parallel_sizes")?.match(/^\[(\d+(?:,\d+)*)\]$/);
-  if (sizes) layout.sizes = sizes[1]!.split(",").map(Number).filter((n) => n > 0);
-  return layout;
-}
 
 export interface SmokeRunDeps {
   /** Harness messages (stderr). */
@@ -229,7 +218,7 @@ async function runJudged(
   say: (message: string) => void,
   deps: SmokeRunDeps,
 ): Promise<{ result: RunResult; verdict: Verdict }> {
-  const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides) };
+  const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides.map((o) => o.text)) };
   const parser = createVerdictParser(verdictOptions);
   const log = createWriteStream(logPath);
   let result: RunResult;

@@ -200,6 +200,30 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
   }, 30_000);
 
+  it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {
+    const judge = async (log: string, hint: object) => {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": log, "verdict.json": JSON.stringify({ status: "pass", ...hint }) } });
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      return (await smokeCheck(pr.sha))!;
+    };
+    // HCP group names, but 1937 TFLOP/s per GPU: far above an H200's dense BF16 peak.
+    const tooFast = PASSING_LOG.replace(/elapsed time per iteration \(ms\): 1234\.5 \|/g, "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 1937.0 |");
+    expect(tooFast).toContain("1937.0");
+    expect((await judge(tooFast, { exitCode: 0 })).conclusion).toBe("success"); // no GPU named: no TFLOP/s check
+    const onH200 = await judge(tooFast, { exitCode: 0, throughput: { gpu: "H200" } });
+    expect(onH200.conclusion).toBe("failure");
+    expect(onH200.output.summary).toMatch(/TFLOP/);
+    const killed = await judge(PASSING_LOG, { exitCode: null, timedOut: true, signal: "SIGKILL" });
+    expect(killed.conclusion).toBe("failure");
+    expect(killed.output.summary).toMatch(/killed by the harness time limit \(SIGKILL\)/);
+  }, 30_000);
+
   it("does not download a log artifact over the size limit, and says why (inconclusive, never a pass)", async () => {
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
     try {

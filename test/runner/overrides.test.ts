@@ -6,7 +6,7 @@ import { parseSlackCommand, resolveSmokeRequest } from "../../src/core/commands/
 import { buildArgv, buildEnv } from "../../src/runner/command.ts";
 import { composeOverrides, overridesFromEnv, OverrideError, parseOverrides } from "../../src/runner/overrides.ts";
 import { parseDuration } from "../../src/runner/process.ts";
-import { requestedLayout } from "../../src/runner/smoke-run.ts";
+import { requestedLayout } from "../../src/core/verdict/index.ts";
 
 describe("override grammar", () => {
   it.each([
@@ -129,7 +129,9 @@ describe("harness composition", () => {
     expect([...runnerArgv].sort()).toEqual([...new Set([...plan.argv, "validation.eval_interval=0"])].sort());
     expect(runnerArgv.slice(0, 9)).toEqual(plan.argv.slice(0, 9));
     expect(composed.overrides).toContain("train.global_batch_size=8");
-    expect(requestedLayout(user)).toEqual({ cpCommType: "a2a+p2p", contextParallelSize: 4, sizes: [2, 2] });
+    expect(requestedLayout(user.map((o) => o.text))).toEqual({ cpCommType: "a2a+p2p", contextParallelSize: 4, sizes: [2, 2] });
+    expect(requestedLayout(plan.overrides)).toEqual({ cpCommType: "a2a+p2p", contextParallelSize: 4, sizes: [2, 2] });
+    expect(requestedLayout(["model.cp_comm_type=p2p", "++model.cp_comm_type=a2a", "~model.context_parallel_size", "model.context_parallel_size=x"])).toEqual({ cpCommType: "a2a" });
   });
 });
 
