@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { VerdictSchema } from "../../src/core/verdict/index.ts";
-import { trainingLog } from "./logs.ts";
+import { FLAT_NAMES, trainingLog } from "./logs.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
@@ -49,11 +49,17 @@ describe("hcp-bot verdict", { timeout: 15_000 }, () => {
     expect(run.stdout).toMatch(/```text\n[\s\S]*CONTEXT_PARALLEL_GROUP[\s\S]*\n```/);
   });
 
-  it("--no-expect-hcp lets a trained flat run pass", async () => {
+  it("--no-expect-hcp lets a trained flat run pass, unless the log's configuration asks for a2a+p2p", async () => {
     const flat = join(tmp, "flat.log");
-    writeFileSync(flat, trainingLog({ hcp: [] }));
-    expect((await hcpBot("verdict", flat, "--exit-code", "0")).code).toBe(1); // inconclusive
+    const flatConfig = ["Configuration Summary (Non-Default Values vs Megatron Core)", "  context_parallel_size: 4  (Mcore default: 1)", "  cp_comm_type: 'p2p'  (Mcore default: None)"];
+    writeFileSync(flat, trainingLog({ config: flatConfig, hcp: [] }));
+    expect((await hcpBot("verdict", flat, "--exit-code", "0")).code).toBe(1); // HCP expected: config-mismatch
     expect((await hcpBot("verdict", flat, "--exit-code", "0", "--no-expect-hcp")).code).toBe(0);
+    const asked = join(tmp, "asked.log");
+    writeFileSync(asked, trainingLog({ hcp: FLAT_NAMES })); // prints cp_comm_type 'a2a+p2p', names only the flat group
+    const run = await hcpBot("verdict", asked, "--exit-code", "0", "--no-expect-hcp", "--format", "json");
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "hcp-inactive", expectHcp: true, hcp: { active: false } });
   });
 
   it("exit 2 for a missing file, a bad option value and a missing argument", async () => {

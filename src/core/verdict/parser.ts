@@ -1178,7 +1178,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     return a.length === b.length && a.every((x, i) => String(x) === String(b[i]));
   }
 
-  /** Reasons the run did not use HCP although it trained (only when expectHcp). */
+  /** Reasons the run did not use HCP although it trained (only when HCP is required). */
   function inactiveCause(active: boolean | null, throughput: ReturnType<typeof throughputVerdict>): Cause | null {
     const cpTypes = config.cpCommType;
     if (active === false) {
@@ -1262,8 +1262,12 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     const active = hcpActive(code);
     const throughput = throughputVerdict();
     if (throughput.suspicious && !throughput.implausible) note(`TFLOP/s/GPU at ${Math.round((throughput.ratioToPeak ?? 0) * 100)} % of the ${throughput.gpu} peak: unusually high for a smoke run`);
-    if (throughput.implausible && !opts.expectHcp) note(`TFLOP/s/GPU above the ${throughput.gpu} peak: CP may be off`);
-    if (opts.expectHcp && iterCount > 0 && !configSummary && !finalConfiguration && config.sources.length === 0) {
+    // The run asked for HCP when the caller says so, or when its overrides or the configuration
+    // it printed say cp_comm_type a2a+p2p: then a flat run must not pass.
+    const hcpRequired = opts.expectHcp || Boolean(opts.cpCommType?.includes("a2a+p2p")) || Boolean(config.cpCommType?.includes("a2a+p2p"));
+    if (hcpRequired && !opts.expectHcp) note("the run's configuration asks for cp_comm_type a2a+p2p: HCP must be proven, although it was not expected");
+    if (throughput.implausible && !hcpRequired) note(`TFLOP/s/GPU above the ${throughput.gpu} peak: CP may be off`);
+    if (hcpRequired && iterCount > 0 && !configSummary && !finalConfiguration && config.sources.length === 0) {
       note("no Bridge configuration summary in the log: cp_comm_type and the hierarchical sizes could not be checked");
     }
     if (active === true && config.hierarchicalSizes?.includes(1)) note("a hierarchical size is 1: a2a+p2p degenerates to a single level (HCP004)");
@@ -1271,7 +1275,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     let { cause, others } = pickCause(code, extra);
     let status: Verdict["status"] = "fail";
     if (!cause) {
-      const inactive = opts.expectHcp ? inactiveCause(active, throughput) : null;
+      const inactive = hcpRequired ? inactiveCause(active, throughput) : null;
       const mismatch = optionMismatch();
       if (inactive) {
         status = "hcp-inactive";
@@ -1285,7 +1289,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
           rank: null,
         };
       } else if (finiteLossCount === 0) cause = noStepCause(code);
-      else if (opts.expectHcp && active === null) {
+      else if (hcpRequired && active === null) {
         status = "inconclusive";
         cause = {
           kind: "hcp-unverified",
@@ -1303,7 +1307,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     const sortedEvidence = [...evidence].sort((a, b) => a.line - b.line);
     return {
       status,
-      expectHcp: opts.expectHcp,
+      expectHcp: hcpRequired,
       cause,
       hcp: {
         active,
