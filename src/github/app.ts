@@ -54,7 +54,8 @@ export interface GitHubGateway {
   status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string } | undefined>;
 }
 
-// A comment id is claimed for a month: long enough that no redelivery can dispatch twice.
+// A comment id (or a button's delivery id) is claimed for a month: long enough that no
+// redelivery can dispatch twice.
 const COMMENT_CLAIM_SECONDS = 30 * 24 * 60 * 60;
 
 /** Remembers recent delivery ids so a redelivered webhook does no work twice. */
@@ -131,6 +132,21 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       });
     }
 
+    /**
+     * Runs work that may start a GPU run at most once per key, across redeliveries and restarts.
+     * When it fails (GitHub down mid-way) the key is given up, so GitHub's redelivery or the
+     * user's retry runs it; a run already dispatched is then found by the one-run-per-PR rule.
+     */
+    async function claimed(key: string, work: () => Promise<void>): Promise<void> {
+      if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS))) return;
+      try {
+        await work();
+      } catch (error) {
+        await deps.store.release(key).catch((e: unknown) => app.log.warn({ err: e, key }, "could not release a claim"));
+        throw error;
+      }
+    }
+
     function prKey(repository: { owner: { login: string }; name: string }, number: number): string {
       return `${repository.owner.login}/${repository.name}#${number}`;
     }
@@ -168,8 +184,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, issue.number), async () => {
-        if (!(await deps.store.claim(`comment:${comment.id}`, COMMENT_CLAIM_SECONDS))) return;
-        await runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body);
+        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body));
       });
     });
 
@@ -244,19 +259,21 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       const installationId = context.payload.installation?.id;
       if (!pr || !installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      once(context, prKey(repository, pr.number), async () => {
-        const octokit = context.octokit;
-        const configResult = await readRepoConfig(octokit, r);
-        const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });
-        if (!configResult.ok) {
-          await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
-          return;
-        }
-        const command: Command = { kind: "smoke", overrides: [], dryRun: false };
-        const outcome = await requestSmoke(octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps);
-        const text = smokeReply(outcome, sender.login);
-        if (text) await say(text);
-      });
+      once(context, prKey(repository, pr.number), () =>
+        claimed(`delivery:${context.id}`, async () => {
+          const octokit = context.octokit;
+          const configResult = await readRepoConfig(octokit, r);
+          const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });
+          if (!configResult.ok) {
+            await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
+            return;
+          }
+          const command: Command = { kind: "smoke", overrides: [], dryRun: false };
+          const outcome = await requestSmoke(octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps);
+          const text = smokeReply(outcome, sender.login);
+          if (text) await say(text);
+        }),
+      );
     });
 
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {

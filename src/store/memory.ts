@@ -44,6 +44,11 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async release(key: string): Promise<void> {
+    this.open();
+    this.claims.delete(key);
+  }
+
   /** Keeps the map from growing with every delivery id ever seen. */
   private dropExpired(now: number): void {
     if (this.claims.size < 10_000) return;

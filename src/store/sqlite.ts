@@ -290,6 +290,11 @@ export class SqliteStore implements Store {
     batch.forEach((c, i) => c.resolve(results[i]!));
   }
 
+  async release(key: string): Promise<void> {
+    if (this.closed) throw closedError();
+    this.run(() => this.stmt("DELETE FROM idempotency WHERE key = ?").run(key));
+  }
+
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
     const request = newRequest(input, this.newId(), this.now());
     return this.run(() => {

@@ -145,6 +145,8 @@ export interface Store {
    * false while an unexpired claim exists (a redelivery or a retry: do nothing).
    */
   claim(key: string, ttlSeconds: number): Promise<boolean>;
+  /** Gives a claim up (the work it guarded failed before doing anything a retry would repeat). */
+  release(key: string): Promise<void>;
   createSmokeRequest(request: NewSmokeRequest): Promise<SmokeRequest>;
   /** Applies a patch; a status change must follow TRANSITIONS (same status is a no-op change). */
   updateSmokeRequest(id: string, patch: SmokeRequestPatch): Promise<UpdateResult>;

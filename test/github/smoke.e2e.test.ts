@@ -482,9 +482,31 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     await deliver("check_run", action("reader"));
     expect(dispatches().length).toBe(before);
     expect((await comments(pr.number)).at(-1)!.body).toMatch(/needs write access/);
-    await deliver("check_run", action("maint"));
+    await deliver("check_run", action("maint"), "button-delivery-1");
     expect(dispatches().length - before).toBe(1);
-    expect((dispatches()[before]!.inputs as Record<string, string>).sha).toBe(pr.sha);
+    const sent = dispatches()[before]!;
+    expect((sent.inputs as Record<string, string>).sha).toBe(pr.sha);
+    // The run ends; then the same delivery comes again after a restart: nothing runs twice.
+    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "cancelled" });
+    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "cancelled", display_title: "x" }));
+    await restart();
+    await deliver("check_run", action("maint"), "button-delivery-1");
+    expect(dispatches().length - before).toBe(1);
+  }, 30_000);
+
+  it("a comment whose handling failed before dispatch (GitHub down) runs when GitHub redelivers it", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const payload = commentPayload(pr.number, "/hcp smoke", "maint", { commentId: 7002 });
+    // 502 for the first attempt and the bot's 3 retries of it.
+    gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}$`), status: 502, times: 4 });
+    await deliver("issue_comment", payload, "comment-delivery-1");
+    expect(gh.pendingInjections()).toEqual([]);
+    expect(dispatches().length).toBe(before);
+    await deliver("issue_comment", payload, "comment-delivery-2"); // GitHub's redelivery
+    expect(dispatches().length - before).toBe(1);
+    await deliver("issue_comment", payload, "comment-delivery-3");
+    expect(dispatches().length - before).toBe(1);
   }, 30_000);
 
   it("answers /hcp help", async () => {

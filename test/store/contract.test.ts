@@ -40,6 +40,16 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("can be claimed again once released", async () => {
+      const { store } = setup();
+      expect(await store.claim("comment:7", 3600)).toBe(true);
+      await store.release("comment:7");
+      expect(await store.claim("comment:7", 3600)).toBe(true);
+      expect(await store.claim("comment:7", 3600)).toBe(false);
+      await store.release("never-claimed");
+      await store.close();
+    });
+
     it("can be claimed again once the TTL has passed", async () => {
       const { store, clock } = setup();
       expect(await store.claim("slack:retry:x", 60)).toBe(true);
