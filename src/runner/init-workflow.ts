@@ -1,12 +1,14 @@
 // `hcp-bot init-workflow`: renders templates/hcp-smoke.yml with the runner labels, the job
 // time limit and the hcp-bot version, and writes it where GitHub Actions reads workflows.
+// Defaults come from the repository's .github/hcp-bot.yml when there is one (smoke.workflow,
+// smoke.runner_labels, smoke.timeouts.run_minutes), so the workflow and the bot agree.
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { SmokeConfigSchema } from "../core/config/repo-config.ts";
+import { CONFIG_PATH, parseRepoConfig, SmokeConfigSchema, type SmokeConfig } from "../core/config/repo-config.ts";
 import { VERSION } from "../version.ts";
 
 export const TEMPLATE_URL = new URL("../../templates/hcp-smoke.yml", import.meta.url);
@@ -15,11 +17,13 @@ const DEFAULT_LABELS: readonly string[] = SmokeConfigSchema.parse({}).runner_lab
 /** Minutes the job keeps after smoke-run's own limit, to stop the run and upload the log. */
 const UPLOAD_MARGIN_MINUTES = 5;
 
-export const INIT_WORKFLOW_USAGE = `Usage: hcp-bot init-workflow [--labels ${DEFAULT_LABELS.join(",")}] [--timeout-minutes 60]
+export const INIT_WORKFLOW_USAGE = `Usage: hcp-bot init-workflow [--labels ${DEFAULT_LABELS.join(",")}] [--timeout-minutes 35]
                              [--out ${DEFAULT_WORKFLOW_PATH}] [--force]
 
 Writes the GitHub Actions workflow that runs \`hcp-bot smoke-run\` on a self-hosted GPU runner.
-Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
+Defaults come from ${CONFIG_PATH} when it exists: smoke.workflow (the file name),
+smoke.runner_labels, and smoke.timeouts.run_minutes (the run's limit; the job gets
+${UPLOAD_MARGIN_MINUTES} more minutes to stop it and upload the log). Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
 when set (the repository variable HCP_BOT_SPEC overrides it at run time).
 `;
 
@@ -63,7 +67,7 @@ export function renderWorkflow(template: string, settings: WorkflowSettings): st
   return rendered;
 }
 
-function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): WorkflowSettings & { out: string; force: boolean } {
+function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, config: SmokeConfig): WorkflowSettings & { out: string; force: boolean } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -80,16 +84,16 @@ function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, str
   } catch (error) {
     throw new InitWorkflowError((error as Error).message);
   }
-  const timeout = values["timeout-minutes"] ?? "60";
+  const timeout = values["timeout-minutes"] ?? String(config.timeouts.run_minutes + UPLOAD_MARGIN_MINUTES);
   if (!/^\d+$/.test(timeout)) throw new InitWorkflowError(`--timeout-minutes must be a whole number of minutes, got ${JSON.stringify(timeout)}`);
   const settings = {
-    labels: values.labels === undefined ? [...DEFAULT_LABELS] : values.labels.split(",").map((l) => l.trim()).filter(Boolean),
+    labels: values.labels === undefined ? [...config.runner_labels] : values.labels.split(",").map((l) => l.trim()).filter(Boolean),
     timeoutMinutes: Number(timeout),
     spec: env.HCP_BOT_SPEC?.trim() || `hcp-bot@${VERSION}`,
   };
   const checked = SettingsSchema.safeParse(settings);
   if (!checked.success) throw new InitWorkflowError(checked.error.issues.map((i) => i.message).join("\n"));
-  return { ...checked.data, out: values.out ?? DEFAULT_WORKFLOW_PATH, force: values.force ?? false };
+  return { ...checked.data, out: values.out ?? `.github/workflows/${config.workflow}`, force: values.force ?? false };
 }
 
 export interface InitWorkflowDeps {
@@ -99,10 +103,18 @@ export interface InitWorkflowDeps {
   cwd: string;
 }
 
+/** The smoke section of the repository's .github/hcp-bot.yml (defaults when there is none). */
+async function readSmokeConfig(cwd: string): Promise<SmokeConfig> {
+  const path = resolve(cwd, CONFIG_PATH);
+  const result = parseRepoConfig(existsSync(path) ? await readFile(path, "utf8") : undefined);
+  if (!result.ok) throw new InitWorkflowError(`${CONFIG_PATH}: ${result.problem}`);
+  return result.config.smoke;
+}
+
 export async function initWorkflow(argv: readonly string[], deps: InitWorkflowDeps): Promise<number> {
   let args;
   try {
-    args = parseInitArgs(argv, deps.env);
+    args = parseInitArgs(argv, deps.env, await readSmokeConfig(deps.cwd));
   } catch (error) {
     if (error instanceof InitWorkflowError) {
       deps.err(`hcp-bot init-workflow: ${error.message}\n\n${INIT_WORKFLOW_USAGE}`);

@@ -252,7 +252,30 @@ describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
     expect(forced.code).toBe(0);
     const defaults = Object.values((parseYaml(readFileSync(path, "utf8")) as Workflow).jobs)[0]!;
     expect(defaults["runs-on"]).toEqual(LABELS);
-    expect(defaults["timeout-minutes"]).toBe(60);
+    expect(defaults["timeout-minutes"]).toBe(35); // smoke.timeouts.run_minutes (30) + 5 to stop and upload
+    expect(defaults.env.HCP_RUN_TIMEOUT).toBe("30m");
+  });
+
+  it("takes its defaults from .github/hcp-bot.yml, so the workflow matches what the bot dispatches and reports", async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, ".github"), { recursive: true });
+    writeFileSync(join(cwd, ".github", "hcp-bot.yml"), "smoke:\n  workflow: gpu-smoke.yml\n  runner_labels: [self-hosted, h200x4]\n  timeouts:\n    queue_minutes: 20\n    run_minutes: 45\n");
+    const r = await hcpBot(["init-workflow"], { cwd, env: baseEnv() });
+    expect(r.code).toBe(0);
+    const j = Object.values((parseYaml(readFileSync(join(cwd, ".github", "workflows", "gpu-smoke.yml"), "utf8")) as Workflow).jobs)[0]!;
+    expect(j["runs-on"]).toEqual(["self-hosted", "h200x4"]);
+    expect(j["timeout-minutes"]).toBe(50);
+    expect(j.env.HCP_RUN_TIMEOUT).toBe("45m");
+    // Flags still win.
+    const flagged = await hcpBot(["init-workflow", "--labels", "gpu-8", "--timeout-minutes", "20", "--out", "x.yml"], { cwd, env: baseEnv() });
+    expect(flagged.code).toBe(0);
+    const f = Object.values((parseYaml(readFileSync(join(cwd, "x.yml"), "utf8")) as Workflow).jobs)[0]!;
+    expect([f["runs-on"], f["timeout-minutes"]]).toEqual([["gpu-8"], 20]);
+    // A config the bot would refuse is refused here too.
+    writeFileSync(join(cwd, ".github", "hcp-bot.yml"), "smoke:\n  runner_labels: []\n");
+    const bad = await hcpBot(["init-workflow", "--force"], { cwd, env: baseEnv() });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/\.github\/hcp-bot\.yml: .*runner_labels/);
   });
 
   it("takes --out, and the npx spec from HCP_BOT_SPEC", async () => {
