@@ -290,10 +290,14 @@ export async function requestSmoke(
     dispatchedAt: now(),
   });
   if (run.url) await octokit.rest.checks.update({ owner: r.owner, repo: r.repo, check_run_id: checkRun.id, details_url: run.url });
-  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, { kind: "dispatched" }));
+  // A recipe the analyzer cannot find (built dynamically, say) is not refused: run_recipe.py
+  // knows better, and the run will tell. The reply says what the pre-flight could not check.
+  const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
+  const dispatched: SmokeState = unchecked ? { kind: "dispatched", note: unchecked } : { kind: "dispatched" };
+  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched));
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
-  await tell(final.ok ? final.request : request, { kind: "dispatched" }, deps);
-  await audit("allowed", check.recipeFound ? null : `recipe ${plan.recipe} not found at ${sha.slice(0, 12)}; pre-flight checked the overrides alone`, request.id, run.id);
+  await tell(final.ok ? final.request : request, dispatched, deps);
+  await audit("allowed", unchecked, request.id, run.id);
   return { kind: "dispatched", request: final.ok ? final.request : updated.ok ? updated.request : request };
 }
 

@@ -449,6 +449,15 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect(reply).toMatch(/HCP007/);
   }, 30_000);
 
+  it("dispatches a recipe the pre-flight cannot find (run_recipe.py knows better), and says what was not checked", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke recipe=qwen3_dynamic_pretrain_config", "maint"));
+    expect(dispatches().length - before).toBe(1);
+    const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke") && c.body.includes("qwen3_dynamic_pretrain_config"))!;
+    expect(reply.body).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
+  }, 30_000);
+
   it("answers a grammar error with what is allowed", async () => {
     const pr = openPr();
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke cp=4; rm -rf /", "maint"));

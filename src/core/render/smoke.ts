@@ -65,7 +65,7 @@ export function planMarkdown(v: SmokeView): string {
 }
 
 export type SmokeState =
-  | { kind: "dispatched" }
+  | { kind: "dispatched"; note?: string }
   | { kind: "running" }
   | { kind: "finished"; verdict: Verdict; note?: string }
   | { kind: "cancelled"; by?: string }
@@ -104,6 +104,8 @@ function stateDetails(state: SmokeState): string {
       return `No self-hosted runner with the labels \`${state.labels.join(", ")}\` picked the job up within ${state.minutes} minute(s), so the run was cancelled. Check that a GPU runner with these labels is online, then ask again.`;
     case "failed":
       return untrusted(state.reason);
+    case "dispatched":
+      return state.note ? `_${untrusted(state.note)}_` : "";
     default:
       return "";
   }
