@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createVerdictParser, HCP_PROBE_PYTHON, formatProbeLine, parseProbeLine, type Verdict } from "../../src/core/verdict/index.ts";
+import { createVerdictParser, HCP_PROBE_PREFIX, HCP_PROBE_VERSION, formatProbeLine, parseProbeLine, type Verdict } from "../../src/core/verdict/index.ts";
 import { backgroundLines, SyntheticLog } from "../../bench/verdict-corpus.ts";
 import { chunkingSample, probeLines, splitAt } from "./logs.ts";
 
@@ -142,9 +142,11 @@ describe("probe line format", () => {
     expect(v.end(0).notes.some((n) => n.includes("malformed HCP-PROBE"))).toBe(true);
   });
 
-  it("the Python snippet prints the same prefix and version", () => {
-    expect(HCP_PROBE_PYTHON).toContain('print("HCP-PROBE " + json.dumps(report, separators=(",", ":")), flush=True)');
-    expect(HCP_PROBE_PYTHON).toContain('"v": 1');
+  it("the runner's probe (sitecustomize.py) prints the same prefix and version", () => {
+    const probe = readFileSync(join(import.meta.dirname, "..", "..", "src", "runner", "probe", "sitecustomize.py"), "utf8");
+    expect(probe).toContain(`_PREFIX = "${HCP_PROBE_PREFIX}"`);
+    expect(probe).toContain(`_VERSION = ${HCP_PROBE_VERSION}`);
+    expect(probe).toContain('json.dumps(report, separators=(",", ":"))');
     expect(formatProbeLine({ v: 1, rank: 3, levels: null })).toBe('HCP-PROBE {"v":1,"rank":3,"levels":null}');
   });
 });

@@ -48,29 +48,6 @@ export function formatProbeLine(report: HcpProbeReport): string {
   return HCP_PROBE_PREFIX + JSON.stringify(HcpProbeReportSchema.parse(report));
 }
 
-/**
- * Python the runner injects after `initialize_model_parallel` (e.g. appended to the training
- * script's setup hook). It prints exactly the grammar above on every rank.
- */
-export const HCP_PROBE_PYTHON = `def hcp_probe_report():
-    import json
-    import torch.distributed as dist
-    from megatron.core import parallel_state as ps
-    report = {"v": ${HCP_PROBE_VERSION}, "rank": dist.get_rank(), "world_size": dist.get_world_size()}
-    try:
-        report["cp_size"] = ps.get_context_parallel_world_size()
-        groups = ps.get_hierarchical_context_parallel_groups(check_initialized=False)
-        report["levels"] = None if groups is None else [
-            {"level": i, "desc": getattr(g, "group_desc", None), "size": g.size(),
-             "ranks": dist.get_process_group_ranks(g)}
-            for i, g in enumerate(groups)
-        ]
-    except Exception as e:  # report, never break the run
-        report["levels"] = None
-        report["error"] = f"{type(e).__name__}: {e}"
-    print("${HCP_PROBE_PREFIX}" + json.dumps(report, separators=(",", ":")), flush=True)
-`;
-
 export type ProbeParse = { ok: true; report: HcpProbeReport } | { ok: false; error: string };
 
 /** Longest JSON object accepted after the prefix; a report is a few hundred bytes. */
