@@ -238,6 +238,23 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
     expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8").startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
   });
 
+  it("a slow run cut by the time limit mid-log keeps what arrived, and its verdict says timeout", async () => {
+    const cwd = tempDir();
+    const fixture = readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8");
+    // 72 KB in 1 KB chunks 50 ms apart: about 3.5 s of output, cut after 1 s.
+    const env = baseEnv({ FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_CHUNK: "1024", FAKE_UV_DELAY_MS: "50", FAKE_UV_TERM_TRACEBACK: "1" });
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--timeout", "1s", "--grace", "500ms"], { cwd, env });
+    expect(r.code).toBe(1);
+    const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
+    const replayed = log.slice(0, log.indexOf("W1130 05:40:00"));
+    expect(replayed.length).toBeGreaterThan(1024);
+    expect(replayed.length).toBeLessThan(fixture.length);
+    expect(fixture.startsWith(replayed)).toBe(true);
+    const v = verdictIn(cwd);
+    expect(v.cause?.kind).toBe("timeout");
+    expect(v.stats.bytes).toBe(Buffer.byteLength(log));
+  });
+
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     it(`${signal} to smoke-run (a workflow cancel) stops the tree and still writes the verdict`, async () => {
       const cwd = tempDir();
