@@ -5,7 +5,7 @@ import type { ApplicationFunction, Context, Probot, ProbotOctokit } from "probot
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
-import type { ConfigResult, RepoConfig } from "../core/config/repo-config.ts";
+import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
@@ -279,7 +279,12 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
       const { workflow_run: run, repository } = context.payload;
       once(context, `run:${run.id}`, async () => {
-        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch }, run, smokeDeps);
+        const r = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch };
+        const smokeWorkflow = async () => {
+          const config = await readRepoConfig(context.octokit, r);
+          return config.ok ? config.config.smoke.workflow : defaultRepoConfig().smoke.workflow;
+        };
+        await followRun(context.octokit, { ...r, smokeWorkflow }, run, smokeDeps);
       });
     });
 
@@ -297,7 +302,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           const [owner, repo] = request.repo.split("/") as [string, string];
           const { data } = await octokit.rest.repos.get({ owner, repo });
           const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
-          return result.ok ? result.config : (await import("../core/config/repo-config.ts")).defaultRepoConfig();
+          return result.ok ? result.config : defaultRepoConfig();
         },
         smokeDeps,
       );

@@ -7,7 +7,7 @@ import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
-import type { RepoConfig } from "../core/config/repo-config.ts";
+import { defaultRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
@@ -138,7 +138,7 @@ async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string): Pr
 /** Finds the run a dispatch created by the request id in its run-name (when GitHub returned no id). */
 async function findRun(octokit: Octokit, r: RepoRef, workflow: string, requestId: string, lookup: { attempts: number; delayMs: number }) {
   for (let attempt = 0; attempt < lookup.attempts; attempt++) {
-    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: r.owner, repo: r.repo, workflow_id: workflow, event: "workflow_dispatch", per_page: 30 });
+    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: r.owner, repo: r.repo, workflow_id: workflow, event: "workflow_dispatch", branch: r.defaultBranch, per_page: 30 });
     const run = data.workflow_runs.find((w) => (w.display_title ?? w.name ?? "").includes(requestId));
     if (run) return { id: run.id, url: run.html_url };
     await sleep(lookup.delayMs);
@@ -441,6 +441,8 @@ export interface WorkflowRunEvent {
   event?: string;
   /** The branch the run's workflow came from: ours are dispatched on the default branch. */
   head_branch?: string | null;
+  /** The workflow file, `.github/workflows/hcp-smoke.yml` (sometimes with `@ref`). */
+  path?: string;
 }
 
 // templates/hcp-smoke.yml: run-name "hcp-smoke <request id> (PR #n, recipe)".
@@ -449,8 +451,9 @@ const REQUEST_IN_TITLE = /hcp-smoke ([A-Za-z0-9_-]{6,})/;
 /**
  * The request a run belongs to: the one bound to its id, else (when the dispatch did not
  * return the run id) the one its title names. A title is anybody's to write (a PR's CI run is
- * titled after the PR), so a title binds only a run of the same repository that was
- * dispatched on the default branch, and only a request not yet bound to another run.
+ * titled after the PR, any workflow can set its run-name), so a title binds only a
+ * workflow_dispatch run of the smoke workflow, in the same repository, on the default branch,
+ * and only a request not yet bound to a run (the store sets a run id once).
  */
 async function requestForRun(store: Store, r: RunRepo, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
   const repo = repoName(r);
@@ -461,12 +464,17 @@ async function requestForRun(store: Store, r: RunRepo, run: WorkflowRunEvent): P
   if (!m) return undefined;
   const request = await store.getSmokeRequest(m[1]!);
   if (!request || request.repo !== repo || request.runId !== null) return undefined;
+  const workflow = r.smokeWorkflow ? await r.smokeWorkflow() : defaultRepoConfig().smoke.workflow;
+  if (run.path?.replace(/@[^@]*$/, "") !== `.github/workflows/${workflow}`) return undefined;
   const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
-  return updated.ok ? updated.request : request;
+  return updated.ok ? updated.request : undefined;
 }
 
-/** The repository of a workflow_run / workflow_job event (its default branch when the event says). */
-export type RunRepo = { owner: string; repo: string; defaultBranch?: string };
+/**
+ * The repository of a workflow_run / workflow_job event: its default branch when the event
+ * says, and (read only when a run must be matched by title) the smoke workflow's file name.
+ */
+export type RunRepo = { owner: string; repo: string; defaultBranch?: string; smokeWorkflow?: () => Promise<string> };
 
 /** workflow_run / workflow_job events: follow the run, and judge it when it completes. */
 export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {

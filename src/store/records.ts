@@ -46,6 +46,10 @@ export function newRequest(input: NewSmokeRequest, id: string, now: Date): Smoke
 /** The patched record, or why the patch does not apply (the record is unchanged then). */
 export function applyPatch(current: SmokeRequest, rawPatch: SmokeRequestPatch, now: Date): UpdateResult {
   const patch = parseOrThrow("smoke request patch", () => SmokeRequestPatchSchema.safeParse(rawPatch));
+  if (patch.runId !== undefined && current.runId !== null && patch.runId !== current.runId) {
+    // Checked inside the store's write transaction: of two runs claiming one request, one wins.
+    return { ok: false, reason: "run-bound", detail: `smoke request ${current.id} already follows run ${current.runId}`, request: current };
+  }
   const next: SmokeRequest = { ...current, ...patch, updatedAt: now };
   const to = patch.status;
   if (to !== undefined && to !== current.status) {

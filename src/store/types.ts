@@ -109,7 +109,9 @@ export type SmokeRequestPatch = z.infer<typeof SmokeRequestPatchSchema>;
 export type UpdateResult =
   | { ok: true; request: SmokeRequest }
   | { ok: false; reason: "not-found"; detail: string }
-  | { ok: false; reason: "bad-transition"; detail: string; request: SmokeRequest };
+  | { ok: false; reason: "bad-transition"; detail: string; request: SmokeRequest }
+  /** The request already follows another workflow run: a run id is set once. */
+  | { ok: false; reason: "run-bound"; detail: string; request: SmokeRequest };
 
 export const AuditRecordSchema = z.object({
   /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */

@@ -69,13 +69,24 @@ function commentPayload(pr: number, body: string, login: string, opts: { action?
 }
 
 /** A workflow_run event; by default for a run dispatched on the default branch, as the bot's are. */
-function runPayload(action: string, run: { id: number; status: string; conclusion: string | null; display_title: string; event?: string; head_branch?: string }) {
+function runPayload(
+  action: string,
+  run: { id: number; status: string; conclusion: string | null; display_title: string; event?: string; head_branch?: string; path?: string },
+  repo: ReturnType<typeof repository> = repository(),
+) {
   return {
     action,
     installation: { id: INSTALLATION },
-    repository: repository(),
+    repository: repo,
     sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" },
-    workflow_run: { event: "workflow_dispatch", head_branch: "main", ...run, name: "hcp-smoke", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${run.id}` },
+    workflow_run: {
+      event: "workflow_dispatch",
+      head_branch: "main",
+      path: ".github/workflows/hcp-smoke.yml",
+      ...run,
+      name: "hcp-smoke",
+      html_url: `${gh.url}/${repo.owner.login}/${repo.name}/actions/runs/${run.id}`,
+    },
   };
 }
 
@@ -270,32 +281,54 @@ describe("/hcp smoke on a pull request", () => {
 describe("which workflow run is the smoke run", () => {
   const artifactDownloads = (from: number) => gh.calls.slice(from).filter((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path)).length;
 
-  it("a run that only claims the request id in its title cannot complete it: a PR's CI run, or another dispatch", async () => {
-    const pr = openPr();
-    const before = dispatches().length;
-    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-    const sent = dispatches()[before]!;
-    const id = (sent.inputs as Record<string, string>).request_id!;
-    // Each impostor uploads a log that would pass.
-    const impostor = (event: string, headBranch: string) => {
-      const run = gh.addWorkflowRun({ owner: OWNER, repo: REPO, workflowId: sent.workflowId, event, headBranch, headSha: pr.sha, displayTitle: `hcp-smoke ${id}` });
-      gh.addArtifact({ runId: run.id, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-      return run;
-    };
-    const mark = gh.calls.length;
-    // Anybody can title a PR "hcp-smoke <id>"; its CI run carries that title.
-    const prRun = impostor("pull_request", "pr-evil");
-    await deliver("workflow_run", runPayload("completed", { id: prRun.id, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}`, event: "pull_request", head_branch: "pr-evil" }));
-    // A dispatch on the default branch titled like ours, while ours is already bound to its run.
-    const otherDispatch = impostor("workflow_dispatch", "main");
-    await deliver("workflow_run", runPayload("completed", { id: otherDispatch.id, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
-    expect((await smokeCheck(pr.sha))!.status).toBe("queued");
-    expect(artifactDownloads(mark)).toBe(0);
+  it("a run that only claims the request id in its title cannot complete it, bound or not", async () => {
+    // The dispatch returns no run id and the lookup is off: the request waits for its run
+    // unbound, the only time a title can bind a run.
+    gh.state.dispatchReturnsRunDetails = false;
+    await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
+    try {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      const other = gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/other.yml", name: "other" });
+      // Each impostor's artifact holds a log that would pass.
+      const impostor = (o: { event: string; headBranch: string; workflowId?: number }) => {
+        const run = gh.addWorkflowRun({ owner: OWNER, repo: REPO, workflowId: o.workflowId ?? sent.workflowId, event: o.event, headBranch: o.headBranch, headSha: pr.sha, displayTitle: `hcp-smoke ${id}` });
+        gh.addArtifact({ runId: run.id, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+        return run.id;
+      };
+      const done = (runId: number, extra: { event?: string; head_branch?: string; path?: string } = {}, repo = repository()) =>
+        deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}`, ...extra }, repo));
+      const mark = gh.calls.length;
+      // Anybody can title a PR "hcp-smoke <id>"; its CI run carries that title.
+      await done(impostor({ event: "pull_request", headBranch: "pr-evil" }), { event: "pull_request", head_branch: "pr-evil" });
+      // Another workflow on the default branch with a run-name of its choosing.
+      await done(impostor({ event: "workflow_dispatch", headBranch: "main", workflowId: other.id }), { path: ".github/workflows/other.yml" });
+      // The smoke workflow dispatched from another branch (its file may have been changed there).
+      await done(impostor({ event: "workflow_dispatch", headBranch: "feature" }), { head_branch: "feature" });
+      // A repository of another installation whose run names this request.
+      const foreign = { ...repository(), id: 99, name: "elsewhere", full_name: `${OWNER}/elsewhere` };
+      await done(sent.runId + 5000, {}, foreign);
+      expect((await smokeCheck(pr.sha))!.status).toBe("queued");
+      expect(artifactDownloads(mark)).toBe(0);
 
-    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
-    expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+      // The real run binds the request; after that, a second run of the smoke workflow titled
+      // like it cannot take it over.
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+      gh.updateWorkflowRun(sent.runId, { status: "in_progress" });
+      await deliver("workflow_run", runPayload("in_progress", { id: sent.runId, status: "in_progress", conclusion: null, display_title: `hcp-smoke ${id}` }));
+      expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
+      await done(impostor({ event: "workflow_dispatch", headBranch: "main" }));
+      expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await done(sent.runId);
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("failure"); // its own (flat) log, not an impostor's
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+      await restart();
+    }
   }, 30_000);
 
   it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name", async () => {

@@ -31,6 +31,20 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
     return { clock, store };
   }
 
+  describe("run binding", () => {
+    it("sets a request's run id once: another run cannot take it over", async () => {
+      const { store } = setup();
+      const r = await store.createSmokeRequest(request());
+      expect((await store.updateSmokeRequest(r.id, { runId: 11 })).ok).toBe(true);
+      expect((await store.updateSmokeRequest(r.id, { runId: 11, runUrl: "https://x.invalid/11" })).ok).toBe(true);
+      const other = await store.updateSmokeRequest(r.id, { runId: 12 });
+      expect(other).toMatchObject({ ok: false, reason: "run-bound" });
+      expect((await store.findByRunId(12))).toBeUndefined();
+      expect((await store.getSmokeRequest(r.id))?.runId).toBe(11);
+      await store.close();
+    });
+  });
+
   describe("claim (idempotency)", () => {
     it("is true once, then false while the claim lives", async () => {
       const { store } = setup();
