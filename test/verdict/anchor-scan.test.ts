@@ -159,6 +159,10 @@ describe("WasmAnchorScanner", () => {
     expect(() => small.append(new Uint8Array(101))).toThrow(/exceed its capacity of 100/);
   });
 
+  it("is null (the parser keeps the regex) when its memory cannot grow", () => {
+    expect(WasmAnchorScanner.create(ANCHORS, 2 ** 32)).toBeNull();
+  });
+
   it("refuses anchors it cannot match (shorter than 3 bytes, non-ASCII)", () => {
     expect(() => WasmAnchorScanner.create(["ab"], 100)).toThrow(/3\+ ASCII/);
     expect(() => WasmAnchorScanner.create(["réseau"], 100)).toThrow(/3\+ ASCII/);
@@ -249,6 +253,19 @@ describe("long lines on the byte path", () => {
       const fromBytes = verdictOf(splitAt(bytes, [5000, 70_000, 140_000]), {}, 0).verdict;
       expect(fromBytes).toEqual(verdictOf([text], {}, 0).verdict);
       expect(fromBytes.iterations.count).toBe(at < MAX_LINE ? 1 : 0);
+    }
+  });
+
+  it("at the MAX_LINE boundary (3-byte characters, a sequence cut by the chunk) both paths examine the same lines", () => {
+    for (const count of [MAX_LINE - 1, MAX_LINE, MAX_LINE + 1]) {
+      // No anchor in the long line: only the long-line cut would examine it.
+      const text = "✓".repeat(count) + "€\nnext line with context\n";
+      const bytes = encoder.encode(text);
+      for (let cut = 3 * MAX_LINE - 4; cut <= 3 * MAX_LINE + 6; cut++) {
+        const chunks = splitAt(bytes, [cut, cut + 65_536]);
+        const wasm = verdictOf(chunks, {}, 0);
+        expect(wasm.verdict).toEqual(verdictOf(chunks, { anchorScan: "regex" }, 0).verdict);
+      }
     }
   });
 

@@ -66,10 +66,10 @@ const TRACEBACK_IDLE_LIMIT = 60;
 const BOX_LINE_LIMIT = 400;
 const YAML_LINE_LIMIT = 50_000;
 /**
- * A partial line this many bytes long may still be under MAX_LINE characters (3 bytes per
- * UTF-16 unit at most); the byte path keeps that much before cutting a long line.
+ * The most bytes a partial line of at most MAX_LINE characters takes (3 bytes per UTF-16 unit
+ * at most) plus a UTF-8 sequence cut at its end: what the byte path may have to keep.
  */
-const MAX_LINE_BYTES = 3 * MAX_LINE;
+const MAX_LINE_BYTES = 3 * MAX_LINE + 3;
 
 
 function escapeRegex(s: string): string {
@@ -975,7 +975,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
       // the rest up to its newline.
       const tail = buffer.view();
       const head = decoder.decode(tail.subarray(0, completeUtf8Length(tail)));
-      if (head.length > MAX_LINE || buffer.size > MAX_LINE_BYTES) {
+      if (head.length > MAX_LINE) {
         processLine(head, linesDone + 1);
         buffer.discard(buffer.size);
         skippingLongLine = true;

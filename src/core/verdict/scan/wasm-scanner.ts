@@ -105,13 +105,14 @@ export class WasmAnchorScanner {
   static create(anchors: readonly string[], capacity: number, groups = BUCKET_GROUPS): WasmAnchorScanner | null {
     const module = anchorScanModule();
     if (!module) return null;
-    let wasm: AnchorScanExports;
+    let scanner: WasmAnchorScanner;
     try {
-      wasm = new WebAssembly.Instance(module, {}).exports as unknown as AnchorScanExports;
-    } catch {
-      return null; // e.g. no memory for one more instance: the regex path still works
+      const wasm = new WebAssembly.Instance(module, {}).exports as unknown as AnchorScanExports;
+      scanner = new WasmAnchorScanner(wasm, anchors.length, capacity);
+    } catch (error) {
+      if (error instanceof RangeError || error instanceof WebAssembly.RuntimeError || error instanceof WebAssembly.LinkError) return null; // no memory for one more instance: the regex path still works
+      throw error;
     }
-    const scanner = new WasmAnchorScanner(wasm, anchors.length, capacity);
     scanner.writeTables(anchors, groups);
     return scanner;
   }
