@@ -365,11 +365,40 @@ async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: Sm
   return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
 }
 
+/** verdict.json is a few KB; anything bigger (a deflate bomb among the run's files) is not read. */
+const MAX_HINT_BYTES = 256 * 1024;
+
+/** The stream's text, or null once it passes `max` bytes (reading stops there). */
+async function readCapped(stream: ReadableStream<Uint8Array>, max: number): Promise<string | null> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      return null;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+/** The runner's own file: `name` at the artifact's top level, else any entry of that name. */
+function artifactFile(entries: ReturnType<typeof listZipEntries>, name: string) {
+  return entries.find((e) => e.name === name) ?? entries.find((e) => e.name.endsWith(`/${name}`));
+}
+
 async function readRunnerHint(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<RunnerHint> {
-  const entry = entries.find((e) => e.name.endsWith("verdict.json"));
+  const entry = artifactFile(entries, "verdict.json");
   if (!entry) return NO_HINT;
   try {
-    const parsed = JSON.parse(await new Response(openZipEntry(bytes, entry)).text()) as { exitCode?: unknown; timedOut?: unknown; signal?: unknown; throughput?: { gpu?: unknown } };
+    const json = await readCapped(openZipEntry(bytes, entry), MAX_HINT_BYTES);
+    if (json === null) return NO_HINT;
+    const parsed = JSON.parse(json) as { exitCode?: unknown; timedOut?: unknown; signal?: unknown; throughput?: { gpu?: unknown } };
     const text = (v: unknown, re: RegExp) => (typeof v === "string" && re.test(v) ? v : null);
     return {
       exitCode: typeof parsed.exitCode === "number" && Number.isInteger(parsed.exitCode) ? parsed.exitCode : null,
@@ -407,7 +436,8 @@ export async function verdictForRun(
     const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
     const bytes = new Uint8Array(data as ArrayBuffer);
     const entries = listZipEntries(bytes);
-    const log = entries.find((e) => e.name.endsWith(".log"));
+    // smoke-run writes smoke.log; the run's own code writes there too, so other .log files are a fallback only.
+    const log = artifactFile(entries, "smoke.log") ?? entries.find((e) => e.name.endsWith(".log"));
     if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readRunnerHint(bytes, entries)) };
   }
   const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });

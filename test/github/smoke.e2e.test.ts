@@ -235,6 +235,27 @@ describe("/hcp smoke on a pull request", () => {
     expect(killed.output.summary).toMatch(/killed by the harness time limit \(SIGKILL\)/);
   }, 30_000);
 
+  it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
+    const judge = async (files: Record<string, string>) => {
+      const pr = openPr();
+      const before = dispatches().length;
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      return (await smokeCheck(pr.sha))!;
+    };
+    const hint = JSON.stringify({ exitCode: 0 });
+    // The code under test can write files next to smoke.log: "a.log" comes first in the zip.
+    expect((await judge({ "a.log": PASSING_LOG, "smoke.log": FLAT_LOG, "verdict.json": hint })).conclusion).toBe("failure");
+    expect((await judge({ "smoke.log": PASSING_LOG, "verdict.json": hint })).conclusion).toBe("success");
+    // Over 256 KB is not a verdict.json the runner wrote: ignored, so the exit status is unknown.
+    const huge = await judge({ "smoke.log": PASSING_LOG, "verdict.json": " ".repeat(300 * 1024) + hint });
+    expect(huge.conclusion).not.toBe("success");
+  }, 30_000);
+
   it("does not download a log artifact over the size limit, and says why (inconclusive, never a pass)", async () => {
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
     try {
