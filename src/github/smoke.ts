@@ -169,7 +169,9 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
   } as never);
   const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
   if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };
-  const found = await findRun(octokit, r, config.smoke.workflow, request.id, lookup);
+  // The dispatch went through: a failing lookup must not mark the request failed while its run
+  // goes on. Left unbound, the run binds by its run-name when its first event arrives.
+  const found = await findRun(octokit, r, config.smoke.workflow, request.id, lookup).catch(() => undefined);
   return found ? { id: found.id, url: found.url } : { id: null, url: null };
 }
 

@@ -371,6 +371,28 @@ describe("which workflow run is the smoke run", () => {
     }
   }, 30_000);
 
+  it("a dispatch that went through stays dispatched when finding its run fails; the run binds when it reports", async () => {
+    gh.state.dispatchReturnsRunDetails = false;
+    try {
+      const pr = openPr();
+      const before = dispatches().length;
+      // The run lookup fails: the first attempt and the bot's 3 retries of it.
+      gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 4 });
+      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      expect(gh.pendingInjections()).toEqual([]);
+      expect(dispatches().length - before).toBe(1);
+      expect((await smokeCheck(pr.sha))!.status).toBe("queued"); // not "could not start"
+      const sent = dispatches()[before]!;
+      const id = (sent.inputs as Record<string, string>).request_id!;
+      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+    }
+  }, 30_000);
+
   it("a run cancelled before it could be found is bound by its title (ours only) and cancelled when it shows up", async () => {
     gh.state.dispatchReturnsRunDetails = false;
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
