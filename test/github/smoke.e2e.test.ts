@@ -90,6 +90,22 @@ function runPayload(
   };
 }
 
+/** `/hcp smoke` (or `text`) on a new PR by a writer (or `login`): the PR and what was dispatched. */
+async function smokeOn(o: { pr?: { number: number; sha: string }; login?: string; text?: string } = {}) {
+  const pr = o.pr ?? openPr();
+  const before = dispatches().length;
+  await deliver("issue_comment", commentPayload(pr.number, o.text ?? "/hcp smoke", o.login ?? "maint"));
+  const sent = dispatches()[before]!;
+  return { pr, before, sent, id: (sent?.inputs as Record<string, string> | undefined)?.request_id ?? "" };
+}
+
+/** The run uploads `files` as its artifact and completes; the bot hears of it. */
+async function finishRun(sent: { runId: number }, id: string, files: Record<string, string>, conclusion = "success") {
+  gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
+  gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion });
+  await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion, display_title: `hcp-smoke ${id}` }));
+}
+
 /** A PR whose author (default: a writer) and head SHA are known to the fake. */
 function openPr(opts: { author?: string; fork?: string } = {}): { number: number; sha: string } {
   const number = ++prCounter;
@@ -198,14 +214,8 @@ describe("/hcp smoke on a pull request", () => {
   }, 30_000);
 
   it("fails a run whose log shows only the flat CP group (HCP silently off)", async () => {
-    const pr = openPr();
-    const before = dispatches().length;
-    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "admin1"));
-    const sent = dispatches()[before]!;
-    const id = (sent.inputs as Record<string, string>).request_id!;
-    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id} (PR #${pr.number})` }));
+    const { pr, sent, id } = await smokeOn({ login: "admin1" });
+    await finishRun(sent, id, { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
     const check = (await smokeCheck(pr.sha))!;
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
@@ -213,14 +223,8 @@ describe("/hcp smoke on a pull request", () => {
 
   it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {
     const judge = async (log: string, hint: object) => {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": log, "verdict.json": JSON.stringify({ status: "pass", ...hint }) } });
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      const { pr, sent, id } = await smokeOn();
+      await finishRun(sent, id, { "smoke.log": log, "verdict.json": JSON.stringify({ status: "pass", ...hint }) });
       return (await smokeCheck(pr.sha))!;
     };
     // HCP group names, but 1937 TFLOP/s per GPU: far above an H200's dense BF16 peak.
@@ -237,11 +241,7 @@ describe("/hcp smoke on a pull request", () => {
 
   it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
     const judge = async (files: Record<string, string>) => {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
+      const { pr, sent, id } = await smokeOn();
       gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
       gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
       await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
@@ -259,11 +259,7 @@ describe("/hcp smoke on a pull request", () => {
   it("does not download a log artifact over the size limit, and says why (inconclusive, never a pass)", async () => {
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
     try {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
+      const { pr, sent, id } = await smokeOn();
       gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG } });
       const mark = gh.calls.length;
       gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
@@ -278,11 +274,7 @@ describe("/hcp smoke on a pull request", () => {
   }, 30_000);
 
   it("reads the job log when no artifact was uploaded", async () => {
-    const pr = openPr();
-    const before = dispatches().length;
-    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-    const sent = dispatches()[before]!;
-    const id = (sent.inputs as Record<string, string>).request_id!;
+    const { pr, before, sent, id } = await smokeOn();
     // As GitHub serves a job log: a timestamp before every line; the runner's own report last,
     // quoting a line the log never had (the bot judges the log, not the report).
     const report = ["HCP smoke verdict: PASS (exit 0)", "  evidence: [I1130 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0]"];
@@ -308,11 +300,7 @@ describe("which workflow run is the smoke run", () => {
     gh.state.dispatchReturnsRunDetails = false;
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
     try {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
+      const { pr, sent, id } = await smokeOn();
       const other = gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/other.yml", name: "other" });
       // Each impostor's artifact holds a log that would pass.
       const impostor = (o: { event: string; headBranch: string; workflowId?: number }) => {
@@ -352,42 +340,22 @@ describe("which workflow run is the smoke run", () => {
     }
   }, 30_000);
 
-  it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name", async () => {
+  it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name, or binds it when it reports", async () => {
     gh.state.dispatchReturnsRunDetails = false;
     try {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
-      const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
-      expect(reply.body).toContain(`/actions/runs/${sent.runId}`);
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
-      expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
-    } finally {
-      gh.state.dispatchReturnsRunDetails = true;
-    }
-  }, 30_000);
-
-  it("a dispatch that went through stays dispatched when finding its run fails; the run binds when it reports", async () => {
-    gh.state.dispatchReturnsRunDetails = false;
-    try {
-      const pr = openPr();
-      const before = dispatches().length;
-      // The run lookup fails: the first attempt and the bot's 3 retries of it.
-      gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 4 });
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      expect(gh.pendingInjections()).toEqual([]);
-      expect(dispatches().length - before).toBe(1);
-      expect((await smokeCheck(pr.sha))!.status).toBe("queued"); // not "could not start"
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
-      expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+      for (const lookupFails of [false, true]) {
+        // When the lookup fails (the first attempt and the bot's 3 retries), the dispatch still
+        // went through: the request stays dispatched and the run binds by its run-name.
+        if (lookupFails) gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 4 });
+        const { pr, before, sent, id } = await smokeOn();
+        expect(gh.pendingInjections()).toEqual([]);
+        expect(dispatches().length - before).toBe(1);
+        expect((await smokeCheck(pr.sha))!.status).toBe("queued"); // not "could not start"
+        const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
+        expect(reply.body.includes(`/actions/runs/${sent.runId}`)).toBe(!lookupFails);
+        await finishRun(sent, id, { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
+        expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
+      }
     } finally {
       gh.state.dispatchReturnsRunDetails = true;
     }
@@ -397,11 +365,7 @@ describe("which workflow run is the smoke run", () => {
     gh.state.dispatchReturnsRunDetails = false;
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
     try {
-      const pr = openPr();
-      const before = dispatches().length;
-      await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
-      const sent = dispatches()[before]!;
-      const id = (sent.inputs as Record<string, string>).request_id!;
+      const { pr, before, sent, id } = await smokeOn();
       await deliver("issue_comment", commentPayload(pr.number, "/hcp cancel", "maint"));
       expect((await smokeCheck(pr.sha))!.conclusion).toBe("cancelled");
       const cancels = () => gh.calls.filter((c) => c.method === "POST" && /\/actions\/runs\/\d+\/cancel$/.test(c.path)).map((c) => c.path);
