@@ -4,6 +4,7 @@
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
 import type { ProbotOctokit } from "probot";
 import type { Language } from "web-tree-sitter";
+import { z } from "zod";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
@@ -339,15 +340,17 @@ async function tell(request: SmokeRequest, state: SmokeState, deps: SmokeDeps): 
 /**
  * What the runner's verdict.json says about the run itself (not about the log): how it ended
  * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
+ * A field that is missing or malformed is unknown, never an error.
  */
-export interface RunnerHint {
-  exitCode: number | null;
-  timedOut: boolean;
-  signal: string | null;
-  gpu: string | null;
-}
+const RunnerHintSchema = z.object({
+  exitCode: z.number().int().nullable().catch(null),
+  timedOut: z.boolean().catch(false),
+  signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
+  throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
+});
+export type RunnerHint = z.infer<typeof RunnerHintSchema>;
 
-const NO_HINT: RunnerHint = { exitCode: null, timedOut: false, signal: null, gpu: null };
+const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
 
 /** Streams a log (bytes) through the verdict parser, never holding it whole. */
 async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
@@ -356,7 +359,7 @@ async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: Sm
     ...requestedLayout(request.overrides),
     contextParallelSize: request.cp,
     ...(request.sizes ? { sizes: request.sizes } : {}),
-    ...(hint.gpu ? { gpu: hint.gpu } : {}),
+    ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
   });
   const reader = stream.getReader();
   for (;;) {
@@ -400,14 +403,8 @@ async function readRunnerHint(bytes: Uint8Array, entries: ReturnType<typeof list
   try {
     const json = await readCapped(openZipEntry(bytes, entry), MAX_HINT_BYTES);
     if (json === null) return NO_HINT;
-    const parsed = JSON.parse(json) as { exitCode?: unknown; timedOut?: unknown; signal?: unknown; throughput?: { gpu?: unknown } };
-    const text = (v: unknown, re: RegExp) => (typeof v === "string" && re.test(v) ? v : null);
-    return {
-      exitCode: typeof parsed.exitCode === "number" && Number.isInteger(parsed.exitCode) ? parsed.exitCode : null,
-      timedOut: parsed.timedOut === true,
-      signal: text(parsed.signal, /^SIG[A-Z0-9]{1,10}$/),
-      gpu: text(parsed.throughput?.gpu, /^[A-Za-z0-9 _-]{1,40}$/),
-    };
+    const parsed = RunnerHintSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : NO_HINT;
   } catch {
     return NO_HINT;
   }
