@@ -1,37 +1,20 @@
 // The CLI through its real binary (a child process), as users and CI run it.
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type AjvDraft04 from "ajv-draft-04";
 import { beforeAll, describe, expect, it } from "vitest";
 import { VERSION } from "../../src/version.ts";
 import { ALL_RULES } from "../../src/core/rules/index.ts";
+import { hcpBot as runHcpBot, root, type Run } from "../support/cli.ts";
 
-const root = join(import.meta.dirname, "..", "..");
-const bin = join(root, "bin", "hcp-bot.js");
 const fx = (name: string) => join("fixtures", "cli", name);
 const require = createRequire(import.meta.url);
 // CommonJS packages: required directly so their constructors are not wrapped in a namespace.
 const Ajv04 = require("ajv-draft-04") as typeof AjvDraft04.default;
 const addFormats = require("ajv-formats") as (ajv: unknown) => void;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function hcpBot(...args: string[]): Promise<Run> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: root, maxBuffer: 32 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const hcpBot = (...args: string[]) => runHcpBot(args);
 
 describe("hcp-bot lint", () => {
   it("reports the missing hierarchical sizes with file, line, rule and fix, and exits 1", async () => {

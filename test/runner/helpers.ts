@@ -1,26 +1,13 @@
 // Runs the real `hcp-bot` binary as a child process, with the fake `uv` first on PATH.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { root } from "../support/cli.ts";
 
-export const root = join(import.meta.dirname, "..", "..");
-export const bin = join(root, "bin", "hcp-bot.js");
+export { bin, hcpBot, root, startHcpBot, type Run, type Started } from "../support/cli.ts";
 export const fixtures = join(import.meta.dirname, "fixtures");
 export const fakeBin = join(fixtures, "bin");
 export const logs = (name: string) => join(root, "fixtures", "logs", name);
-
-export interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-export interface Started {
-  child: ChildProcess;
-  done: Promise<Run>;
-}
 
 /** The environment a test run starts from: ours, minus anything that would change the run. */
 export function baseEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
@@ -37,20 +24,6 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
     else env[k] = v;
   }
   return env;
-}
-
-export function startHcpBot(args: readonly string[], options: { cwd: string; env: Record<string, string> }): Started {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const done = new Promise<Run>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
-}
-
-export function hcpBot(args: readonly string[], options: { cwd: string; env: Record<string, string> }): Promise<Run> {
-  return startHcpBot(args, options).done;
 }
 
 export function tempDir(prefix = "hcp-runner-test-"): string {

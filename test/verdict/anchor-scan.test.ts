@@ -11,10 +11,10 @@ import { assembleAnchorScan, EMBEDDED_PATH, embeddedModuleSource } from "../../s
 import { ANCHORS } from "../../src/core/verdict/anchors.ts";
 import { BUCKET_GROUPS, WasmAnchorScanner } from "../../src/core/verdict/scan/wasm-scanner.ts";
 import { createVerdictParser, MAX_LINE, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
+import { hcpBot, root } from "../support/cli.ts";
 import { chunkingSample, splitAt } from "./logs.ts";
 
 const run = promisify(execFile);
-const root = join(import.meta.dirname, "..", "..");
 const logsDir = join(root, "fixtures", "logs");
 const encoder = new TextEncoder();
 
@@ -277,11 +277,9 @@ describe("long lines on the byte path", () => {
 });
 
 describe("without WebAssembly", () => {
-  const log = join(logsDir, "a_nccl_cp2_hcp2x1.log");
-  const cli = [join(root, "bin", "hcp-bot.js"), "verdict", log, "--exit-code", "0", "--format", "json"];
-  const opts = { cwd: root, env: { ...process.env, NO_COLOR: "1" } };
+  const args = ["verdict", join(logsDir, "a_nccl_cp2_hcp2x1.log"), "--exit-code", "0", "--format", "json"];
   // The CLI exits 1 for a failing verdict (this probe log has no training step); stdout is the JSON.
-  const verdictJson = (flags: string[]) => run(process.execPath, [...flags, ...cli], opts).catch((e: { stdout: string }) => e);
+  const verdictJson = (nodeArgs: string[]) => hcpBot(args, { nodeArgs, env: { ...process.env, NO_COLOR: "1" } });
   // What Cloudflare Workers do: WebAssembly exists, compiling bytes at run time throws.
   const forbidCompile =
     "data:text/javascript," +

@@ -1,26 +1,15 @@
 // `hcp-bot verdict` through the real binary: exit codes and formats.
-import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { VerdictSchema } from "../../src/core/verdict/index.ts";
+import { hcpBot as runHcpBot } from "../support/cli.ts";
 import { FLAT_NAMES, trainingLog } from "./logs.ts";
 
-const root = join(import.meta.dirname, "..", "..");
-const bin = join(root, "bin", "hcp-bot.js");
 const log = (name: string) => join("fixtures", "logs", name);
 
-async function hcpBot(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { cwd: root, maxBuffer: 32 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const hcpBot = (...args: string[]) => runHcpBot(args);
 
 const tmp = mkdtempSync(join(tmpdir(), "hcp-verdict-cli-"));
 const passing = join(tmp, "pass.log");
