@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverWebhook } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-tests";
 const OWNER = "acme";
@@ -40,9 +40,7 @@ function sha(): string {
 }
 
 async function deliver(event: string, payload: object, id: string = randomUUID()): Promise<{ status: number; id: string }> {
-  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload, id);
-  await bot.idle(); // the answer comes first; the review runs in the background
-  return { status, id };
+  return { status: await deliverAndSettle(bot, SECRET, event, payload, id), id };
 }
 
 function repository() {

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverWebhook, fixtureLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, fixtureLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -37,8 +37,9 @@ let prCounter = 100;
 
 const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir });
 
-async function start(): Promise<RunningServer> {
-  return startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } } });
+/** The server on the shared data folder; `options` replace the test defaults. */
+function start(options: Parameters<typeof startServer>[1] = {}): Promise<RunningServer> {
+  return startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
 }
 
 /** Stops the server and starts a new one on the same data folder; the pause lets the
@@ -46,14 +47,10 @@ async function start(): Promise<RunningServer> {
 async function restart(options: Parameters<typeof startServer>[1] = {}): Promise<void> {
   await bot.stop();
   await new Promise((r) => setTimeout(r, 50));
-  bot = await startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
+  bot = await start(options);
 }
 
-async function deliver(event: string, payload: object, id?: string): Promise<number> {
-  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload, id);
-  await bot.idle(); // the answer comes first; the work runs in the background
-  return status;
-}
+const deliver = (event: string, payload: object, id?: string) => deliverAndSettle(bot, SECRET, event, payload, id);
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
 

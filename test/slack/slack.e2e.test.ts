@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, deliverWebhook, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -115,11 +115,7 @@ async function command(text: string, o: CommandOptions = {}) {
   return { status: res.status, json, ackMs, responseId, body, replies: () => slack.responses(responseId), replyText: () => slack.responses(responseId).map((r) => JSON.stringify(r)).join("\n") };
 }
 
-async function deliver(event: string, payload: object): Promise<number> {
-  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, event, payload);
-  await bot.idle();
-  return status;
-}
+const deliver = (event: string, payload: object) => deliverAndSettle(bot, SECRET, event, payload);
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
 

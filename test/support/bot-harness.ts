@@ -52,6 +52,13 @@ export async function deliverWebhook(url: string, secret: string, event: string,
   return res.status;
 }
 
+/** Delivers a signed webhook to the bot, then waits for the work it queued (the answer comes first). */
+export async function deliverAndSettle(bot: { url: string; idle(): Promise<void> }, secret: string, event: string, payload: object, id?: string): Promise<number> {
+  const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, secret, event, payload, id);
+  await bot.idle();
+  return status;
+}
+
 /** Bridge iteration lines (HCP-RULES 4.2) with finite losses. */
 export function iterationLines(count = 2): string {
   return Array.from(
