@@ -257,6 +257,80 @@ function emptyChildFailure(): ChildFailure {
 
 const SIGNAL_NAMES: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM" };
 
+function countNewlines(t: string, from: number, to: number): number {
+  let n = 0;
+  let i = t.indexOf("\n", from);
+  while (i >= 0 && i < to) {
+    n++;
+    i = t.indexOf("\n", i + 1);
+  }
+  return n;
+}
+
+/** An anchored line of a block: filled in place by a finder (no allocation per line). */
+interface FoundLine {
+  start: number;
+  /** Index of the line's "\n". */
+  end: number;
+  /** The line's first anchor. */
+  anchor: string;
+  /** Newlines between the block start and the line. */
+  linesBefore: number;
+}
+
+/** Finds a block's anchored lines, in order. */
+interface AnchorFinder {
+  /** The first anchored line starting at or after `from` (a line start): false when none is left. */
+  next(from: number, found: FoundLine): boolean;
+  /** The block's line count, asked once all lines are handled. */
+  blockLines(): number;
+}
+
+/** The regex finder (strings, non-ASCII blocks, runtimes without WebAssembly). */
+function regexFinder(block: string): AnchorFinder {
+  const anchor = ANCHOR_GLOBAL;
+  // Newlines are counted as the search moves on, never twice.
+  let countedTo = 0;
+  let counted = 0;
+  const countTo = (to: number) => {
+    counted += countNewlines(block, countedTo, to);
+    countedTo = to;
+    return counted;
+  };
+  return {
+    next(from, found) {
+      anchor.lastIndex = from;
+      const m = anchor.exec(block);
+      if (!m) return false;
+      found.start = m.index === 0 ? 0 : block.lastIndexOf("\n", m.index - 1) + 1;
+      found.end = block.indexOf("\n", m.index);
+      found.anchor = m[0];
+      found.linesBefore = countTo(found.start);
+      return true;
+    },
+    blockLines: () => countTo(block.length),
+  };
+}
+
+/** The lines the WebAssembly scanner found in the block's bytes (ASCII: byte offsets are string offsets). */
+function hitsFinder(hits: AnchorHits): AnchorFinder {
+  const data = hits.data;
+  let h = 0;
+  return {
+    next(from, found) {
+      while (h < hits.count && data[h * 4]! < from) h++;
+      if (h === hits.count) return false;
+      found.start = data[h * 4]!;
+      found.end = data[h * 4 + 1]!;
+      found.anchor = ANCHORS[data[h * 4 + 2]!]!;
+      found.linesBefore = data[h * 4 + 3]!;
+      h++;
+      return true;
+    },
+    blockLines: () => hits.newlines,
+  };
+}
+
 export function createVerdictParser(options: VerdictOptions): VerdictParser {
   const opts = VerdictOptionsSchema.parse(options);
   const decoder = new TextDecoder("utf-8");
@@ -856,18 +930,9 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
 
   // ---- streaming -----------------------------------------------------------------------
 
-  function countNewlines(t: string, from: number, to: number): number {
-    let n = 0;
-    let i = t.indexOf("\n", from);
-    while (i >= 0 && i < to) {
-      n++;
-      i = t.indexOf("\n", i + 1);
-    }
-    return n;
-  }
-
   /** The first anchor the scan found in the current line ("" in line-by-line mode). */
   let firstAnchor = "";
+  const found: FoundLine = { start: 0, end: 0, anchor: "", linesBefore: 0 };
 
   /** Examines the line at `pos` of the current block; returns where the next line starts. */
   function processNextLine(block: string, pos: number): number {
@@ -878,66 +943,31 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     return nl + 1;
   }
 
-  /** Finds the anchored lines of `block` (complete lines, ends with "\n") with the regex. */
-  function scanBlock(block: string): void {
-    const anchor = ANCHOR_GLOBAL;
-    curBlock = block;
-    let pos = 0;
-    const len = block.length;
-    while (pos < len) {
-      if (needEveryLine()) {
-        pos = processNextLine(block, pos);
-        continue;
-      }
-      anchor.lastIndex = pos;
-      const m = anchor.exec(block);
-      if (!m) {
-        linesDone += countNewlines(block, pos, len);
-        return;
-      }
-      const lineStart = m.index === 0 ? 0 : block.lastIndexOf("\n", m.index - 1) + 1;
-      linesDone += countNewlines(block, pos, lineStart);
-      const nl = block.indexOf("\n", m.index);
-      curLineStart = lineStart;
-      firstAnchor = m[0];
-      processLine(block.slice(lineStart, nl), linesDone + 1, true);
-      firstAnchor = "";
-      linesDone++;
-      pos = nl + 1;
-    }
-  }
-
   /**
-   * Like scanBlock, with the anchored lines already found by the WebAssembly scanner over the
-   * block's bytes (ASCII, so byte offsets are string offsets). While a traceback, box or YAML
-   * dump is open every line is read, and hits inside those lines are skipped.
+   * Examines the lines of `block` (complete lines, ends with "\n") that `finder` reports as
+   * holding an anchor, and every line while a traceback, box or YAML dump is open (anchored
+   * lines inside those are then skipped by the finder's `from`).
    */
-  function scanBlockWithHits(block: string, hits: AnchorHits): void {
+  function scanBlock(block: string, finder: AnchorFinder): void {
     curBlock = block;
-    const data = hits.data;
     const base = linesDone;
-    let pos = 0;
-    let h = 0;
     const len = block.length;
+    let pos = 0;
     while (pos < len) {
       if (needEveryLine()) {
         pos = processNextLine(block, pos);
         continue;
       }
-      while (h < hits.count && data[h * 4]! < pos) h++; // lines already read one by one
-      if (h === hits.count) break;
-      const lineStart = data[h * 4]!;
-      const nl = data[h * 4 + 1]!;
-      linesDone = base + data[h * 4 + 3]!;
-      curLineStart = lineStart;
-      firstAnchor = ANCHORS[data[h * 4 + 2]!]!;
-      processLine(block.slice(lineStart, nl), linesDone + 1, true);
+      if (!finder.next(pos, found)) break;
+      linesDone = base + found.linesBefore;
+      curLineStart = found.start;
+      firstAnchor = found.anchor;
+      processLine(block.slice(found.start, found.end), linesDone + 1, true);
       firstAnchor = "";
       linesDone++;
-      pos = nl + 1;
-      h++;
+      pos = found.end + 1;
     }
-    linesDone = base + hits.newlines;
+    linesDone = base + finder.blockLines();
   }
 
   function finishBlock(block: string): void {
@@ -964,9 +994,9 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
       const end = lastNl + 1;
       const block = decoder.decode(buffer.view(0, end));
       if (buffer.isAscii(0, end)) {
-        scanBlockWithHits(block, buffer.scan(end));
+        scanBlock(block, hitsFinder(buffer.scan(end)));
         wasmScanned = true;
-      } else scanBlock(block);
+      } else scanBlock(block, regexFinder(block));
       finishBlock(block);
       buffer.discard(end);
     }
@@ -1009,7 +1039,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
     } else {
       const block = buf.slice(0, lastNl + 1);
       carry = buf.slice(lastNl + 1);
-      scanBlock(block);
+      scanBlock(block, regexFinder(block));
       finishBlock(block);
     }
     if (carry.length > MAX_LINE) {
