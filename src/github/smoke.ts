@@ -356,9 +356,8 @@ const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
 async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
   const parser = createVerdictParser({
     expectHcp: request.expectHcp,
+    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes.
     ...requestedLayout(request.overrides),
-    contextParallelSize: request.cp,
-    ...(request.sizes ? { sizes: request.sizes } : {}),
     ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
   });
   const reader = stream.getReader();
