@@ -17,8 +17,8 @@
 ;;   scratch: 16 bytes.
 ;;   input:   the block, followed by at least 32 readable bytes (the 3 loads read past the end;
 ;;            what they read there is masked off).
-;;   hits:    4 x i32 per line found: line start, index of its "\n", anchor index, and the
-;;            number of "\n" between the scan start and the line start.
+;;   hits:    4 x i32 per line found: line start and index of its "\n" (both counted from the
+;;            scan start), anchor index, and the number of "\n" between the scan start and the line.
 (module
   (memory (export "memory") 8)
 
@@ -97,7 +97,7 @@
     (local $lo0 v128) (local $hi0 v128) (local $lo1 v128) (local $hi1 v128) (local $lo2 v128) (local $hi2 v128)
     (local $lanes i32) (local $newlineLanes i32) (local $candidates i32) (local $lane i32) (local $q i32)
     (local $anchor i32) (local $lastNewline i32) (local $newlinesBefore i32) (local $below i32) (local $eol i32)
-    (local $found i32)
+    (local $found i32) (local $start i32)
     (local.set $lowNibble (i8x16.splat (i32.const 15)))
     (local.set $lo0 (v128.load (local.get $tables)))
     (local.set $hi0 (v128.load offset=16 (local.get $tables)))
@@ -105,6 +105,7 @@
     (local.set $hi1 (v128.load offset=48 (local.get $tables)))
     (local.set $lo2 (v128.load offset=64 (local.get $tables)))
     (local.set $hi2 (v128.load offset=80 (local.get $tables)))
+    (local.set $start (local.get $p))
     (local.set $lastNewline (i32.sub (local.get $p) (i32.const 1)))
     (block $exit
       (loop $block
@@ -146,8 +147,8 @@
                     (then (local.set $lastNewline (i32.sub (i32.add (local.get $p) (i32.const 31)) (i32.clz (local.get $below))))))
                   (local.set $newlinesBefore (i32.add (local.get $newlines) (i32.popcnt (local.get $below))))
                   (local.set $eol (call $lineEnd (local.get $q) (local.get $end)))
-                  (i32.store (local.get $hits) (i32.add (local.get $lastNewline) (i32.const 1)))
-                  (i32.store offset=4 (local.get $hits) (local.get $eol))
+                  (i32.store (local.get $hits) (i32.sub (i32.add (local.get $lastNewline) (i32.const 1)) (local.get $start)))
+                  (i32.store offset=4 (local.get $hits) (i32.sub (local.get $eol) (local.get $start)))
                   (i32.store offset=8 (local.get $hits) (local.get $anchor))
                   (i32.store offset=12 (local.get $hits) (local.get $newlinesBefore))
                   (local.set $hits (i32.add (local.get $hits) (i32.const 16)))

@@ -175,12 +175,7 @@ export class WasmAnchorScanner {
   scan(end: number): AnchorHits {
     const count = this.wasm.scan(INPUT, INPUT + end, 0, TABLES, this.anchorCount, this.hitsAt, this.maxHits, SCRATCH);
     if (count >= this.maxHits) throw new Error("anchor scanner: hits area overflowed");
-    const data = this.hitInts;
-    for (let i = 0; i < count * HIT_INTS; i += HIT_INTS) {
-      data[i] = data[i]! - INPUT;
-      data[i + 1] = data[i + 1]! - INPUT;
-    }
-    return { count, newlines: this.wasm.scannedNewlines.value as number, data };
+    return { count, newlines: this.wasm.scannedNewlines.value as number, data: this.hitInts };
   }
 
   /** Drops [0, upTo) and moves the rest to the front. */
