@@ -1,10 +1,11 @@
 // Training logs built from the Bridge formats of HCP-RULES.md 4.2/4.3 around real torchrun lines.
 import { describe, expect, it } from "vitest";
 import { verdictOf, VerdictSchema, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
-import { CHILD_FAILED_BOX, FLAT_NAMES, HCP_NAMES, HCP_SUMMARY, iterationLine, probeLines, rankTraceback, trainingLog } from "./logs.ts";
+import { CHILD_FAILED_BOX, constructionLine, FLAT_NAMES, HCP_NAMES, HCP_SUMMARY, iterationLine, PROBE_KEY, probeLines, rankTraceback, trainingLog } from "./logs.ts";
 
+/** The verdict of a run that asked for HCP, with the run's probe key (as smoke-run and the bot judge). */
 function verdict(log: string, exitCode: number | null = 0, options: Partial<VerdictOptions> = {}, extra?: { timedOut?: boolean; signal?: string }): Verdict {
-  return VerdictSchema.parse(verdictOf(log, { expectHcp: true, ...options }, exitCode, extra));
+  return VerdictSchema.parse(verdictOf(log, { expectHcp: true, probeKey: PROBE_KEY, ...options }, exitCode, extra));
 }
 
 /** A run that died on `exception` raised at `file` on every rank, with torchrun's box. */
@@ -280,6 +281,7 @@ describe("log noise", () => {
 
   it("ranks merged on one line: each `[rankN]:` segment is read on its own", () => {
     const merged = [
+      constructionLine(2, 5, 10, 0, 2),
       "[rank2]:[I1130 04:42:10.4 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0] Using non-blocking mode: 0[rank1]: Traceback (most recent call last):",
       '[rank3]: some other output[rank1]:   File "/opt/a.py", line 3, in f',
       "[rank1]:     assert np.prod(hierarchical_context_parallel_sizes) == context_parallel_size",
