@@ -31,7 +31,7 @@ describe("verdict on the real fixture logs (expectHcp)", () => {
     expect(v.hcp.evidence.every((e) => e.text.includes("PG GUID"))).toBe(true);
     expect(v.status).toBe("hcp-inactive");
     expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
-    expect(v.cause?.message).toContain("construction lines show level sizes [2,1]");
+    expect(v.cause?.message).toContain("level sizes [2,1] (from torch's ProcessGroupNCCL construction lines)");
   });
 
   it("a without expecting HCP: nothing marks the end of a run without an exit status → truncated", () => {

@@ -48,8 +48,8 @@ export const FLAT_NAMES = [
   "[rank1]:[I1130 04:42:56.157604014 ProcessGroupNCCL.cpp:1561] [PG ID 4 PG GUID 9(CONTEXT_PARALLEL_GROUP) Rank 1] Destroy complete.",
 ];
 
-/** A probe report per rank of a CP=4 [2, 2] run (levels null: flat), signed with `key` (none: unsigned). */
-export function probeLines(hcp: boolean, world = 4, key: string | undefined = PROBE_KEY): string[] {
+/** A probe report per rank of a CP=4 [2, 2] run (levels null: flat), signed with `key` (null: unsigned). */
+export function probeLines(hcp: boolean, world = 4, key: string | null = PROBE_KEY): string[] {
   return Array.from({ length: world }, (_, rank) =>
     formatProbeLine(
       {
@@ -64,7 +64,7 @@ export function probeLines(hcp: boolean, world = 4, key: string | undefined = PR
             ]
           : null,
       },
-      key,
+      key ?? undefined,
     ),
   );
 }

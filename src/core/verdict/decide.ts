@@ -200,7 +200,7 @@ function inactiveCause(f: VerdictFacts, layout: Layout, active: boolean | null, 
     const single = sizes[0] === 1 ? "p2p" : "a2a";
     return {
       kind: "hcp-degenerate",
-      message: `HCP was not hierarchical: ${from} show level sizes ${show(sizes)}; a level of size 1 makes a2a+p2p plain ${single} (HCP004)`,
+      message: `HCP was not hierarchical: level sizes ${show(sizes)} (from ${from}); a level of size 1 makes a2a+p2p plain ${single} (HCP004)`,
       line: null,
       rank: null,
       ruleId: "HCP004",
