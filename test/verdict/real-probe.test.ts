@@ -43,11 +43,11 @@ describe("signed real probe logs (v2)", () => {
     }
   });
 
-  it.each([
+  it.each<[string, Partial<VerdictOptions>, RegExp]>([
     ["another CP size", { contextParallelSize: 8 }, /cp_size 4 \(asked 8\)/],
     ["other sizes", { sizes: [4, 1] }, /level sizes \[2,2\] \(asked \[4,1\]\)/],
     ["another world size", { worldSize: 8 }, /world_size 4 \(asked 8\)/],
-  ] as const)("s1 against a request with %s: fail config-mismatch, though no config summary was printed", (_what, request, message) => {
+  ])("s1 against a request with %s: fail config-mismatch, though no config summary was printed", (_what, request, message) => {
     const v = verdict("s1_gloo_cp4_hcp2x2.v2.log", 0, request);
     expect(v.markers.configSummary).toBe(false);
     expect(v.status).toBe("fail");
