@@ -99,9 +99,9 @@ export class LogReader {
   }
 
   private examine(seg: string, rank: number | null, line: number, whole: string, anchor: string): void {
-    // Fast paths for the two frequent kinds of line (iteration lines, torch PG INFO lines):
-    // they carry nothing else the verdict needs, except a watchdog failure on a CP group or a
-    // report that an old probe glued to the line.
+    // Fast paths for the frequent kinds of line (iteration lines, torch PG INFO and
+    // construction lines): they carry nothing else the verdict needs, except a watchdog failure
+    // on a CP group or a report that an old probe glued to the line.
     if (anchor === "iteration" && this.iterations.iteration(seg, line)) return;
     if (anchor === "CONTEXT_PARALLEL_GROUP") {
       this.groups.names(seg, rank, line, whole);
@@ -109,7 +109,12 @@ export class LogReader {
       if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
       return;
     }
-    if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);
+    if (anchor === "TIMEOUT(ms)") {
+      // A construction line: nothing else on it matters unless another anchor follows.
+      this.groups.construction(seg);
+      const rest = seg.indexOf("TIMEOUT(ms)") + 11;
+      if (rest === 10 || !ANCHOR_TEST.test(seg.slice(rest))) return;
+    } else if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);
     if (seg.includes("CONTEXT_PARALLEL_GROUP")) this.groups.names(seg, rank, line, whole);
     if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
     if (seg.includes("iteration")) {
