@@ -38,7 +38,7 @@ describe("chunking invariance", () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 30_000);
 
   it("one byte at a time", () => {
     expect(runChunks(Array.from(SAMPLE_BYTES, (b) => Uint8Array.of(b)))).toEqual(whole);
