@@ -197,7 +197,7 @@ describe("the parser's byte path (WebAssembly) against its regex path", () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 30_000);
 
   it("one byte at a time", () => {
     expect(verdictOf(Array.from(ASCII_BYTES, (b) => Uint8Array.of(b))).verdict).toEqual(byRegex.verdict);

@@ -57,6 +57,9 @@ export class LogReader {
    */
   line(raw: string, line: number, anchor = ""): void {
     this.examined++;
+    // torch's construction lines (one per group and rank) need only their own regex, which
+    // reads the global rank from the line itself: no cleaning, no rank split.
+    if (anchor === "TIMEOUT(ms)" && this.construction(raw)) return;
     let text = raw.length > MAX_LINE ? raw.slice(0, MAX_LINE) : raw;
     // A GitHub Actions job log (the bot's fallback when no artifact was uploaded) starts every
     // line with an ISO timestamp; tracebacks and torchrun's box are matched from line start.
@@ -84,6 +87,14 @@ export class LogReader {
     this.segment(text.slice(start), rank, line, text, segments === 0 ? anchor : "");
   }
 
+  /** True when the line was a construction line and nothing else on it can matter. */
+  private construction(raw: string): boolean {
+    const rest = raw.indexOf("TIMEOUT(ms)") + 11;
+    if (raw.length > MAX_LINE || raw.includes("\x1b") || raw.includes("\r") || ANCHOR_TEST.test(raw.slice(rest))) return false;
+    this.groups.construction(raw);
+    return true;
+  }
+
   finish(nextLine: number): void {
     this.config.finish(nextLine);
     this.box.finish();
@@ -99,9 +110,9 @@ export class LogReader {
   }
 
   private examine(seg: string, rank: number | null, line: number, whole: string, anchor: string): void {
-    // Fast paths for the frequent kinds of line (iteration lines, torch PG INFO and
-    // construction lines): they carry nothing else the verdict needs, except a watchdog failure
-    // on a CP group or a report that an old probe glued to the line.
+    // Fast paths for the two frequent kinds of line (iteration lines, torch PG INFO lines):
+    // they carry nothing else the verdict needs, except a watchdog failure on a CP group or a
+    // report that an old probe glued to the line.
     if (anchor === "iteration" && this.iterations.iteration(seg, line)) return;
     if (anchor === "CONTEXT_PARALLEL_GROUP") {
       this.groups.names(seg, rank, line, whole);
@@ -109,12 +120,7 @@ export class LogReader {
       if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
       return;
     }
-    if (anchor === "TIMEOUT(ms)") {
-      // A construction line: nothing else on it matters unless another anchor follows.
-      this.groups.construction(seg);
-      const rest = seg.indexOf("TIMEOUT(ms)") + 11;
-      if (rest === 10 || !ANCHOR_TEST.test(seg.slice(rest))) return;
-    } else if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);
+    if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);
     if (seg.includes("CONTEXT_PARALLEL_GROUP")) this.groups.names(seg, rank, line, whole);
     if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
     if (seg.includes("iteration")) {
