@@ -242,7 +242,7 @@ function inactiveCause(f: VerdictFacts, layout: Layout, active: boolean | null, 
 }
 
 /** The run asked for specific values and the log (configuration, probe reports, group sizes) shows others. */
-function requestMismatch(f: VerdictFacts, layout: Layout, opts: Options): Cause | null {
+function requestMismatch(f: VerdictFacts, opts: Options): Cause | null {
   const problems: string[] = [];
   const c = f.config.config;
   if (opts.sizes && c.hierarchicalSizes && !sameList(opts.sizes, c.hierarchicalSizes)) problems.push(`hierarchical_context_parallel_sizes ${show(c.hierarchicalSizes)} (asked ${show(opts.sizes)})`);
@@ -320,7 +320,7 @@ function hcpEvidence(f: VerdictFacts, active: boolean | null): Evidence[] {
   return f.evidence.filter((e) => e.kind === "config").slice(0, 3);
 }
 
-function evidenceNotes(f: VerdictFacts, notes: Notes, hcpRequired: boolean, active: boolean | null, layout: Layout): void {
+function evidenceNotes(f: VerdictFacts, notes: Notes, hcpRequired: boolean, layout: Layout): void {
   const { config, configSummary, finalConfiguration } = f.config;
   if (f.probe.untrusted > 0) {
     notes.add(`${f.probe.untrusted} HCP-PROBE report(s) ${f.probe.keyGiven ? "without a valid MAC" : "read without the run's probe key"}: listed as untrusted, never evidence`);
@@ -332,7 +332,6 @@ function evidenceNotes(f: VerdictFacts, notes: Notes, hcpRequired: boolean, acti
   if (layout.degenerate && (f.probe.ranks.length > 0 || f.groups.hierarchicalLines > 0)) {
     notes.add(`a hierarchical level has size 1 (${layout.degenerate.from}: ${show(layout.degenerate.sizes)}): a2a+p2p degenerates to a single level (HCP004)`);
   }
-  void active;
 }
 
 export function decide(f: VerdictFacts, opts: Options, exitCode: number | null, extra: VerdictEndExtra): Verdict {
@@ -348,13 +347,13 @@ export function decide(f: VerdictFacts, opts: Options, exitCode: number | null, 
   const hcpRequired = opts.expectHcp || Boolean(opts.cpCommType?.includes("a2a+p2p")) || Boolean(config.cpCommType?.includes("a2a+p2p"));
   if (hcpRequired && !opts.expectHcp) notes.add("the run's configuration asks for cp_comm_type a2a+p2p: HCP must be proven, although it was not expected");
   if (throughput.implausible && !hcpRequired) notes.add(`TFLOP/s/GPU above the ${throughput.gpu} peak: CP may be off`);
-  evidenceNotes(f, notes, hcpRequired, active, layout);
+  evidenceNotes(f, notes, hcpRequired, layout);
 
   let { cause, others } = pickCause(f, exitCode, extra, notes);
   let status: Verdict["status"] = "fail";
   if (!cause) {
     const inactive = hcpRequired ? inactiveCause(f, layout, active, throughput) : null;
-    const mismatch = requestMismatch(f, layout, opts);
+    const mismatch = requestMismatch(f, opts);
     const unverified = hcpRequired ? unverifiedCause(f, opts, active) : null;
     if (inactive) {
       status = "hcp-inactive";
