@@ -13,9 +13,10 @@ export interface WebPages {
 
 type Log = { error(obj: object, msg?: string): void };
 
-export function mountWeb(server: Server, settings: ServerSettings, _store: Store | undefined, log: Log): WebPages {
+export function mountWeb(server: Server, settings: ServerSettings, store: Store | undefined, log: Log): WebPages {
   const files = createStaticFiles({ log });
   if (settings.mode === "setup") server.addHandler(linkFromSetupPage);
-  server.addHandler(nodeWebHandler(createWebHandler({ files }), isWebPath));
+  const github = { webUrl: settings.web.githubWebUrl, apiUrl: settings.baseUrl };
+  server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github } }), isWebPath));
   return { files };
 }

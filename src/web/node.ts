@@ -27,8 +27,11 @@ function toRequest(req: IncomingMessage, body: string | undefined): Request {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
-  // The URL's origin is only a base for parsing; the pages never trust the Host header for links that matter.
-  const url = new URL(req.url ?? "/", "http://localhost");
+  // The origin comes from the Host header unless HCP_PUBLIC_URL is set; it only names the
+  // OAuth callback, which GitHub checks against the App's registered callback URLs.
+  const host = /^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(req.headers.host ?? "") ? req.headers.host! : "localhost";
+  const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
+  const url = new URL(req.url ?? "/", `${proto}://${host}`);
   return new Request(url, { method: req.method ?? "GET", headers, ...(body ? { body } : {}) });
 }
 

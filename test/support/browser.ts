@@ -26,7 +26,10 @@ export function launchBrowser(): Promise<Browser> {
 
 export interface PageProbe {
   page: Page;
-  /** Console errors and CSP violations seen so far. */
+  /**
+   * Console errors (CSP violations among them), page errors, and scripts, styles, images or
+   * WebAssembly that failed to load. A page answered 401 or 404 on purpose is not one.
+   */
   problems: string[];
 }
 
@@ -39,7 +42,11 @@ export async function onPage(browser: Browser, name: string, fn: (probe: PagePro
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
+    // Chromium logs every 4xx, documents included; sub-resources are checked below instead.
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource: the server responded with a status of")) problems.push(`console: ${m.text()}`);
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && r.request().resourceType() !== "document") problems.push(`HTTP ${r.status()} for ${r.url()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   try {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Edit } from "../../src/core/model/source.ts";
-import { CHROMIUM, launchBrowser, onPage } from "../support/browser.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
 import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
 
 const EXAMPLES = join(root, "fixtures", "playground");
@@ -114,6 +114,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect([...lines.slice(0, start - 1), ...added, ...lines.slice(end)].join("\n")).toBe(fixed);
       expect(added.join("\n")).toContain("hierarchical_context_parallel_sizes = [2, 2]");
 
+      await page.screenshot({ path: join(SCREENSHOTS, "..", "pages", "playground.png"), fullPage: true });
       expect(problems).toEqual([]);
       const origins = new Set(requests.map((r) => new URL(r.url).origin));
       expect([...origins]).toEqual([base]);

@@ -22,7 +22,9 @@ export function securityHeaders(csp: string): Record<string, string> {
     "content-security-policy": csp,
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    // same-origin, not no-referrer: with no-referrer a browser posts forms with `Origin: null`,
+    // and the sign-out form's Origin is checked. Nothing is sent to other sites either way.
+    "referrer-policy": "same-origin",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
     "permissions-policy": "camera=(), microphone=(), geolocation=(), interest-cohort=()",

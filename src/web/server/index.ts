@@ -2,10 +2,12 @@
 // and the smoke-run history behind GitHub sign-in. Runtime-neutral apart from the static
 // files and the store the host hands in.
 import { htmlResponse } from "./headers.ts";
+import { createRunsRoutes, type RunsOptions } from "./runs.ts";
 import type { StaticFiles } from "./static.ts";
 
 export interface WebHandlerOptions {
   files: StaticFiles;
+  runs: RunsOptions;
 }
 
 /** Paths the web handler answers; everything else belongs to the rest of the server. */
@@ -14,6 +16,7 @@ export function isWebPath(path: string): boolean {
 }
 
 export function createWebHandler(options: WebHandlerOptions): (request: Request) => Promise<Response | undefined> {
+  const runs = createRunsRoutes(options.runs);
   return async (request) => {
     const url = new URL(request.url);
     if (request.method !== "GET" && request.method !== "HEAD" && !url.pathname.startsWith("/auth/")) {
@@ -25,6 +28,6 @@ export function createWebHandler(options: WebHandlerOptions): (request: Request)
       if (etag && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: file.headers });
       return file;
     }
-    return undefined;
+    return runs(request, url);
   };
 }
