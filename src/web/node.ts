@@ -2,24 +2,12 @@
 // webhooks). Requests become fetch Requests for the runtime-neutral handler and its
 // Response is written back; paths the handler does not know fall through to the next.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 
 export type FetchHandler = (request: Request) => Promise<Response | undefined>;
 
 /** Bodies of the few forms these pages post (sign-out) are small. */
 const MAX_FORM_BYTES = 16 * 1024;
-
-class TooLarge extends Error {}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) throw new TooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function toRequest(req: IncomingMessage, body: string | undefined): Request {
   const headers = new Headers();
@@ -55,9 +43,9 @@ export function nodeWebHandler(handler: FetchHandler, owns: (path: string) => bo
     let body: string | undefined;
     if (method !== "GET" && method !== "HEAD") {
       try {
-        body = await readBody(req);
+        body = await readBodyCapped(req, MAX_FORM_BYTES);
       } catch (error) {
-        if (!(error instanceof TooLarge)) throw error;
+        if (!(error instanceof BodyTooLarge)) throw error;
         res.writeHead(413, { "content-type": "text/plain; charset=utf-8" }).end("Request body too large.");
         return true;
       }
