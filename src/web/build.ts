@@ -102,11 +102,13 @@ async function buildInto(dir: string, hash: string): Promise<void> {
   await writeFile(join(dir, STAMP), JSON.stringify({ hash, sizes }, null, 2));
 }
 
-let current: Promise<WebBuild> | undefined;
+const building = new Map<string, Promise<WebBuild>>();
 
 /** Builds dist/web unless it is current; concurrent callers in one process share one build. */
 export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
-  current ??= (async () => {
+  const current = building.get(dir);
+  if (current) return current;
+  const build_ = (async () => {
     const started = performance.now();
     const hash = await inputsHash();
     const stamp = await readFile(join(dir, STAMP), "utf8").then((t) => (JSON.parse(t) as { hash?: string }).hash, () => undefined);
@@ -121,10 +123,9 @@ export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
       await rm(tmp, { recursive: true, force: true });
     }
     return { dir, hash, built: true, ms: Math.round(performance.now() - started) };
-  })().finally(() => {
-    current = undefined;
-  });
-  return current;
+  })().finally(() => building.delete(dir));
+  building.set(dir, build_);
+  return build_;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

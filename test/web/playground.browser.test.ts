@@ -180,6 +180,9 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect(await page.locator("#inline article.comment[data-rule=HCP001]").count()).toBe(1);
       expect(await page.evaluate(() => document.title)).toBe("hcp-bot playground");
 
+      // Enter in the GPUs field reviews again (no form post, which the CSP would refuse).
+      await page.fill("#gpus", "4");
+      await page.press("#gpus", "Enter");
       await page.selectOption("#example", "hcp001");
       await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: 30_000 });
       expect(problems).toEqual([]);

@@ -261,6 +261,11 @@ gpusInput.addEventListener("change", requestReview);
 exampleSelect.addEventListener("change", () => (exampleSelect.value ? loadExample(exampleSelect.value) : undefined));
 fileInput.addEventListener("change", () => void openFile());
 $<HTMLButtonElement>("analyze").addEventListener("click", requestReview);
+// Enter in a field would submit the form (and the CSP forbids form posts): review instead.
+$<HTMLFormElement>("controls").addEventListener("submit", (event) => {
+  event.preventDefault();
+  requestReview();
+});
 
 const wanted = new URL(location.href).searchParams.get("example");
 worker = startWorker();
