@@ -108,7 +108,7 @@ const building = new Map<string, Promise<WebBuild>>();
 export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
   const current = building.get(dir);
   if (current) return current;
-  const build_ = (async () => {
+  const job = (async () => {
     const started = performance.now();
     const hash = await inputsHash();
     const stamp = await readFile(join(dir, STAMP), "utf8").then((t) => (JSON.parse(t) as { hash?: string }).hash, () => undefined);
@@ -124,8 +124,8 @@ export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
     }
     return { dir, hash, built: true, ms: Math.round(performance.now() - started) };
   })().finally(() => building.delete(dir));
-  building.set(dir, build_);
-  return build_;
+  building.set(dir, job);
+  return job;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
