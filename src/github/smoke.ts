@@ -542,7 +542,7 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
     });
   }
   const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
-  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), finishedAt: now() });
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), verdict, finishedAt: now() });
   await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
   return updated.ok ? updated.request : request;
