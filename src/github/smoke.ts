@@ -4,7 +4,6 @@
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
 import type { ProbotOctokit } from "probot";
 import type { Language } from "web-tree-sitter";
-import { z } from "zod";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
@@ -13,8 +12,7 @@ import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
-import { createVerdictParser, requestedLayout, type Verdict } from "../core/verdict/index.ts";
-import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
+import { verdictForRun } from "./run-verdict.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = ProbotOctokit;
@@ -64,8 +62,6 @@ export type SmokeOutcome =
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
 const DAY_MS = 24 * 60 * 60 * 1000;
-// Compressed; a 2-iteration smoke log is a few MB, and the archive is held in memory while read.
-const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
 
 const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -335,127 +331,6 @@ async function tell(request: SmokeRequest, state: SmokeState, deps: SmokeDeps): 
   } catch (error) {
     deps.log.warn({ err: error, request: request.id }, "notifying about a smoke run failed; GitHub is up to date");
   }
-}
-
-/**
- * What the runner's verdict.json says about the run itself (not about the log): how it ended
- * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
- * A field that is missing or malformed is unknown, never an error.
- */
-const RunnerHintSchema = z.object({
-  exitCode: z.number().int().nullable().catch(null),
-  timedOut: z.boolean().catch(false),
-  signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
-  throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
-});
-export type RunnerHint = z.infer<typeof RunnerHintSchema>;
-
-const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
-
-/** Streams a log (bytes) through the verdict parser, never holding it whole. */
-async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
-  const parser = createVerdictParser({
-    expectHcp: request.expectHcp,
-    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes.
-    ...requestedLayout(request.overrides),
-    ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
-  });
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parser.push(value);
-  }
-  return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
-}
-
-/** verdict.json is a few KB; anything bigger (a deflate bomb among the run's files) is not read. */
-const MAX_HINT_BYTES = 256 * 1024;
-
-/** The stream's text, or null once it passes `max` bytes (reading stops there). */
-async function readCapped(stream: ReadableStream<Uint8Array>, max: number): Promise<string | null> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      return null;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
-/** The runner's own file: `name` at the artifact's top level, else any entry of that name. */
-function artifactFile(entries: ReturnType<typeof listZipEntries>, name: string) {
-  return entries.find((e) => e.name === name) ?? entries.find((e) => e.name.endsWith(`/${name}`));
-}
-
-async function readRunnerHint(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<RunnerHint> {
-  const entry = artifactFile(entries, "verdict.json");
-  if (!entry) return NO_HINT;
-  try {
-    const json = await readCapped(openZipEntry(bytes, entry), MAX_HINT_BYTES);
-    if (json === null) return NO_HINT;
-    const parsed = RunnerHintSchema.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : NO_HINT;
-  } catch {
-    return NO_HINT;
-  }
-}
-
-/**
- * The verdict from the run's log artifact (else the job log). The runner's verdict.json is
- * a hint: only its exit code is read, and the log decides.
- */
-export async function verdictForRun(
-  octokit: Octokit,
-  r: { owner: string; repo: string },
-  request: SmokeRequest,
-  runId: number,
-  maxArtifactBytes = MAX_ARTIFACT_BYTES,
-): Promise<{ verdict: Verdict; note?: string }> {
-  const { data: artifacts } = await octokit.rest.actions.listWorkflowRunArtifacts({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
-  const artifact = artifacts.artifacts.find((a) => a.name === `hcp-smoke-${request.id}` && !a.expired);
-  // The log is written by code under test: a huge one must not take the bot's memory down.
-  if (artifact && artifact.size_in_bytes > maxArtifactBytes) {
-    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    return {
-      verdict: await verdictFromStream(new Response("").body!, request, NO_HINT),
-      note: `The log artifact is ${mb(artifact.size_in_bytes)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
-    };
-  }
-  if (artifact) {
-    const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
-    const bytes = new Uint8Array(data as ArrayBuffer);
-    const entries = listZipEntries(bytes);
-    // smoke-run writes smoke.log; the run's own code writes there too, so other .log files are a fallback only.
-    const log = artifactFile(entries, "smoke.log") ?? entries.find((e) => e.name.endsWith(".log"));
-    if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readRunnerHint(bytes, entries)) };
-  }
-  const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
-  const job = jobs.jobs[0];
-  if (job) {
-    const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
-    const text = beforeRunnerReport(typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer));
-    const stream = new Response(text).body!;
-    return { verdict: await verdictFromStream(stream, request, { ...NO_HINT, exitCode: job.conclusion === "success" ? 0 : null }), note: "No log artifact was uploaded; the verdict comes from the job log." };
-  }
-  return { verdict: await verdictFromStream(new Response("").body!, request, NO_HINT), note: "The run left no log to read." };
-}
-
-/**
- * The job log up to the runner's own verdict report (`hcp-bot smoke-run` prints it last):
- * the report quotes log lines as evidence, and the bot judges the log, not the report.
- */
-export function beforeRunnerReport(jobLog: string): string {
-  const report = /^(?:\S+Z )?HCP smoke verdict: /m.exec(jobLog);
-  return report ? jobLog.slice(0, report.index) : jobLog;
 }
 
 export interface WorkflowRunEvent {

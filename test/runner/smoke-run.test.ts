@@ -1,14 +1,14 @@
 // `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
 // that replays real torchrun logs, records its argv and environment, and can leave a
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
-import { readFileSync, existsSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
 import { VerdictSchema } from "../../src/core/verdict/schema.ts";
 import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
 import { smokeRun } from "../../src/runner/smoke-run.ts";
-import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, startHcpBot, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, fixtures, hcpBot as runBinary, type Run, logs, processAlive, readIf, startHcpBot as startBinary, tempDir, waitFor } from "./helpers.ts";
 
 const RECIPE = "llama32_1b_pretrain_config";
 const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
@@ -32,6 +32,20 @@ interface Recorded {
   pid: number;
   cwd: string;
 }
+
+/**
+ * The binary run as the workflow runs it: in a checkout (DIR/checkout) with RUNNER_TEMP=DIR,
+ * so the outputs land in DIR/hcp-smoke-out, outside the checkout.
+ */
+function checkoutIn(dir: string): string {
+  const checkout = join(dir, "checkout");
+  mkdirSync(checkout, { recursive: true });
+  return checkout;
+}
+type BinaryOptions = NonNullable<Parameters<typeof runBinary>[1]> & { cwd: string; env: Record<string, string> };
+const asWorkflow = (o: BinaryOptions) => ({ ...o, cwd: checkoutIn(o.cwd), env: { RUNNER_TEMP: o.cwd, ...o.env } });
+const hcpBot = (args: string[], o: BinaryOptions) => runBinary(args, asWorkflow(o));
+const startHcpBot = (args: string[], o: BinaryOptions) => startBinary(args, asWorkflow(o));
 
 function readJson<T>(path: string): T {
   return JSON.parse(readFileSync(path, "utf8")) as T;
@@ -83,7 +97,7 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
       ...defaults(2),
       ...fixed(),
     ]);
-    expect(rec.cwd).toBe(cwd);
+    expect(rec.cwd).toBe(join(cwd, "checkout"));
   });
 
   it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed", async () => {
@@ -106,7 +120,10 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
     const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
     expect(log).toBe(streamed);
     expect(log.startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
-    expect(r.stdout.startsWith(streamed)).toBe(true);
+    // The report commitment comes first, before anything of the run.
+    const [first, ...rest] = r.stdout.split("\n");
+    expect(first).toMatch(/^hcp-bot smoke-run: report commitment sha256:[0-9a-f]{64}$/);
+    expect(rest.join("\n").startsWith(streamed)).toBe(true);
   });
 
   it("writes a passing verdict.json, run.json, the step summary and a one-line verdict; exits 0", async () => {
