@@ -1,6 +1,7 @@
 // `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
 // that replays real torchrun logs, records its argv and environment, and can leave a
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, existsSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -309,6 +310,65 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
     expect(r.stderr).toMatch(/uv exited but processes of its group remain: stopping them/);
     const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
     await waitFor(() => (processAlive(grandchild) ? undefined : true), 5000, "the grandchild to die");
+  });
+});
+
+describe.concurrent("smoke-run: nothing of the run outlives it, and its files carry the runner's hashes", { timeout: 30_000 }, () => {
+  const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+  /** The hashes smoke-run printed in its report (the job log). */
+  const reported = (stdout: string) =>
+    Object.fromEntries([...stdout.matchAll(/^hcp-bot smoke-run: sha256 (smoke\.log|verdict\.json) ([0-9a-f]{64}) \d+$/gm)].map((m) => [m[1]!, m[2]!]));
+
+  for (const cleanEnv of [false, true]) {
+    it(`a setsid child${cleanEnv ? " with an empty environment" : ""} that rewrites smoke.log and verdict.json after the run is killed first`, async () => {
+      const cwd = tempDir();
+      const out = join(cwd, "hcp-smoke-out");
+      const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--grace", "500ms"], {
+        cwd,
+        env: baseEnv({
+          FAKE_UV_REPLAY: logs("m_oom_default.log"),
+          FAKE_UV_EXIT: "1",
+          FAKE_UV_REWRITE: "2500",
+          FAKE_UV_REWRITE_PID: join(cwd, "forger.pid"),
+          ...(cleanEnv ? { FAKE_UV_REWRITE_CLEAN_ENV: "1" } : {}),
+        }),
+      });
+      expect(r.code).toBe(1);
+      const log = readFileSync(join(out, "smoke.log"), "utf8");
+      const verdict = readFileSync(join(out, "verdict.json"), "utf8");
+      const forger = Number(readFileSync(join(cwd, "forger.pid"), "utf8"));
+      await new Promise((resolve) => setTimeout(resolve, 3500)); // past the forger's moment
+      expect(processAlive(forger)).toBe(false);
+      expect(readFileSync(join(out, "smoke.log"), "utf8")).toBe(log);
+      expect(readFileSync(join(out, "verdict.json"), "utf8")).toBe(verdict);
+      expect(JSON.parse(verdict).status).toBe("fail");
+      expect(reported(r.stdout)).toEqual({ "smoke.log": sha256(join(out, "smoke.log")), "verdict.json": sha256(join(out, "verdict.json")) });
+    });
+  }
+
+  it("hashes the bytes it wrote, so a file changed while the run went on no longer matches the report", async () => {
+    const cwd = tempDir();
+    const out = join(cwd, "hcp-smoke-out");
+    // The code under test overwrites the start of smoke.log behind the runner's back.
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE], {
+      cwd,
+      env: baseEnv({ FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_ITERATIONS: "2", FAKE_UV_TAMPER: join(out, "smoke.log") }),
+    });
+    expect(r.code).toBe(0);
+    const hashes = reported(r.stdout);
+    expect(hashes["verdict.json"]).toBe(sha256(join(out, "verdict.json")));
+    expect(readFileSync(join(out, "smoke.log"), "utf8").startsWith("FORGED")).toBe(true);
+    expect(hashes["smoke.log"]).not.toBe(sha256(join(out, "smoke.log")));
+  });
+
+  it("refuses outputs inside the checkout (exit 2), where the code under test could rewrite them", async () => {
+    const cwd = tempDir();
+    const checkout = join(cwd, "checkout");
+    for (const args of [["--out", "hcp-smoke-out"], ["--out", join(checkout, "sub")], ["--out", join(cwd, "elsewhere"), "--log", "smoke.log"]]) {
+      const r = await hcpBot(["smoke-run", "--recipe", RECIPE, ...args], { cwd, env: baseEnv() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/is inside the checkout/);
+    }
   });
 });
 
