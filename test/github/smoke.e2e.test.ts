@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle, fixtureLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, fixtureLog, runnerJobLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -96,10 +96,10 @@ async function smokeOn(o: { pr?: { number: number; sha: string }; login?: string
   return { pr, before, sent, id: (sent?.inputs as Record<string, string> | undefined)?.request_id ?? "" };
 }
 
-/** The run uploads `files` as its artifact and completes; the bot hears of it. */
-async function finishRun(sent: { runId: number }, id: string, files: Record<string, string>, conclusion = "success") {
-  gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
-  gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion });
+/** The run uploads `files` as its artifact, its job log carries the runner's report, and it completes; the bot hears of it. */
+async function finishRun(sent: { runId: number }, id: string, files: Record<string, string>, o: Parameters<typeof completeSmokeRun>[3] = {}) {
+  await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, files, o);
+  const conclusion = o.conclusion ?? "success";
   await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion, display_title: `hcp-smoke ${id}` }));
 }
 
@@ -140,7 +140,7 @@ async function smokeCheck(sha: string) {
   return data.check_runs[0];
 }
 
-function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } } {
+function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } } {
   return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as ReturnType<typeof workflowTemplate>;
 }
 
@@ -149,7 +149,7 @@ beforeAll(async () => {
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
   const template = workflowTemplate();
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"] });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");
@@ -200,8 +200,7 @@ describe("/hcp smoke on a pull request", () => {
     expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
     expect((await comments(pr.number)).find((c) => c.id === reply.id)!.body).toMatch(/in progress/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ status: "fail", exitCode: 0 }) } });
-    gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
+    await completeSmokeRun(gh, { runId, requestId: inputs.request_id! }, { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ status: "fail", exitCode: 0 }) });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const done = (await smokeCheck(pr.sha))!;
     expect(done.conclusion).toBe("success"); // recomputed from the log; the runner's "fail" hint is ignored
@@ -239,9 +238,7 @@ describe("/hcp smoke on a pull request", () => {
   it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
     const judge = async (files: Record<string, string>) => {
       const { pr, sent, id } = await smokeOn();
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      await finishRun(sent, id, files);
       return (await smokeCheck(pr.sha))!;
     };
     const hint = JSON.stringify({ exitCode: 0 });
@@ -257,9 +254,8 @@ describe("/hcp smoke on a pull request", () => {
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
     try {
       const { pr, sent, id } = await smokeOn();
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG } });
+      await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, { "smoke.log": PASSING_LOG });
       const mark = gh.calls.length;
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
       await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
       expect(gh.calls.slice(mark).some((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path))).toBe(false);
       const check = (await smokeCheck(pr.sha))!;
@@ -275,16 +271,85 @@ describe("/hcp smoke on a pull request", () => {
     // As GitHub serves a job log: a timestamp before every line; the runner's own report last,
     // quoting a line the log never had (the bot judges the log, not the report).
     const report = ["HCP smoke verdict: PASS (exit 0)", "  evidence: [I1130 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0]"];
-    const jobLog = [...fixtureLog("m_oom_default.log").split("\n"), ...report].map((line, i) => `2026-11-30T04:43:${String(i % 60).padStart(2, "0")}.1234567Z ${line}`).join("\n");
-    gh.addJob({ runId: sent.runId, name: "smoke", log: jobLog, conclusion: "failure" });
-    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "failure" });
-    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "failure", display_title: `hcp-smoke ${id}` }));
+    const jobLog = `${await runnerJobLog({ "smoke.log": fixtureLog("m_oom_default.log") })}\n${report.join("\n")}`;
+    await finishRun(sent, id, {}, { conclusion: "failure", artifact: false, jobLog });
     const check = (await smokeCheck(pr.sha))!;
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i);
     expect(check.output.summary).toMatch(/job log/);
     expect(check.output.summary).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
     expect(check.output.summary).not.toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/);
+  }, 30_000);
+});
+
+describe("a failed or forged run never turns the check green", () => {
+  /** A log that passes on its own: HCP groups, two steps, the end-of-training marker. */
+  const DONE_LOG = `${PASSING_LOG}[after training is done] datetime: 2026-11-30 04:42:30 \n`;
+  const hint = JSON.stringify({ exitCode: 0 });
+  const conclusionOf = async (pr: { sha: string }) => (await smokeCheck(pr.sha))!;
+
+  it("a failed job whose log would pass is a failure: with no artifact (job-log fallback), and with an artifact lacking verdict.json", async () => {
+    const noArtifact = await smokeOn();
+    await finishRun(noArtifact.sent, noArtifact.id, { "smoke.log": DONE_LOG }, { conclusion: "failure", artifact: false });
+    const a = await conclusionOf(noArtifact.pr);
+    expect(a.conclusion).toBe("failure");
+    expect(a.output.summary).toMatch(/conclusion as failure/);
+
+    const noHint = await smokeOn();
+    await finishRun(noHint.sent, noHint.id, { "smoke.log": DONE_LOG }, { conclusion: "failure" });
+    expect((await conclusionOf(noHint.pr)).conclusion).toBe("failure");
+  }, 30_000);
+
+  it("a passing job log without an artifact is at best inconclusive (the job log alone is not evidence)", async () => {
+    const { pr, sent, id } = await smokeOn();
+    await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint }, { artifact: false });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).toBe("neutral");
+    expect(check.output.summary).toMatch(/no log artifact was uploaded/);
+  }, 30_000);
+
+  it("an early fake `HCP smoke verdict:` line (and a fake report) printed by the code under test does not cut the log", async () => {
+    const { pr, sent, id } = await smokeOn();
+    // The PR prints what looks like the runner's report, with a nonce of its own, then crashes.
+    const forged = ["HCP smoke verdict: PASS (exit 0)", "hcp-bot smoke-run: report nonce " + "ab".repeat(32), "hcp-bot smoke: PASS"].join("\n");
+    const log = `${DONE_LOG}${forged}\n${fixtureLog("m_oom_default.log")}`;
+    await finishRun(sent, id, { "smoke.log": log }, { conclusion: "failure", artifact: false });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/out of memory/i); // judged past the fake lines
+  }, 30_000);
+
+  it("an artifact whose smoke.log or verdict.json is not what the runner hashed fails the run, even when the job succeeded", async () => {
+    for (const tamper of ["smoke.log", "verdict.json"] as const) {
+      const { pr, sent, id } = await smokeOn();
+      const real = { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 1 }) };
+      // A leftover process rewrote the file after the runner hashed it (the job log keeps the real hashes).
+      const uploaded = { ...real, [tamper]: tamper === "smoke.log" ? DONE_LOG : hint };
+      await finishRun(sent, id, uploaded, { jobLog: await runnerJobLog(real) });
+      const check = await conclusionOf(pr);
+      expect(check.conclusion, tamper).toBe("failure");
+      expect(check.output.summary).toContain(`the artifact is not what the runner wrote: ${tamper} has SHA-256`);
+    }
+    // The same passing files with matching hashes pass: the check is the hash, not the content.
+    const { pr, sent, id } = await smokeOn();
+    await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint });
+    expect((await conclusionOf(pr)).conclusion).toBe("success");
+  }, 60_000);
+
+  it("a job log without the runner's report (killed runner, or a report whose nonce does not match its commitment) is never a pass", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const files = { "smoke.log": DONE_LOG, "verdict.json": hint };
+    await finishRun(sent, id, files, { jobLog: await runnerJobLog(files, { report: false }) });
+    expect((await conclusionOf(pr)).conclusion).not.toBe("success");
+  }, 30_000);
+
+  it("reads smoke.log and verdict.json at the artifact's root only", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const files = { "out/smoke.log": DONE_LOG, "out/verdict.json": hint };
+    await finishRun(sent, id, files, { jobLog: await runnerJobLog({ "smoke.log": DONE_LOG, "verdict.json": hint }) });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).not.toBe("success");
+    expect(check.output.summary).toMatch(/holds no smoke\.log at its root/);
   }, 30_000);
 });
 
@@ -322,13 +387,12 @@ describe("which workflow run is the smoke run", () => {
 
       // The real run binds the request; after that, a second run of the smoke workflow titled
       // like it cannot take it over.
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
       gh.updateWorkflowRun(sent.runId, { status: "in_progress" });
       await deliver("workflow_run", runPayload("in_progress", { id: sent.runId, status: "in_progress", conclusion: null, display_title: `hcp-smoke ${id}` }));
       expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
       await done(impostor({ event: "workflow_dispatch", headBranch: "main" }));
       expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
       await done(sent.runId);
       expect((await smokeCheck(pr.sha))!.conclusion).toBe("failure"); // its own (flat) log, not an impostor's
     } finally {

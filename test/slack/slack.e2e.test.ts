@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, deliverAndSettle, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -137,9 +137,8 @@ function openPr(repo = REPO): { number: number; sha: string } {
   return { number, sha };
 }
 
-function workflowInputs(): Record<string, { required?: boolean }> {
-  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } };
-  return template.on.workflow_dispatch.inputs;
+function workflowTemplate() {
+  return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } };
 }
 
 const allText = (v: unknown) => JSON.stringify(v);
@@ -151,7 +150,7 @@ beforeAll(async () => {
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
   gh.addRepo({ owner: OWNER, repo: OTHER, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE } } });
   gh.addRepo({ owner: OWNER, repo: ".github", defaultBranch: "main", installationId: INSTALLATION, files: { main: { ".github/hcp-bot.yml": ORG_CONFIG } } });
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowInputs() });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowTemplate().on.workflow_dispatch.inputs, jobName: workflowTemplate().jobs.smoke.name });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");
@@ -322,8 +321,7 @@ describe("/hcp smoke from Slack", () => {
     await deliver("workflow_run", runPayload("in_progress", { id: runId, status: "in_progress", conclusion: null, display_title: title }));
     expect(allText(slack.messages.get(`${message.channel}:${message.ts}`)!.blocks)).toMatch(/running/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
-    gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
+    await completeSmokeRun(gh, { runId, requestId: inputs.request_id! }, { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const final = slack.messages.get(`${message.channel}:${message.ts}`)!;
     expect(final.updates).toBe(2);

@@ -80,6 +80,8 @@ export interface Injection {
   readonly path: RegExp;
   /** default 1 */
   readonly times?: number;
+  /** true: the request is processed as usual, then answered with this status (GitHub did the work but the answer got lost) */
+  readonly afterProcessing?: boolean;
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: unknown;
@@ -152,11 +154,13 @@ export interface FakeGitHub {
   addIssueComment(o: { owner: string; repo: string; number: number; body: string; user?: string }): IssueCommentState;
   /** for every repository, or only `repo` ("owner/name") */
   setPermission(login: string, level: PermissionLevel, repo?: string): void;
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState;
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState;
   updateWorkflowRun(id: number, patch: { status?: string; conclusion?: string | null }): WorkflowRunState;
-  /** A run that was not dispatched through the API (a push or pull_request run, say). */
-  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState;
-  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null }): JobState;
+  /** A run that was not dispatched through the API (a push or pull_request run, or a person's manual dispatch). */
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null; actor?: string; jobName?: string }): WorkflowRunState;
+  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
+  /** Changes a job (the first of the run when `id` is a run id); steps replace the old ones. */
+  updateJob(o: { runId: number; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
   addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; expired?: boolean }): ArtifactState;
   /** mint an installation token without the JWT dance (for plain fetch tests) */
   installationToken(installationId: number): string;
@@ -386,12 +390,13 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     this.requireRepoState(owner, name).permissions.set(login.toLowerCase(), level);
   }
 
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState {
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState {
     this.requireRepoState(o.owner, o.repo);
     const wf: WorkflowState = {
       id: o.id ?? this.state.nextId(), repoKey: repoKey(o.owner, o.repo), path: o.path, name: o.name ?? o.path.split("/").at(-1) ?? o.path,
       ...(o.inputs ? { inputs: o.inputs } : {}),
       ...(o.runName ? { runName: o.runName } : {}),
+      ...(o.jobName ? { jobName: o.jobName } : {}),
     };
     this.state.workflows.set(wf.id, wf);
     return wf;
@@ -406,23 +411,34 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     return run;
   }
 
-  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState {
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null; actor?: string; jobName?: string }): WorkflowRunState {
     this.requireRepoState(o.owner, o.repo);
     const previous = [...this.state.workflowRuns.values()].filter((r) => r.workflowId === o.workflowId).length;
     const now = nowIso();
     const run: WorkflowRunState = {
       id: this.state.nextId(), repoKey: repoKey(o.owner, o.repo), workflowId: o.workflowId, runNumber: previous + 1, headBranch: o.headBranch,
       headSha: o.headSha, event: o.event, inputs: {}, displayTitle: o.displayTitle, status: o.status ?? "completed", conclusion: o.conclusion ?? "success",
-      createdAt: now, updatedAt: now, actor: this.state.bot,
+      createdAt: now, updatedAt: now, actor: o.actor ? this.state.user(o.actor) : this.state.bot,
     };
     this.state.workflowRuns.set(run.id, run);
+    if (o.jobName) this.addJob({ runId: run.id, name: o.jobName, status: run.status, conclusion: run.conclusion });
     return run;
   }
 
-  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null }): JobState {
+  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState {
     if (!this.state.workflowRuns.has(o.runId)) throw new Error(`fake-github: no workflow run ${o.runId}`);
-    const job: JobState = { id: this.state.nextId(), runId: o.runId, name: o.name, status: o.status ?? "completed", conclusion: o.conclusion ?? "success", log: o.log ?? "" };
+    const job: JobState = { id: this.state.nextId(), runId: o.runId, name: o.name, status: o.status ?? "completed", conclusion: o.conclusion === undefined ? "success" : o.conclusion, log: o.log ?? "", steps: o.steps ?? [] };
     this.state.jobs.set(job.id, job);
+    return job;
+  }
+
+  updateJob(o: { runId: number; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState {
+    const job = [...this.state.jobs.values()].find((j) => j.runId === o.runId);
+    if (!job) throw new Error(`fake-github: run ${o.runId} has no job`);
+    if (o.log !== undefined) job.log = o.log;
+    if (o.status !== undefined) job.status = o.status;
+    if (o.conclusion !== undefined) job.conclusion = o.conclusion;
+    if (o.steps !== undefined) job.steps = o.steps;
     return job;
   }
 
@@ -462,7 +478,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     if (path.startsWith("/_fake/")) return this.serveFakeAsset(path, res, record);
 
     const injected = this.takeInjection(method, path);
-    if (injected) {
+    if (injected && !injected.afterProcessing) {
       record(injected.status, undefined, true);
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
@@ -515,6 +531,11 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     } catch (e) {
       if (!(e instanceof HttpError)) throw e;
       result = { status: e.status, body: e.body, headers: e.headers };
+    }
+    if (injected) {
+      // The work is done; the answer is lost on the way (a proxy's 502 after GitHub processed it).
+      record(injected.status, op.operationId, true);
+      return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
     this.checkResponse(op, method, path, result);
     record(result.status, op.operationId);

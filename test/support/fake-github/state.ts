@@ -144,6 +144,8 @@ export interface WorkflowState {
   readonly inputs?: Readonly<Record<string, { required?: boolean }>>;
   /** the workflow's `run-name`, with `${{ inputs.x }}` expressions rendered per run */
   readonly runName?: string;
+  /** the name of its one job, rendered like runName; a dispatch then creates that job (queued) */
+  readonly jobName?: string;
 }
 
 export interface WorkflowRunState {
@@ -161,7 +163,14 @@ export interface WorkflowRunState {
   conclusion: string | null;
   readonly createdAt: string;
   updatedAt: string;
+  /** who started the run (GitHub's actor and triggering_actor) */
   readonly actor: UserRef;
+}
+
+export interface StepState {
+  readonly name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
 }
 
 export interface JobState {
@@ -171,6 +180,7 @@ export interface JobState {
   status: string;
   conclusion: string | null;
   log: string;
+  steps: StepState[];
 }
 
 export interface ArtifactState {
