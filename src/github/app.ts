@@ -114,7 +114,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     const deliveries = new DeliveryLog();
     const queue = deps.queue ?? new KeyedQueue(4, app.log);
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
-    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, ...deps.smoke };
+    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
     /** Answers the webhook at once; the work runs in the background, one job at a time per PR. */
     function once(context: Context, key: string, work: () => Promise<void>): void {

@@ -12,6 +12,7 @@ import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
+import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { verdictForRun } from "./run-verdict.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
@@ -31,6 +32,8 @@ export interface SmokeDeps {
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
   /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
   maxArtifactBytes?: number;
+  /** The app's login (`slug[bot]`): only runs it started can be bound by their title. */
+  botLogin?: (octokit: Octokit) => Promise<string>;
 }
 
 export interface RepoRef {
@@ -132,18 +135,27 @@ async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string): Pr
   return data.id;
 }
 
-/** Finds the run a dispatch created by the request id in its run-name (when GitHub returned no id). */
-async function findRun(octokit: Octokit, r: RepoRef, workflow: string, requestId: string, lookup: { attempts: number; delayMs: number }) {
+/**
+ * Finds the run a dispatch created (when GitHub returned no id): by the request id in its
+ * run-name, then only if GitHub's facts about it say it is ours (run-binding.ts).
+ */
+async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
   for (let attempt = 0; attempt < lookup.attempts; attempt++) {
-    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: r.owner, repo: r.repo, workflow_id: workflow, event: "workflow_dispatch", branch: r.defaultBranch, per_page: 30 });
-    const run = data.workflow_runs.find((w) => (w.display_title ?? w.name ?? "").includes(requestId));
-    if (run) return { id: run.id, url: run.html_url };
+    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: c.owner, repo: c.repo, workflow_id: c.workflow, event: "workflow_dispatch", branch: c.defaultBranch, per_page: 30 });
+    for (const run of data.workflow_runs.filter((w) => (w.display_title ?? w.name ?? "").includes(request.id))) {
+      if ((await whyNotOurRun(octokit, c, request, run.id)) === null) return { id: run.id, url: run.html_url };
+    }
     await sleep(lookup.delayMs);
   }
   return undefined;
 }
 
-async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, lookup: { attempts: number; delayMs: number }) {
+async function botLoginOf(octokit: Octokit, deps: SmokeDeps): Promise<string> {
+  return deps.botLogin ? deps.botLogin(octokit) : "hcp-bot[bot]";
+}
+
+async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, deps: SmokeDeps) {
+  const lookup = deps.runLookup ?? { attempts: 5, delayMs: 1000 };
   const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
     owner: r.owner,
     repo: r.repo,
@@ -168,7 +180,8 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
   if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };
   // The dispatch went through: a failing lookup must not mark the request failed while its run
   // goes on. Left unbound, the run binds by its run-name when its first event arrives.
-  const found = await findRun(octokit, r, config.smoke.workflow, request.id, lookup).catch(() => undefined);
+  const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
+  const found = await findRun(octokit, bind, { ...request, checkRunId }, lookup).catch(() => undefined);
   return found ? { id: found.id, url: found.url } : { id: null, url: null };
 }
 
@@ -254,6 +267,8 @@ export async function requestSmoke(
   }
 
   const request = await deps.store.createSmokeRequest({ ...base, status: "requested" });
+  // The commit the workflow file will come from: a run bound by its title must have run exactly it.
+  const workflowSha = await defaultBranchSha(octokit, r);
   const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
   const { data: checkRun } = await octokit.rest.checks.create({
     owner: r.owner,
@@ -261,7 +276,7 @@ export async function requestSmoke(
     name: SMOKE_CHECK_NAME,
     head_sha: sha,
     status: "queued",
-    external_id: request.id,
+    external_id: externalId(request.id, workflowSha),
     output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
   });
   if (origin.commentId) {
@@ -269,7 +284,7 @@ export async function requestSmoke(
   }
   let run: { id: number | null; url: string | null };
   try {
-    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps.runLookup ?? { attempts: 5, delayMs: 1000 });
+    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps);
   } catch (error) {
     const status = (error as { status?: number }).status;
     const reason =
@@ -353,23 +368,27 @@ const REQUEST_IN_TITLE = /hcp-smoke ([A-Za-z0-9_-]{6,})/;
 
 /**
  * The request a run belongs to: the one bound to its id, else (when the dispatch did not
- * return the run id) the one its title names. A title is anybody's to write (a PR's CI run is
- * titled after the PR, any workflow can set its run-name), so a title binds only a
- * workflow_dispatch run of the smoke workflow, in the same repository, on the default branch,
- * and only a request not yet bound to a run (the store sets a run id once).
+ * return the run id) the one its title names, only while that request has no run (the store
+ * sets a run id once) and only when GitHub's facts about the run say it is ours: who started
+ * it, from which commit of which workflow file, with which inputs (run-binding.ts). The event's
+ * own fields screen out the obvious others before any API call.
  */
-async function requestForRun(store: Store, r: RunRepo, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
+async function requestForRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
   const repo = repoName(r);
-  const byId = await store.findByRunId(run.id);
+  const byId = await deps.store.findByRunId(run.id);
   if (byId) return byId.repo === repo ? byId : undefined;
   if (run.event !== "workflow_dispatch" || !r.defaultBranch || run.head_branch !== r.defaultBranch) return undefined;
   const m = REQUEST_IN_TITLE.exec(run.display_title ?? run.name ?? "");
   if (!m) return undefined;
-  const request = await store.getSmokeRequest(m[1]!);
+  const request = await deps.store.getSmokeRequest(m[1]!);
   if (!request || request.repo !== repo || request.runId !== null) return undefined;
   const workflow = r.smokeWorkflow ? await r.smokeWorkflow() : defaultRepoConfig().smoke.workflow;
-  if (run.path?.replace(/@[^@]*$/, "") !== `.github/workflows/${workflow}`) return undefined;
-  const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
+  const why = await whyNotOurRun(octokit, { owner: r.owner, repo: r.repo, defaultBranch: r.defaultBranch, workflow, botLogin: await botLoginOf(octokit, deps) }, request, run.id);
+  if (why) {
+    deps.log.warn({ run: run.id, request: request.id, why }, "a run titled after a smoke request is not its run");
+    return undefined;
+  }
+  const updated = await deps.store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
   return updated.ok ? updated.request : undefined;
 }
 
@@ -382,7 +401,7 @@ export type RunRepo = { owner: string; repo: string; defaultBranch?: string; smo
 /** workflow_run / workflow_job events: follow the run, and judge it when it completes. */
 export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
   const now = deps.now ?? (() => new Date());
-  const request = await requestForRun(deps.store, r, run);
+  const request = await requestForRun(octokit, r, run, deps);
   if (request && (request.status === "cancelled" || request.status === "timed_out") && run.status !== "completed") {
     // Cancelled (or expired) before the dispatch's run could be found: stop the run now it shows up.
     await cancelRun(octokit, r, run.id);

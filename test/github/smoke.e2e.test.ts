@@ -401,6 +401,37 @@ describe("which workflow run is the smoke run", () => {
     }
   }, 30_000);
 
+  it("a title binds only a run the app started, from the dispatched commit, whose job carries the request's id and SHA", async () => {
+    gh.state.dispatchReturnsRunDetails = false;
+    await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
+    try {
+      const { pr, sent, id } = await smokeOn();
+      const main = gh.state.workflowRuns.get(sent.runId)!.headSha;
+      const title = `hcp-smoke ${id} (PR #${pr.number}, llama32_1b_pretrain_config)`;
+      const impostor = (o: { actor?: string; headSha?: string; jobName?: string }) => {
+        const run = gh.addWorkflowRun({
+          owner: OWNER, repo: REPO, workflowId: sent.workflowId, event: "workflow_dispatch", headBranch: "main", headSha: o.headSha ?? main,
+          displayTitle: title, actor: o.actor, jobName: o.jobName ?? `hcp smoke ${id} ${pr.sha}`,
+        });
+        gh.addArtifact({ runId: run.id, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+        return run.id;
+      };
+      const done = (runId: number) => deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
+      // A writer dispatches the smoke workflow by hand with this request's inputs.
+      await done(impostor({ actor: "maint" }));
+      // The app's own run of another commit of the workflow file, and one for another request's inputs.
+      await done(impostor({ headSha: "f".repeat(40) }));
+      await done(impostor({ jobName: `hcp smoke ${id} ${"d".repeat(40)}` }));
+      expect((await smokeCheck(pr.sha))!.status).toBe("queued");
+      // The real run binds.
+      await finishRun(sent, id, { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("failure"); // its own (flat) log
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+      await restart();
+    }
+  }, 30_000);
+
   it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name, or binds it when it reports", async () => {
     gh.state.dispatchReturnsRunDetails = false;
     try {
