@@ -10,6 +10,7 @@ import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { KeyedQueue } from "./queue.ts";
+import { replier } from "./writes.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
@@ -190,7 +191,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
 
     async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, commentId: number, body: string): Promise<void> {
       const octokit = context.octokit;
-      const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body: text });
+      const say = replier(octokit, r, pr, `comment:${commentId}`, () => reviewDeps.botLogin(octokit));
       const configResult = await readRepoConfig(octokit, r);
       if (!configResult.ok) {
         await say(`hcp-bot cannot act on commands here: ${untrusted(configResult.problem)}`);
@@ -263,7 +264,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         claimed(`delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
-          const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });
+          const say = replier(octokit, r, pr.number, `delivery:${context.id}`, () => reviewDeps.botLogin(octokit));
           if (!configResult.ok) {
             await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
             return;

@@ -10,10 +10,11 @@ import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from
 import { defaultRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
-import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
+import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, smokeMarker, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { verdictForRun } from "./run-verdict.ts";
+import { commentOnce, createOnce } from "./writes.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = ProbotOctokit;
@@ -130,9 +131,9 @@ function view(request: SmokeRequest, plan?: SmokeView["plan"]): SmokeView {
   };
 }
 
-async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string): Promise<number> {
-  const { data } = await octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body });
-  return data.id;
+/** The request's story comment, posted once (found again by its marker after an ambiguous failure). */
+async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string, requestId: string, deps: SmokeDeps): Promise<number> {
+  return commentOnce(octokit, r, pr, body, smokeMarker(requestId), await botLoginOf(octokit, deps));
 }
 
 /**
@@ -156,32 +157,38 @@ async function botLoginOf(octokit: Octokit, deps: SmokeDeps): Promise<string> {
 
 async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, deps: SmokeDeps) {
   const lookup = deps.runLookup ?? { attempts: 5, delayMs: 1000 };
-  const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
-    owner: r.owner,
-    repo: r.repo,
-    workflow_id: config.smoke.workflow,
-    // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
-    ref: r.defaultBranch,
-    inputs: {
-      sha: request.sha,
-      pr: String(request.pr),
-      recipe: plan.recipe,
-      overrides: JSON.stringify(plan.overrides),
-      request_id: request.id,
-      check_run_id: String(checkRunId),
-      nproc: String(plan.gpus),
-      iters: String(plan.iters),
-      expect_hcp: String(plan.expectHcp),
-    },
-    return_run_details: true,
-    // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
-  } as never);
-  const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
-  if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };
+  const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
+  const bound = { ...request, checkRunId };
+  const send = async (): Promise<{ id: number | null; url: string | null }> => {
+    const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: r.owner,
+      repo: r.repo,
+      workflow_id: config.smoke.workflow,
+      // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
+      ref: r.defaultBranch,
+      inputs: {
+        sha: request.sha,
+        pr: String(request.pr),
+        recipe: plan.recipe,
+        overrides: JSON.stringify(plan.overrides),
+        request_id: request.id,
+        check_run_id: String(checkRunId),
+        nproc: String(plan.gpus),
+        iters: String(plan.iters),
+        expect_hcp: String(plan.expectHcp),
+      },
+      return_run_details: true,
+      // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
+    } as never);
+    const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
+    return details?.workflow_run_id ? { id: details.workflow_run_id, url: details.html_url ?? null } : { id: null, url: null };
+  };
+  // A dispatch is a GPU run: after a 5xx, the run it may have started is looked for first.
+  const sent = await createOnce(send, () => findRun(octokit, bind, bound, lookup));
+  if (sent.id) return sent;
   // The dispatch went through: a failing lookup must not mark the request failed while its run
   // goes on. Left unbound, the run binds by its run-name when its first event arrives.
-  const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
-  const found = await findRun(octokit, bind, { ...request, checkRunId }, lookup).catch(() => undefined);
+  const found = await findRun(octokit, bind, bound, lookup).catch(() => undefined);
   return found ? { id: found.id, url: found.url } : { id: null, url: null };
 }
 
@@ -270,15 +277,24 @@ export async function requestSmoke(
   // The commit the workflow file will come from: a run bound by its title must have run exactly it.
   const workflowSha = await defaultBranchSha(octokit, r);
   const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
-  const { data: checkRun } = await octokit.rest.checks.create({
-    owner: r.owner,
-    repo: r.repo,
-    name: SMOKE_CHECK_NAME,
-    head_sha: sha,
-    status: "queued",
-    external_id: externalId(request.id, workflowSha),
-    output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
-  });
+  const checkRun = await createOnce(
+    async () =>
+      (
+        await octokit.rest.checks.create({
+          owner: r.owner,
+          repo: r.repo,
+          name: SMOKE_CHECK_NAME,
+          head_sha: sha,
+          status: "queued",
+          external_id: externalId(request.id, workflowSha),
+          output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
+        })
+      ).data,
+    async () => {
+      const { data } = await octokit.rest.checks.listForRef({ owner: r.owner, repo: r.repo, ref: sha, check_name: SMOKE_CHECK_NAME, filter: "all", per_page: 100 });
+      return data.check_runs.find((c) => c.external_id === externalId(request.id, workflowSha));
+    },
+  );
   if (origin.commentId) {
     await octokit.rest.reactions.createForIssueComment({ owner: r.owner, repo: r.repo, comment_id: origin.commentId, content: "eyes" }).catch(() => undefined);
   }
@@ -308,7 +324,7 @@ export async function requestSmoke(
   // knows better, and the run will tell. The reply says what the pre-flight could not check.
   const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
   const dispatched: SmokeState = unchecked ? { kind: "dispatched", note: unchecked } : { kind: "dispatched" };
-  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched));
+  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched), request.id, deps);
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
   await tell(final.ok ? final.request : request, dispatched, deps);
   await audit("allowed", unchecked, request.id, run.id);

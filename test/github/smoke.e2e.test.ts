@@ -650,6 +650,36 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect(dispatches().length - before).toBe(1);
   }, 30_000);
 
+  it("a dispatch or reply GitHub did but answered 502 happens once: the bot looks (runs by run-name, comments by marker) before it sends again", async () => {
+    const smokeComments = async (pr: number) => (await comments(pr)).filter((c) => c.body.includes("hcp-bot:smoke"));
+    // Processed, then the answer is lost.
+    gh.inject({ method: "POST", path: /\/actions\/workflows\/[^/]+\/dispatches$/, status: 502, afterProcessing: true });
+    gh.inject({ method: "POST", path: /\/issues\/\d+\/comments$/, status: 502, afterProcessing: true });
+    const lost = await smokeOn();
+    expect(gh.pendingInjections()).toEqual([]);
+    expect(dispatches().length - lost.before).toBe(1);
+    const story = await smokeComments(lost.pr.number);
+    expect(story).toHaveLength(1);
+    expect(story[0]!.body).toContain(`/actions/runs/${lost.sent.runId}`); // the run it found is the one that ran
+    expect((await smokeCheck(lost.pr.sha))!.status).toBe("queued");
+
+    // Not processed at all: nothing is found, so the bot sends it again, once.
+    gh.inject({ method: "POST", path: /\/actions\/workflows\/[^/]+\/dispatches$/, status: 502 });
+    gh.inject({ method: "POST", path: /\/issues\/\d+\/comments$/, status: 502 });
+    const dropped = await smokeOn();
+    expect(gh.pendingInjections()).toEqual([]);
+    expect(dispatches().length - dropped.before).toBe(1);
+    expect(await smokeComments(dropped.pr.number)).toHaveLength(1);
+  }, 60_000);
+
+  it("a reply GitHub posted but answered 502 is posted once", async () => {
+    const pr = openPr();
+    gh.inject({ method: "POST", path: new RegExp(`/issues/${pr.number}/comments$`), status: 502, afterProcessing: true });
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
+    expect(gh.pendingInjections()).toEqual([]);
+    expect((await comments(pr.number)).filter((c) => c.body.includes("/hcp smoke"))).toHaveLength(1);
+  }, 30_000);
+
   it("answers /hcp help", async () => {
     const pr = openPr();
     await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
