@@ -512,6 +512,21 @@ describe("who may spend GPU time", () => {
     expect(gh.calls.slice(mark).filter((c) => c.method !== "GET" && !c.path.includes("access_tokens"))).toEqual([]);
   }, 30_000);
 
+  it("never dispatches a command GitHub would not show: a collapsed <details>, an <img alt>, a <div hidden>", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    for (const body of [
+      "Logs below.\n\n<details>\n<summary>full log</summary>\n\n/hcp smoke\n\n</details>",
+      '<img alt="diagram\n/hcp smoke\n" src="https://example.invalid/x.png">',
+      "<div hidden>\n\n/hcp smoke\n\n</div>",
+    ]) {
+      await deliver("issue_comment", commentPayload(pr.number, body, "maint"));
+    }
+    expect(dispatches().length).toBe(before);
+    await deliver("issue_comment", commentPayload(pr.number, "<details><summary>x</summary>\n\nnothing\n\n</details>\n\n/hcp smoke", "maint"));
+    expect(dispatches().length - before).toBe(1); // visible text still counts
+  }, 30_000);
+
   it("runs one smoke per PR at a time, and never dispatches the same comment twice, even after a restart", async () => {
     const pr = openPr();
     const before = dispatches().length;
