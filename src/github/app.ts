@@ -200,7 +200,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       const config = configResult.config;
       for (const parsed of parseCommentCommands(body, { allowedKeys: config.smoke.allowed_keys })) {
         if (!parsed.ok) {
-          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${parsed.error}`);
+          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${untrusted(parsed.error)}`);
           continue;
         }
         await runCommand(context, r, config, pr, requester, commentId, parsed.command, say);

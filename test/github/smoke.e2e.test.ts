@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { inspectGfm, visibleText } from "../support/gfm.ts";
 import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, fixtureLog, runnerJobLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -232,7 +233,7 @@ describe("/hcp smoke on a pull request", () => {
     expect(onH200.output.summary).toMatch(/TFLOP/);
     const killed = await judge(PASSING_LOG, { exitCode: null, timedOut: true, signal: "SIGKILL" });
     expect(killed.conclusion).toBe("failure");
-    expect(killed.output.summary).toMatch(/killed by the harness time limit \(SIGKILL\)/);
+    expect(visibleText(killed.output.summary)).toMatch(/killed by the harness time limit \(SIGKILL\)/);
   }, 30_000);
 
   it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
@@ -277,7 +278,7 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i);
     expect(check.output.summary).toMatch(/job log/);
-    expect(check.output.summary).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
+    expect(visibleText(check.output.summary)).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
     expect(check.output.summary).not.toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/);
   }, 30_000);
 });
@@ -350,6 +351,24 @@ describe("a failed or forged run never turns the check green", () => {
     const check = await conclusionOf(pr);
     expect(check.conclusion).not.toBe("success");
     expect(check.output.summary).toMatch(/holds no smoke\.log at its root/);
+  }, 30_000);
+});
+
+describe("text from the log never becomes markup", () => {
+  it("a traceback line with a link, an image pixel, raw HTML and a team mention is quoted in the PR comment and the check run", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const payload = "see [docs](https://evil.example) ![](https://evil.example/p.png) <img src=https://evil.example/q.png> <!-- hcp-bot:summary --> cc @NVIDIA-NeMo/maintainers";
+    const log = `${fixtureLog("m_oom_default.log")}[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 3, in <module>\n[rank0]: RuntimeError: ${payload}\n`;
+    await finishRun(sent, id, { "smoke.log": log, "verdict.json": JSON.stringify({ exitCode: 1 }) }, { conclusion: "failure" });
+    const check = (await smokeCheck(pr.sha))!;
+    const story = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
+    expect(visibleText(story.body)).toContain("cc @NVIDIA-NeMo/maintainers"); // shown as text
+    for (const markdown of [check.output.summary, story.body]) {
+      const seen = inspectGfm(markdown);
+      expect(seen).toMatchObject({ images: 0, foreignElements: [], comments: 1 }); // the bot's own marker only
+      expect(seen.hrefs.filter((h) => !h.startsWith(gh.url))).toEqual([]); // its own links to the run only
+      expect(seen.mentions.filter((m) => m !== "maint")).toEqual([]);
+    }
   }, 30_000);
 });
 
@@ -602,7 +621,7 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke recipe=qwen3_dynamic_pretrain_config", "maint"));
     expect(dispatches().length - before).toBe(1);
     const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke") && c.body.includes("qwen3_dynamic_pretrain_config"))!;
-    expect(reply.body).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
+    expect(visibleText(reply.body)).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
   }, 30_000);
 
   it("answers a grammar error with what is allowed", async () => {
