@@ -185,13 +185,13 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, issue.number), async () => {
-        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body));
+        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
 
-    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, commentId: number, body: string): Promise<void> {
+    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, comment: { id: number; createdAt: Date }, body: string): Promise<void> {
       const octokit = context.octokit;
-      const say = replier(octokit, r, pr, `comment:${commentId}`, () => reviewDeps.botLogin(octokit));
+      const say = replier(octokit, r, pr, `comment:${comment.id}`, () => reviewDeps.botLogin(octokit));
       const configResult = await readRepoConfig(octokit, r);
       if (!configResult.ok) {
         await say(`hcp-bot cannot act on commands here: ${untrusted(configResult.problem)}`);
@@ -203,7 +203,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           await say(`@${untrusted(requester.login)} line ${parsed.line}: ${untrusted(parsed.error)}`);
           continue;
         }
-        await runCommand(context, r, config, pr, requester, commentId, parsed.command, say);
+        await runCommand(context, r, config, pr, requester, comment, parsed.command, say);
       }
     }
 
@@ -213,7 +213,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       config: RepoConfig,
       pr: number,
       requester: { login: string; isBot: boolean },
-      commentId: number,
+      comment: { id: number; createdAt: Date },
       command: Command,
       say: (text: string) => Promise<unknown>,
     ): Promise<void> {
@@ -223,7 +223,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           await say(helpText({ surface: "github", smoke: config.smoke }));
           return;
         case "smoke": {
-          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId }, smokeDeps);
+          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps);
           const text = smokeReply(outcome, requester.login);
           if (text) await say(text);
           return;

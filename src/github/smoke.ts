@@ -13,6 +13,7 @@ import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, smokeMarker, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
+import { pinHead } from "./pin.ts";
 import { verdictForRun } from "./run-verdict.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
@@ -54,6 +55,8 @@ export interface SmokeOrigin {
   source: "github-comment" | "slack" | "check-run-button";
   deliveryId: string | null;
   commentId?: number;
+  /** When the comment was written (GitHub's time): the head must not have moved since. */
+  commentCreatedAt?: Date;
 }
 
 export type SmokeOutcome =
@@ -208,7 +211,8 @@ export async function requestSmoke(
   const plan = resolved.plan;
 
   const { data: pr } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: prNumber });
-  // The commit is pinned now: only this SHA runs, whatever is pushed later.
+  // The commit is pinned now: only this SHA runs, whatever is pushed later (and, for a comment,
+  // only if it was already the head when the comment was written: see pinHead below).
   const sha = pr.head.sha;
   const requesterRole = await repositoryRole(octokit, r, requester.login);
   const fork = pr.head.repo?.full_name !== pr.base.repo.full_name;
@@ -257,6 +261,14 @@ export async function requestSmoke(
     const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: decision.reason });
     await audit("denied", decision.reason, refused.id);
     return { kind: "refused", reason: decision.reason };
+  }
+
+  // The commit as of the comment: refused when the branch moved since, unless the command names it.
+  const pinned = await pinHead(octokit, { sha, ref: pr.head.ref, repo: pr.head.repo?.full_name ?? repoName(r) }, cmd.sha, origin.commentCreatedAt);
+  if (!pinned.ok) {
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: pinned.reason });
+    await audit("denied", pinned.reason, refused.id);
+    return { kind: "refused", reason: pinned.reason };
   }
 
   const python = await deps.python();

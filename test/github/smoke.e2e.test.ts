@@ -55,14 +55,17 @@ const deliver = (event: string, payload: object, id?: string) => deliverAndSettl
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
 
-function commentPayload(pr: number, body: string, login: string, opts: { action?: string; commentId?: number; type?: string } = {}) {
+/** GitHub's second-precision time; by default a moment after the PR's last push (the maintainer read that head). */
+const githubTime = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+
+function commentPayload(pr: number, body: string, login: string, opts: { action?: string; commentId?: number; type?: string; createdAt?: Date } = {}) {
   return {
     action: opts.action ?? "created",
     installation: { id: INSTALLATION },
     repository: repository(),
     sender: { login, id: 50, type: opts.type ?? "User" },
     issue: { number: pr, pull_request: { url: `${gh.apiUrl}/repos/${OWNER}/${REPO}/pulls/${pr}` }, user: { login: "author" } },
-    comment: { id: opts.commentId ?? Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: opts.type ?? "User" } },
+    comment: { id: opts.commentId ?? Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: opts.type ?? "User" }, created_at: githubTime(opts.createdAt ?? new Date(Date.now() + 1500)) },
   };
 }
 
@@ -601,6 +604,30 @@ describe("who may spend GPU time", () => {
     } finally {
       gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
     }
+  }, 30_000);
+});
+
+describe("the commit as of the comment", () => {
+  it("refuses when the PR's branch moved after the comment, unless the command names the head; a short SHA only as the head's prefix", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const wrote = new Date();
+    // The fork pushes a new commit after the maintainer's comment, before the bot handles it.
+    const pushed = gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${pr.number}`, base: `pr-${pr.number}`, files: { "evil.py": "import os" }, pushedAt: new Date(wrote.getTime() + 5000) });
+    gh.state.pull(`${OWNER}/${REPO}`.toLowerCase(), pr.number)!.head.sha = pushed;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint", { createdAt: wrote }));
+    expect(dispatches().length).toBe(before);
+    expect(visibleText((await comments(pr.number)).at(-1)!.body)).toMatch(/pushed to after your comment.*\/hcp smoke sha=/);
+    // Naming another commit (the one reviewed, no longer the head) or a prefix that is not the head's: refused.
+    for (const named of [pr.sha.slice(0, 7), pr.sha, "abcdef1"]) {
+      await deliver("issue_comment", commentPayload(pr.number, `/hcp smoke sha=${named}`, "maint", { createdAt: wrote }));
+    }
+    expect(dispatches().length).toBe(before);
+    expect(visibleText((await comments(pr.number)).at(-1)!.body)).toMatch(/is not this PR's head commit/);
+    // Naming the head runs exactly it.
+    await deliver("issue_comment", commentPayload(pr.number, `/hcp smoke sha=${pushed.slice(0, 7)}`, "maint", { createdAt: wrote }));
+    expect(dispatches().length - before).toBe(1);
+    expect((dispatches().at(-1)!.inputs as Record<string, string>).sha).toBe(pushed);
   }, 30_000);
 });
 

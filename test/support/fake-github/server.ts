@@ -147,8 +147,8 @@ export interface FakeGitHub {
   pendingInjections(): readonly Injection[];
   addInstallation(o: { id: number; account: string; accountType?: "User" | "Organization"; permissions?: Record<string, string>; repositories?: readonly string[] }): InstallationState;
   addRepo(o: AddRepoOptions): RepoState;
-  /** a commit on a branch (tree = files; `base` ref's tree is copied first when given) */
-  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>> }): string;
+  /** a commit on a branch (tree = files; `base` ref's tree is copied first when given); a push at `pushedAt` (default now) in the activity API */
+  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>>; pushedAt?: Date }): string;
   addPullRequest(o: AddPullRequestOptions): PullState;
   addIssue(o: { owner: string; repo: string; number: number; title?: string }): void;
   addIssueComment(o: { owner: string; repo: string; number: number; body: string; user?: string }): IssueCommentState;
@@ -316,7 +316,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     return repo;
   }
 
-  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>> }): string {
+  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>>; pushedAt?: Date }): string {
     const repo = this.requireRepoState(o.owner, o.repo);
     const baseSha = o.base === undefined ? undefined : this.state.resolveRef(repo, o.base);
     const tree = new Map(baseSha === undefined ? [] : (this.state.commits.get(baseSha) ?? new Map<string, FileContent>()));
@@ -325,8 +325,18 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       else tree.set(path, content);
     }
     const sha = this.state.putCommit(tree, o.sha);
-    if (o.branch !== undefined) repo.refs.set(`heads/${o.branch}`, sha);
+    if (o.branch !== undefined) this.push(repo, o.branch, sha, o.pushedAt);
     return sha;
+  }
+
+  /** Moves a branch and records the push as the activity API shows it. */
+  private push(repo: RepoState, branch: string, sha: string, at?: Date): void {
+    const before = repo.refs.get(`heads/${branch}`);
+    repo.refs.set(`heads/${branch}`, sha);
+    this.state.activities.push({
+      id: this.state.nextId(), repoKey: repoKey(repo.owner, repo.name), ref: `refs/heads/${branch}`, before: before ?? "0".repeat(40), after: sha,
+      timestamp: (at ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z"), activityType: before ? "push" : "branch_creation", actor: this.state.user(repo.owner),
+    });
   }
 
   addPullRequest(o: AddPullRequestOptions): PullState {
@@ -344,7 +354,13 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       else if (f.contents !== undefined) headTree.set(f.filename, f.contents);
     }
     const headSha = this.state.putCommit(headTree, o.head.sha);
-    repo.refs.set(`heads/${o.head.ref}`, headSha);
+    if (o.headRepo) {
+      // The fork holds the head branch (public, outside the installation), with its push history.
+      const [forkOwner = "", forkName = ""] = o.headRepo.split("/");
+      const fork = this.state.repo(forkOwner, forkName) ?? this.addRepo({ owner: forkOwner, repo: forkName, defaultBranch: repo.defaultBranch });
+      this.push(fork, o.head.ref, headSha);
+      repo.refs.set(`heads/${o.head.ref}`, headSha);
+    } else if (repo.refs.get(`heads/${o.head.ref}`) !== headSha) this.push(repo, o.head.ref, headSha);
     repo.refs.set(`pull/${o.number}/head`, headSha);
     const files = o.files.map((f) => {
       const status = f.status ?? (baseTree.has(f.filename) ? "modified" : "added");

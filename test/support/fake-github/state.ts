@@ -206,6 +206,18 @@ export interface TokenState {
   readonly expiresAt: number;
 }
 
+/** A push to a branch as the repository activity API lists it (GitHub's clock, not the commit's dates). */
+export interface ActivityState {
+  readonly id: number;
+  readonly repoKey: string;
+  readonly ref: string;
+  readonly before: string;
+  readonly after: string;
+  readonly timestamp: string;
+  readonly activityType: "push" | "force_push" | "branch_creation" | "branch_deletion";
+  readonly actor: UserRef;
+}
+
 export interface DispatchRecord {
   readonly repoKey: string;
   readonly workflowId: number;
@@ -266,6 +278,7 @@ export class FakeState {
   readonly installations = new Map<number, InstallationState>();
   readonly tokens = new Map<string, TokenState>();
   readonly dispatches: DispatchRecord[] = [];
+  readonly activities: ActivityState[] = [];
   /** false: answer a dispatch with 204 even when asked for run details (GitHub Enterprise before they existed) */
   dispatchReturnsRunDetails = true;
   readonly users = new Map<string, UserRef>();
