@@ -34,6 +34,8 @@ export interface SmokeDeps {
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
   /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
   maxArtifactBytes?: number;
+  /** The operator's cap on active runs across every installation (HCP_SMOKE_MAX_ACTIVE); none when unset. */
+  maxActive?: number;
   /** The app's login (`slug[bot]`): only runs it started can be bound by their title. */
   botLogin?: (octokit: Octokit) => Promise<string>;
 }
@@ -230,10 +232,12 @@ export async function requestSmoke(
     copyPrBot: { required: config.smoke.require_copy_pr_bot, mirroredSha: mirrored },
     pinnedSha: sha,
     activeRun: active ? { requestId: active.id, url: active.runUrl ?? undefined } : undefined,
-    requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS)),
+    // Quotas are the repository's and the installation's own; only the operator caps them all.
+    requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS), r.installationId),
     perUserPerDay: config.smoke.quotas.per_user_per_day,
-    activeRuns: await deps.store.countActive(),
+    activeRuns: await deps.store.countActive(repoName(r)),
     maxQueued: config.smoke.quotas.max_queued,
+    ...(deps.maxActive ? { globalCap: { active: await deps.store.countActive(), max: deps.maxActive } } : {}),
   });
   const base = {
     repo: repoName(r),

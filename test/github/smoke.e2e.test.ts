@@ -567,6 +567,44 @@ describe("who may spend GPU time", () => {
     expect(audit.filter((a) => a.pr === pr.number).map((a) => a.decision)).toEqual(expect.arrayContaining(["allowed", "denied"]));
   }, 60_000);
 
+  it("quotas are per installation and repository: another installation's runs and requests do not count; only the operator's cap spans them", async () => {
+    // This file's installation has many runs active and many requests by maint (its quotas are generous).
+    const store = SqliteStore.open(dataDir);
+    const active = await store.countActive();
+    await store.close();
+    expect(active).toBeGreaterThan(2);
+    const other = { id: 2001, name: "mb2", full_name: "globex/mb2", owner: { login: "globex", id: 3, type: "Organization" }, default_branch: "main" };
+    gh.addInstallation({ id: 10, account: "globex", accountType: "Organization" });
+    gh.addRepo({ owner: "globex", repo: "mb2", defaultBranch: "main", files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": "smoke:\n  quotas: {per_user_per_day: 1, max_queued: 1}\n" } } });
+    const template = workflowTemplate();
+    gh.addWorkflow({ owner: "globex", repo: "mb2", path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    const prOn = (number: number) => {
+      const sha = number.toString(16).padStart(40, "c");
+      gh.addCommit({ owner: "globex", repo: "mb2", branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE } });
+      gh.addPullRequest({ owner: "globex", repo: "mb2", number, user: "author", head: { sha, ref: `pr-${number}` }, files: [{ filename: RECIPE_FILE, contents: RECIPE, status: "modified" }] });
+    };
+    const ask = (number: number, url: string) =>
+      deliverAndSettle({ url, idle: () => bot.idle() }, SECRET, "issue_comment", { ...commentPayload(number, "/hcp smoke", "maint"), installation: { id: 10 }, repository: other });
+    prOn(1);
+    const before = dispatches().length;
+    await ask(1, bot.url);
+    expect(dispatches().length - before).toBe(1); // its own cap (1) and maint's own quota there (1) were free
+    prOn(2);
+    await ask(2, bot.url); // now they are used up: its own limits hold
+    expect(dispatches().length - before).toBe(1);
+
+    // The operator's cap (HCP_SMOKE_MAX_ACTIVE) counts every installation's active runs.
+    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
+    try {
+      const pr = openPr();
+      await deliverAndSettle(capped, SECRET, "issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      expect(dispatches().length - before).toBe(1);
+      expect((await comments(pr.number)).at(-1)!.body).toMatch(/the operator's limit is 2/);
+    } finally {
+      await capped.stop();
+    }
+  }, 60_000);
+
   it("runs a fork's PR (even by a writer) only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });
     try {

@@ -54,6 +54,9 @@ function freePort(): Promise<number> {
   });
 }
 
+const HEALTH_TOKEN = "health-token-0123456789";
+const health = async (url: string) => (await (await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } })).json()) as { slack: string; github: string };
+
 // One port for the whole file, so a restarted server keeps the URL Slack would post to.
 const settings = (extra: Record<string, string> = {}) =>
   botSettings({
@@ -61,7 +64,7 @@ const settings = (extra: Record<string, string> = {}) =>
     appId: 77,
     secret: SECRET,
     dataDir,
-    extra: { PORT: String(port), SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, ...extra },
+    extra: { PORT: String(port), SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0TEAM", HCP_HEALTH_TOKEN: HEALTH_TOKEN, ...extra },
   });
 
 const startOptions = { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } };
@@ -72,6 +75,8 @@ function sign(body: string, ts: number, secret = SLACK_SECRET): string {
 
 interface CommandOptions {
   user?: string;
+  /** The workspace the signed request comes from (default T0TEAM, the configured one). */
+  team?: string;
   channel?: string;
   triggerId?: string;
   responseId?: string;
@@ -87,6 +92,7 @@ function formBody(text: string, o: CommandOptions, responseId: string): string {
   return slashCommandForm(text, {
     channel_id: o.channel ?? "C0SMOKE",
     user_id: o.user ?? "U0MAINT",
+    team_id: o.team ?? "T0TEAM",
     response_url: slack.responseUrl(responseId),
     trigger_id: o.triggerId ?? `${Date.now()}.${Math.floor(Math.random() * 1e9)}.${randomUUID().replace(/-/g, "")}`,
   });
@@ -173,8 +179,8 @@ afterEach(() => {
 
 describe("the Slack endpoint", () => {
   it("is on the GitHub App's server and /healthz says Slack is on", async () => {
-    const health = (await (await fetch(`${bot.url}/healthz`)).json()) as { slack: string };
-    expect(health.slack).toBe("on");
+    const healthBody = await health(bot.url);
+    expect(healthBody.slack).toBe("on");
   });
 
   it("answers /hcp help at once, ephemerally, with the Slack grammar", async () => {
@@ -232,6 +238,19 @@ describe("who may use /hcp from Slack", () => {
     expect(r.replyText()).toContain("slack.users");
     expect(gh.state.dispatches.length).toBe(before);
   });
+
+  it("a signed request from another workspace cannot act as a mapped user (bare ids count in SLACK_TEAM_ID only)", async () => {
+    const pr = openPr();
+    const before = gh.state.dispatches.length;
+    // U0MAINT is mapped to maint in T0TEAM; the same user id in T0OTHER is somebody else.
+    const r = await command(`smoke ${OWNER}/${REPO}#${pr.number}`, { team: "T0OTHER" });
+    expect(r.replyText()).toMatch(/not linked to a GitHub login/);
+    expect(r.replyText()).toContain("T0OTHER/U0MAINT");
+    expect(gh.state.dispatches.length).toBe(before);
+    const ok = await command(`smoke ${OWNER}/${REPO}#${pr.number}`);
+    expect(ok.replyText()).not.toMatch(/not linked/);
+    expect(gh.state.dispatches.length - before).toBe(1);
+  }, 30_000);
 
   it("refuses a channel that is not on the allowlist", async () => {
     const pr = openPr();
@@ -419,9 +438,9 @@ describe("without Slack settings", () => {
   it("runs the GitHub side and /healthz says Slack is off", async () => {
     const plain = await startServer(settings({ PORT: String(await freePort()), SLACK_SIGNING_SECRET: "", SLACK_BOT_TOKEN: "", SLACK_API_URL: "", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-noslack-")) }), startOptions);
     try {
-      const health = (await (await fetch(`${plain.url}/healthz`)).json()) as { slack: string; github: string };
-      expect(health.slack).toBe("off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)");
-      expect(health.github).toBe("configured");
+      const healthBody = await health(plain.url);
+      expect(healthBody.slack).toBe("off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)");
+      expect(healthBody.github).toBe("configured");
       expect((await fetch(`${plain.url}/slack/events`, { method: "POST", body: "" })).status).toBe(404);
     } finally {
       await plain.stop();
