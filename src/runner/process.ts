@@ -120,7 +120,7 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
   const tracker = pid === undefined ? undefined : new RunTracker(pid, marker);
   const stopper = pid === undefined || !tracker ? undefined : new GroupStopper(pid, options.graceMs, tracker);
   // Descendants that leave the session and clear their environment are still known once seen.
-  const poller = setInterval(() => tracker?.poll(), 100);
+  const poller = setInterval(() => tracker?.poll(), 200);
   poller.unref();
 
   const timer = setTimeout(() => {
