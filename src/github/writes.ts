@@ -4,7 +4,7 @@
 // only sends the request again when it is not there. The retry plugin never repeats these
 // requests blindly (octokit.ts).
 import type { ProbotOctokit } from "probot";
-import { isAmbiguousFailure } from "./octokit.ts";
+import { isAmbiguousFailure } from "./failures.ts";
 
 type Octokit = ProbotOctokit;
 
