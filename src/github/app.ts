@@ -10,6 +10,7 @@ import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { KeyedQueue } from "./queue.ts";
+import { replier } from "./writes.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
@@ -39,7 +40,7 @@ export interface AppDeps {
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
   schedule?: (sweep: () => Promise<void>) => void;
   /** Smoke-dispatch tuning for tests, and who else hears about a run's progress (Slack). */
-  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes">;
+  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "maxActive">;
   /** Receives the gateway other front doors (Slack) use to act on GitHub as this app. */
   onGateway?: (gateway: GitHubGateway) => void;
 }
@@ -114,7 +115,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     const deliveries = new DeliveryLog();
     const queue = deps.queue ?? new KeyedQueue(4, app.log);
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
-    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, ...deps.smoke };
+    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
     /** Answers the webhook at once; the work runs in the background, one job at a time per PR. */
     function once(context: Context, key: string, work: () => Promise<void>): void {
@@ -184,13 +185,13 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, issue.number), async () => {
-        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body));
+        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
 
-    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, commentId: number, body: string): Promise<void> {
+    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, comment: { id: number; createdAt: Date }, body: string): Promise<void> {
       const octokit = context.octokit;
-      const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body: text });
+      const say = replier(octokit, r, pr, `comment:${comment.id}`, () => reviewDeps.botLogin(octokit));
       const configResult = await readRepoConfig(octokit, r);
       if (!configResult.ok) {
         await say(`hcp-bot cannot act on commands here: ${untrusted(configResult.problem)}`);
@@ -199,10 +200,10 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       const config = configResult.config;
       for (const parsed of parseCommentCommands(body, { allowedKeys: config.smoke.allowed_keys })) {
         if (!parsed.ok) {
-          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${parsed.error}`);
+          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${untrusted(parsed.error)}`);
           continue;
         }
-        await runCommand(context, r, config, pr, requester, commentId, parsed.command, say);
+        await runCommand(context, r, config, pr, requester, comment, parsed.command, say);
       }
     }
 
@@ -212,7 +213,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       config: RepoConfig,
       pr: number,
       requester: { login: string; isBot: boolean },
-      commentId: number,
+      comment: { id: number; createdAt: Date },
       command: Command,
       say: (text: string) => Promise<unknown>,
     ): Promise<void> {
@@ -222,7 +223,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           await say(helpText({ surface: "github", smoke: config.smoke }));
           return;
         case "smoke": {
-          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId }, smokeDeps);
+          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps);
           const text = smokeReply(outcome, requester.login);
           if (text) await say(text);
           return;
@@ -263,7 +264,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
         claimed(`delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
-          const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });
+          const say = replier(octokit, r, pr.number, `delivery:${context.id}`, () => reviewDeps.botLogin(octokit));
           if (!configResult.ok) {
             await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
             return;

@@ -3,9 +3,12 @@
 // its notification throttle waits 3 s between comment posts (STACK.md), which a review
 // that posts a comment and a review cannot afford.
 import { ProbotOctokit } from "probot";
+import { isAmbiguousFailure, isRepeatable } from "./failures.ts";
+
+export { isAmbiguousFailure, isRepeatable };
 
 export interface RetryPolicy {
-  /** Retries of a 5xx (other than 501) or a network error. */
+  /** Retries of a 5xx (other than 501) or a network error, for requests that can be repeated (not a creating POST). */
   serverErrorRetries: number;
   /** Retries of a rate-limit answer (403/429 with retry-after, or a secondary limit). */
   rateLimitRetries: number;
@@ -45,12 +48,6 @@ export function rateLimitWaitMs(error: HttpError, now = Date.now()): number | un
   return undefined;
 }
 
-function isRetryableServerError(error: HttpError): boolean {
-  const status = error.status;
-  if (status === undefined) return true; // network failure before any answer
-  return status >= 500 && status !== 501;
-}
-
 export function retryPlugin(policy: RetryPolicy) {
   return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }) => {
     octokit.hook.wrap("request", async (request, options) => {
@@ -68,7 +65,7 @@ export function retryPlugin(policy: RetryPolicy) {
             await sleep(wait);
             continue;
           }
-          if (isRetryableServerError(error) && serverTries < policy.serverErrorRetries) {
+          if (isAmbiguousFailure(error) && isRepeatable(options) && serverTries < policy.serverErrorRetries) {
             await sleep(policy.baseDelayMs * 2 ** serverTries);
             serverTries++;
             continue;

@@ -3,6 +3,7 @@
 // on state GitHub holds (check run per SHA, hidden markers in the bot's own comments), so
 // a redelivered webhook or a restart posts nothing twice.
 import type { ProbotOctokit } from "probot";
+import { commentOnce, createOnce } from "./writes.ts";
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
@@ -149,19 +150,29 @@ async function botReviewFingerprints(octokit: Octokit, t: PullTarget, login: str
   return new Set(comments.filter((c) => c.user?.login === login).flatMap((c) => fingerprintsIn(c.body)));
 }
 
-async function postReview(octokit: Octokit, t: PullTarget, plan: ReviewPlan, config: RepoConfig, errors: boolean, log: ReviewDeps["log"]): Promise<number> {
+async function postReview(octokit: Octokit, t: PullTarget, plan: ReviewPlan, config: RepoConfig, errors: boolean, log: ReviewDeps["log"], login: string): Promise<number> {
   if (plan.inline.length === 0) return 0;
   const event = config.review.mode === "request-changes" && errors ? "REQUEST_CHANGES" : "COMMENT";
   try {
-    await octokit.rest.pulls.createReview({
-      owner: t.owner,
-      repo: t.repo,
-      pull_number: t.number,
-      commit_id: t.headSha,
-      event,
-      body: plan.reviewBody,
-      comments: plan.inline.map(({ fingerprint: _fp, ...c }) => c),
-    });
+    // After a 5xx the review may exist: it is looked for (the bot's, on this commit, with this body) before it is sent again.
+    await createOnce(
+      async () =>
+        (
+          await octokit.rest.pulls.createReview({
+            owner: t.owner,
+            repo: t.repo,
+            pull_number: t.number,
+            commit_id: t.headSha,
+            event,
+            body: plan.reviewBody,
+            comments: plan.inline.map(({ fingerprint: _fp, ...c }) => c),
+          })
+        ).data.id,
+      async () => {
+        const { data } = await octokit.rest.pulls.listReviews({ owner: t.owner, repo: t.repo, pull_number: t.number, per_page: 100 });
+        return data.find((r) => r.user?.login === login && r.commit_id === t.headSha && r.body === plan.reviewBody)?.id;
+      },
+    );
     return plan.inline.length;
   } catch (error) {
     // 422: a line is no longer in the diff (a newer push raced us). The check run and the summary still carry every finding.
@@ -183,7 +194,7 @@ async function upsertSummary(octokit: Octokit, t: PullTarget, body: string, logi
   }
   // A clean PR that never had findings gets no comment: the green check says it.
   if (!hasFindings) return "none";
-  await octokit.rest.issues.createComment({ owner: t.owner, repo: t.repo, issue_number: t.number, body });
+  await commentOnce(octokit, t, t.number, body, SUMMARY_MARKER, login);
   return "created";
 }
 
@@ -249,7 +260,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const plan = firstPlan.inline.length && !fresh ? planReview({ ...base, alreadyCommented: await botReviewFingerprints(octokit, t, login) }) : firstPlan;
 
   const checkRunId = await upsertCheckRun(octokit, t, plan, existing);
-  const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log) : 0;
+  const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log, login) : 0;
   const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0, fresh) : "none";
   deps.log.info({ pr: `${t.owner}/${t.repo}#${t.number}`, sha: t.headSha, findings: findings.length, inlinePosted, summary, conclusion: plan.conclusion }, "HCP review done");
   return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId };

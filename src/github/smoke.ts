@@ -4,17 +4,18 @@
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
 import type { ProbotOctokit } from "probot";
 import type { Language } from "web-tree-sitter";
-import { z } from "zod";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
 import { defaultRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
-import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
+import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, smokeMarker, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
-import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../core/verdict/index.ts";
-import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
+import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
+import { pinHead } from "./pin.ts";
+import { verdictForRun } from "./run-verdict.ts";
+import { commentOnce, createOnce } from "./writes.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = ProbotOctokit;
@@ -33,6 +34,10 @@ export interface SmokeDeps {
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
   /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
   maxArtifactBytes?: number;
+  /** The operator's cap on active runs across every installation (HCP_SMOKE_MAX_ACTIVE); none when unset. */
+  maxActive?: number;
+  /** The app's login (`slug[bot]`): only runs it started can be bound by their title. */
+  botLogin?: (octokit: Octokit) => Promise<string>;
 }
 
 export interface RepoRef {
@@ -52,6 +57,8 @@ export interface SmokeOrigin {
   source: "github-comment" | "slack" | "check-run-button";
   deliveryId: string | null;
   commentId?: number;
+  /** When the comment was written (GitHub's time): the head must not have moved since. */
+  commentCreatedAt?: Date;
 }
 
 export type SmokeOutcome =
@@ -64,8 +71,6 @@ export type SmokeOutcome =
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
 const DAY_MS = 24 * 60 * 60 * 1000;
-// Compressed; a 2-iteration smoke log is a few MB, and the archive is held in memory while read.
-const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
 
 const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -131,48 +136,64 @@ function view(request: SmokeRequest, plan?: SmokeView["plan"]): SmokeView {
   };
 }
 
-async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string): Promise<number> {
-  const { data } = await octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr, body });
-  return data.id;
+/** The request's story comment, posted once (found again by its marker after an ambiguous failure). */
+async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string, requestId: string, deps: SmokeDeps): Promise<number> {
+  return commentOnce(octokit, r, pr, body, smokeMarker(requestId), await botLoginOf(octokit, deps));
 }
 
-/** Finds the run a dispatch created by the request id in its run-name (when GitHub returned no id). */
-async function findRun(octokit: Octokit, r: RepoRef, workflow: string, requestId: string, lookup: { attempts: number; delayMs: number }) {
+/**
+ * Finds the run a dispatch created (when GitHub returned no id): by the request id in its
+ * run-name, then only if GitHub's facts about it say it is ours (run-binding.ts).
+ */
+async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
   for (let attempt = 0; attempt < lookup.attempts; attempt++) {
-    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: r.owner, repo: r.repo, workflow_id: workflow, event: "workflow_dispatch", branch: r.defaultBranch, per_page: 30 });
-    const run = data.workflow_runs.find((w) => (w.display_title ?? w.name ?? "").includes(requestId));
-    if (run) return { id: run.id, url: run.html_url };
+    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: c.owner, repo: c.repo, workflow_id: c.workflow, event: "workflow_dispatch", branch: c.defaultBranch, per_page: 30 });
+    for (const run of data.workflow_runs.filter((w) => (w.display_title ?? w.name ?? "").includes(request.id))) {
+      if ((await whyNotOurRun(octokit, c, request, run.id)) === null) return { id: run.id, url: run.html_url };
+    }
     await sleep(lookup.delayMs);
   }
   return undefined;
 }
 
-async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, lookup: { attempts: number; delayMs: number }) {
-  const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
-    owner: r.owner,
-    repo: r.repo,
-    workflow_id: config.smoke.workflow,
-    // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
-    ref: r.defaultBranch,
-    inputs: {
-      sha: request.sha,
-      pr: String(request.pr),
-      recipe: plan.recipe,
-      overrides: JSON.stringify(plan.overrides),
-      request_id: request.id,
-      check_run_id: String(checkRunId),
-      nproc: String(plan.gpus),
-      iters: String(plan.iters),
-      expect_hcp: String(plan.expectHcp),
-    },
-    return_run_details: true,
-    // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
-  } as never);
-  const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
-  if (details?.workflow_run_id) return { id: details.workflow_run_id, url: details.html_url ?? null };
+async function botLoginOf(octokit: Octokit, deps: SmokeDeps): Promise<string> {
+  return deps.botLogin ? deps.botLogin(octokit) : "hcp-bot[bot]";
+}
+
+async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, deps: SmokeDeps) {
+  const lookup = deps.runLookup ?? { attempts: 5, delayMs: 1000 };
+  const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
+  const bound = { ...request, checkRunId };
+  const send = async (): Promise<{ id: number | null; url: string | null }> => {
+    const response = await octokit.request("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches", {
+      owner: r.owner,
+      repo: r.repo,
+      workflow_id: config.smoke.workflow,
+      // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
+      ref: r.defaultBranch,
+      inputs: {
+        sha: request.sha,
+        pr: String(request.pr),
+        recipe: plan.recipe,
+        overrides: JSON.stringify(plan.overrides),
+        request_id: request.id,
+        check_run_id: String(checkRunId),
+        nproc: String(plan.gpus),
+        iters: String(plan.iters),
+        expect_hcp: String(plan.expectHcp),
+      },
+      return_run_details: true,
+      // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
+    } as never);
+    const details = (response as { status: number; data?: { workflow_run_id?: number; html_url?: string; run_url?: string } }).data;
+    return details?.workflow_run_id ? { id: details.workflow_run_id, url: details.html_url ?? null } : { id: null, url: null };
+  };
+  // A dispatch is a GPU run: after a 5xx, the run it may have started is looked for first.
+  const sent = await createOnce(send, () => findRun(octokit, bind, bound, lookup));
+  if (sent.id) return sent;
   // The dispatch went through: a failing lookup must not mark the request failed while its run
   // goes on. Left unbound, the run binds by its run-name when its first event arrives.
-  const found = await findRun(octokit, r, config.smoke.workflow, request.id, lookup).catch(() => undefined);
+  const found = await findRun(octokit, bind, bound, lookup).catch(() => undefined);
   return found ? { id: found.id, url: found.url } : { id: null, url: null };
 }
 
@@ -192,7 +213,8 @@ export async function requestSmoke(
   const plan = resolved.plan;
 
   const { data: pr } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: prNumber });
-  // The commit is pinned now: only this SHA runs, whatever is pushed later.
+  // The commit is pinned now: only this SHA runs, whatever is pushed later (and, for a comment,
+  // only if it was already the head when the comment was written: see pinHead below).
   const sha = pr.head.sha;
   const requesterRole = await repositoryRole(octokit, r, requester.login);
   const fork = pr.head.repo?.full_name !== pr.base.repo.full_name;
@@ -210,10 +232,12 @@ export async function requestSmoke(
     copyPrBot: { required: config.smoke.require_copy_pr_bot, mirroredSha: mirrored },
     pinnedSha: sha,
     activeRun: active ? { requestId: active.id, url: active.runUrl ?? undefined } : undefined,
-    requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS)),
+    // Quotas are the repository's and the installation's own; only the operator caps them all.
+    requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS), r.installationId),
     perUserPerDay: config.smoke.quotas.per_user_per_day,
-    activeRuns: await deps.store.countActive(),
+    activeRuns: await deps.store.countActive(repoName(r)),
     maxQueued: config.smoke.quotas.max_queued,
+    ...(deps.maxActive ? { globalCap: { active: await deps.store.countActive(), max: deps.maxActive } } : {}),
   });
   const base = {
     repo: repoName(r),
@@ -243,6 +267,14 @@ export async function requestSmoke(
     return { kind: "refused", reason: decision.reason };
   }
 
+  // The commit as of the comment: refused when the branch moved since, unless the command names it.
+  const pinned = await pinHead(octokit, { sha, ref: pr.head.ref, repo: pr.head.repo?.full_name ?? repoName(r) }, cmd.sha, origin.commentCreatedAt);
+  if (!pinned.ok) {
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: pinned.reason });
+    await audit("denied", pinned.reason, refused.id);
+    return { kind: "refused", reason: pinned.reason };
+  }
+
   const python = await deps.python();
   const check = await preflight(octokit, r, sha, plan, python);
   const errors = check.findings.filter((f) => f.severity === "error");
@@ -258,22 +290,33 @@ export async function requestSmoke(
   }
 
   const request = await deps.store.createSmokeRequest({ ...base, status: "requested" });
+  // The commit the workflow file will come from: a run bound by its title must have run exactly it.
+  const workflowSha = await defaultBranchSha(octokit, r);
   const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
-  const { data: checkRun } = await octokit.rest.checks.create({
-    owner: r.owner,
-    repo: r.repo,
-    name: SMOKE_CHECK_NAME,
-    head_sha: sha,
-    status: "queued",
-    external_id: request.id,
-    output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
-  });
+  const checkRun = await createOnce(
+    async () =>
+      (
+        await octokit.rest.checks.create({
+          owner: r.owner,
+          repo: r.repo,
+          name: SMOKE_CHECK_NAME,
+          head_sha: sha,
+          status: "queued",
+          external_id: externalId(request.id, workflowSha),
+          output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
+        })
+      ).data,
+    async () => {
+      const { data } = await octokit.rest.checks.listForRef({ owner: r.owner, repo: r.repo, ref: sha, check_name: SMOKE_CHECK_NAME, filter: "all", per_page: 100 });
+      return data.check_runs.find((c) => c.external_id === externalId(request.id, workflowSha));
+    },
+  );
   if (origin.commentId) {
     await octokit.rest.reactions.createForIssueComment({ owner: r.owner, repo: r.repo, comment_id: origin.commentId, content: "eyes" }).catch(() => undefined);
   }
   let run: { id: number | null; url: string | null };
   try {
-    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps.runLookup ?? { attempts: 5, delayMs: 1000 });
+    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps);
   } catch (error) {
     const status = (error as { status?: number }).status;
     const reason =
@@ -297,7 +340,7 @@ export async function requestSmoke(
   // knows better, and the run will tell. The reply says what the pre-flight could not check.
   const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
   const dispatched: SmokeState = unchecked ? { kind: "dispatched", note: unchecked } : { kind: "dispatched" };
-  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched));
+  const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched), request.id, deps);
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
   await tell(final.ok ? final.request : request, dispatched, deps);
   await audit("allowed", unchecked, request.id, run.id);
@@ -337,132 +380,6 @@ async function tell(request: SmokeRequest, state: SmokeState, deps: SmokeDeps): 
   }
 }
 
-/**
- * What the runner's verdict.json says about the run itself (not about the log): how it ended
- * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
- * A field that is missing or malformed is unknown, never an error.
- */
-const RunnerHintSchema = z.object({
-  exitCode: z.number().int().nullable().catch(null),
-  timedOut: z.boolean().catch(false),
-  signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
-  throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
-  /** The run's probe key, revealed once the run exited: without it no HCP-PROBE report counts. */
-  probeKey: ProbeKeySchema.nullable().catch(null),
-});
-export type RunnerHint = z.infer<typeof RunnerHintSchema>;
-
-const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
-
-/** Streams a log (bytes) through the verdict parser, never holding it whole. */
-async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
-  const parser = createVerdictParser({
-    expectHcp: request.expectHcp,
-    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes; a pass needs a
-    // report from each of the plan's GPUs (one rank each).
-    ...requestedLayout(request.overrides),
-    worldSize: request.gpus,
-    ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
-    ...(hint.probeKey ? { probeKey: hint.probeKey } : {}),
-  });
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parser.push(value);
-  }
-  return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
-}
-
-/** verdict.json is a few KB; anything bigger (a deflate bomb among the run's files) is not read. */
-const MAX_HINT_BYTES = 256 * 1024;
-
-/** The stream's text, or null once it passes `max` bytes (reading stops there). */
-async function readCapped(stream: ReadableStream<Uint8Array>, max: number): Promise<string | null> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      return null;
-    }
-    text += decoder.decode(value, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
-/** The runner's own file: `name` at the artifact's top level, else any entry of that name. */
-function artifactFile(entries: ReturnType<typeof listZipEntries>, name: string) {
-  return entries.find((e) => e.name === name) ?? entries.find((e) => e.name.endsWith(`/${name}`));
-}
-
-async function readRunnerHint(bytes: Uint8Array, entries: ReturnType<typeof listZipEntries>): Promise<RunnerHint> {
-  const entry = artifactFile(entries, "verdict.json");
-  if (!entry) return NO_HINT;
-  try {
-    const json = await readCapped(openZipEntry(bytes, entry), MAX_HINT_BYTES);
-    if (json === null) return NO_HINT;
-    const parsed = RunnerHintSchema.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : NO_HINT;
-  } catch {
-    return NO_HINT;
-  }
-}
-
-/**
- * The verdict from the run's log artifact (else the job log). The runner's verdict.json is
- * a hint: only its exit code is read, and the log decides.
- */
-export async function verdictForRun(
-  octokit: Octokit,
-  r: { owner: string; repo: string },
-  request: SmokeRequest,
-  runId: number,
-  maxArtifactBytes = MAX_ARTIFACT_BYTES,
-): Promise<{ verdict: Verdict; note?: string }> {
-  const { data: artifacts } = await octokit.rest.actions.listWorkflowRunArtifacts({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
-  const artifact = artifacts.artifacts.find((a) => a.name === `hcp-smoke-${request.id}` && !a.expired);
-  // The log is written by code under test: a huge one must not take the bot's memory down.
-  if (artifact && artifact.size_in_bytes > maxArtifactBytes) {
-    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    return {
-      verdict: await verdictFromStream(new Response("").body!, request, NO_HINT),
-      note: `The log artifact is ${mb(artifact.size_in_bytes)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
-    };
-  }
-  if (artifact) {
-    const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
-    const bytes = new Uint8Array(data as ArrayBuffer);
-    const entries = listZipEntries(bytes);
-    // smoke-run writes smoke.log; the run's own code writes there too, so other .log files are a fallback only.
-    const log = artifactFile(entries, "smoke.log") ?? entries.find((e) => e.name.endsWith(".log"));
-    if (log) return { verdict: await verdictFromStream(openZipEntry(bytes, log), request, await readRunnerHint(bytes, entries)) };
-  }
-  const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
-  const job = jobs.jobs[0];
-  if (job) {
-    const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
-    const text = beforeRunnerReport(typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer));
-    const stream = new Response(text).body!;
-    return { verdict: await verdictFromStream(stream, request, { ...NO_HINT, exitCode: job.conclusion === "success" ? 0 : null }), note: "No log artifact was uploaded; the verdict comes from the job log." };
-  }
-  return { verdict: await verdictFromStream(new Response("").body!, request, NO_HINT), note: "The run left no log to read." };
-}
-
-/**
- * The job log up to the runner's own verdict report (`hcp-bot smoke-run` prints it last):
- * the report quotes log lines as evidence, and the bot judges the log, not the report.
- */
-export function beforeRunnerReport(jobLog: string): string {
-  const report = /^(?:\S+Z )?HCP smoke verdict: /m.exec(jobLog);
-  return report ? jobLog.slice(0, report.index) : jobLog;
-}
-
 export interface WorkflowRunEvent {
   id: number;
   status: string | null;
@@ -483,23 +400,27 @@ const REQUEST_IN_TITLE = /hcp-smoke ([A-Za-z0-9_-]{6,})/;
 
 /**
  * The request a run belongs to: the one bound to its id, else (when the dispatch did not
- * return the run id) the one its title names. A title is anybody's to write (a PR's CI run is
- * titled after the PR, any workflow can set its run-name), so a title binds only a
- * workflow_dispatch run of the smoke workflow, in the same repository, on the default branch,
- * and only a request not yet bound to a run (the store sets a run id once).
+ * return the run id) the one its title names, only while that request has no run (the store
+ * sets a run id once) and only when GitHub's facts about the run say it is ours: who started
+ * it, from which commit of which workflow file, with which inputs (run-binding.ts). The event's
+ * own fields screen out the obvious others before any API call.
  */
-async function requestForRun(store: Store, r: RunRepo, run: WorkflowRunEvent): Promise<SmokeRequest | undefined> {
+async function requestForRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
   const repo = repoName(r);
-  const byId = await store.findByRunId(run.id);
+  const byId = await deps.store.findByRunId(run.id);
   if (byId) return byId.repo === repo ? byId : undefined;
   if (run.event !== "workflow_dispatch" || !r.defaultBranch || run.head_branch !== r.defaultBranch) return undefined;
   const m = REQUEST_IN_TITLE.exec(run.display_title ?? run.name ?? "");
   if (!m) return undefined;
-  const request = await store.getSmokeRequest(m[1]!);
+  const request = await deps.store.getSmokeRequest(m[1]!);
   if (!request || request.repo !== repo || request.runId !== null) return undefined;
   const workflow = r.smokeWorkflow ? await r.smokeWorkflow() : defaultRepoConfig().smoke.workflow;
-  if (run.path?.replace(/@[^@]*$/, "") !== `.github/workflows/${workflow}`) return undefined;
-  const updated = await store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
+  const why = await whyNotOurRun(octokit, { owner: r.owner, repo: r.repo, defaultBranch: r.defaultBranch, workflow, botLogin: await botLoginOf(octokit, deps) }, request, run.id);
+  if (why) {
+    deps.log.warn({ run: run.id, request: request.id, why }, "a run titled after a smoke request is not its run");
+    return undefined;
+  }
+  const updated = await deps.store.updateSmokeRequest(request.id, { runId: run.id, runUrl: run.html_url });
   return updated.ok ? updated.request : undefined;
 }
 
@@ -512,7 +433,7 @@ export type RunRepo = { owner: string; repo: string; defaultBranch?: string; smo
 /** workflow_run / workflow_job events: follow the run, and judge it when it completes. */
 export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEvent, deps: SmokeDeps): Promise<SmokeRequest | undefined> {
   const now = deps.now ?? (() => new Date());
-  const request = await requestForRun(deps.store, r, run);
+  const request = await requestForRun(octokit, r, run, deps);
   if (request && (request.status === "cancelled" || request.status === "timed_out") && run.status !== "completed") {
     // Cancelled (or expired) before the dispatch's run could be found: stop the run now it shows up.
     await cancelRun(octokit, r, run.id);

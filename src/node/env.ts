@@ -21,6 +21,10 @@ export interface ServerSettings {
   botLogin?: string;
   /** The Slack app; undefined when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set. */
   slack?: SlackSettings;
+  /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
+  smokeMaxActive?: number;
+  /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
+  healthToken?: string;
   /** The web pages: GitHub's web host (links, OAuth) and who may see the smoke-run history. */
   web: WebSettings;
 }
@@ -49,6 +53,8 @@ export interface SlackSettings {
   botToken: string;
   /** Web API base URL ending in "/": https://slack.com/api/ unless a proxy or a test says otherwise. */
   apiUrl: string;
+  /** SLACK_TEAM_ID: the workspace whose bare user ids `slack.users` maps (unless a config names one). */
+  teamId?: string;
 }
 
 export class SettingsError extends Error {}
@@ -82,6 +88,9 @@ const Env = z.object({
   NODE_ENV: z.string().optional(),
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
+  SLACK_TEAM_ID: z.string().regex(/^[TE][A-Z0-9]{2,}$/, "must be a Slack team id such as T012ABCDEF").optional(),
+  HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
+  HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
   HCP_RUNS_ACCESS: z.enum(["off", "github"], { error: "must be off (the default) or github (sign in with GitHub)" }).optional(),
   GITHUB_CLIENT_ID: z.string().min(1).optional(),
@@ -106,7 +115,7 @@ function slackSettings(e: z.infer<typeof Env>): SlackSettings | undefined {
   if (!e.SLACK_SIGNING_SECRET) throw new SettingsError("SLACK_SIGNING_SECRET is missing (SLACK_BOT_TOKEN is set): copy it from the Slack app's Basic Information page");
   if (!e.SLACK_BOT_TOKEN) throw new SettingsError("SLACK_BOT_TOKEN is missing (SLACK_SIGNING_SECRET is set): copy the Bot User OAuth Token from the Slack app's OAuth & Permissions page");
   const api = e.SLACK_API_URL ?? "https://slack.com/api/";
-  return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/` };
+  return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/`, ...(e.SLACK_TEAM_ID ? { teamId: e.SLACK_TEAM_ID } : {}) };
 }
 
 function runsAccess(e: z.infer<typeof Env>): RunsAccess {
@@ -147,6 +156,8 @@ export function readServerSettings(env: Record<string, string | undefined>): Ser
     botLogin: e.HCP_BOT_LOGIN,
     slack: slackSettings(e),
     web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },
+    ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
+    ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
   };
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
   if (credentials.every((c) => c === undefined)) {

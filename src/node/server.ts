@@ -4,6 +4,7 @@
 // instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
+import { timingSafeEqual } from "node:crypto";
 import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -48,19 +49,34 @@ function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): st
   return "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)";
 }
 
-function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string): Handler {
+/** The request bears the operator's token (compared in constant time); never true without one. */
+function bearsToken(req: IncomingMessage, token: string | undefined): boolean {
+  if (!token) return false;
+  const given = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "");
+  const want = Buffer.from(token);
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+/**
+ * `/healthz`: `{"status":"ok"}` (or "degraded", 503) for anybody; the version, uptime, store
+ * (its path) and Slack state only with `Authorization: Bearer HCP_HEALTH_TOKEN`.
+ */
+function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined): Handler {
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
     const storeStatus = store ? await store.status().catch((error: Error) => ({ kind: "sqlite", ok: false, detail: error.message })) : { kind: "none", ok: true, detail: "not used in setup mode" };
-    const body = {
-      status: storeStatus.ok ? "ok" : "degraded",
-      version: VERSION,
-      uptimeSeconds: Math.round((Date.now() - started) / 1000),
-      github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
-      store: storeStatus,
-      slack,
-    };
+    const status = { status: storeStatus.ok ? "ok" : "degraded" };
+    const body = bearsToken(req, token)
+      ? {
+          ...status,
+          version: VERSION,
+          uptimeSeconds: Math.round((Date.now() - started) / 1000),
+          github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
+          store: storeStatus,
+          slack,
+        }
+      : status;
     res.writeHead(storeStatus.ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
     return true;
   };
@@ -123,7 +139,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     settings.slack && settings.mode === "app"
       ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, python: loadPythonLanguage, log })
       : undefined;
-  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack)));
+  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken));
   const web = mountWeb(server, settings, store, log);
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
@@ -134,7 +150,11 @@ export async function startServer(settings: ServerSettings, options: StartOption
         onReviewed: options.onReviewed,
         queue,
         store: store!,
-        smoke: slack ? { ...options.smoke, notify: bothNotify(options.smoke?.notify, slack.notify) } : options.smoke,
+        smoke: {
+          ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
+          ...options.smoke,
+          ...(slack ? { notify: bothNotify(options.smoke?.notify, slack.notify) } : {}),
+        },
         onGateway: (gateway) => {
           slack?.setGateway(gateway);
           options.onGateway?.(gateway);

@@ -9,7 +9,12 @@
 // SIGTERM to the group (torchrun forwards it to the ranks and prints its failure box), then
 // SIGKILL after a grace period. When torchrun exits by itself, anything left in its group is
 // reaped the same way.
+import { randomBytes } from "node:crypto";
 import { execa } from "execa";
+import { reapRun, RunTracker } from "./reap.ts";
+
+/** The variable every process of a run inherits, so it can be found after it leaves the session. */
+export const RUN_MARKER_VAR = "HCP_SMOKE_RUN_MARKER";
 
 export interface RunOptions {
   argv: readonly string[];
@@ -36,6 +41,8 @@ export interface RunResult {
   /** Set when the command could not be started (e.g. `uv` not on PATH). */
   spawnError: string | null;
   durationMs: number;
+  /** Processes of the run still alive after reaping (pids); a run that leaves any cannot pass. */
+  survivors: number[];
 }
 
 /** Sends a signal to a process group; false when the group no longer exists. */
@@ -63,12 +70,16 @@ class GroupStopper {
   constructor(
     private readonly pgid: number,
     private readonly graceMs: number,
+    /** The run's processes outside the group too (a `setsid` child holding our pipe). */
+    private readonly tracker: RunTracker,
   ) {}
 
   stop(): void {
     if (this.stopping) return;
     this.stopping = true;
-    if (!signalGroup(this.pgid, "SIGTERM")) return;
+    const group = signalGroup(this.pgid, "SIGTERM");
+    const others = this.tracker.signal("SIGTERM").length > 0;
+    if (!group && !others) return;
     this.killTimer = setTimeout(() => this.kill(), this.graceMs);
   }
 
@@ -77,6 +88,7 @@ class GroupStopper {
     this.killTimer = undefined;
     this.stopping = true;
     signalGroup(this.pgid, "SIGKILL");
+    this.tracker.signal("SIGKILL");
   }
 
   dispose(): void {
@@ -88,8 +100,9 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const [file, ...args] = options.argv;
   if (!file) throw new Error("empty argv");
+  const marker = `${RUN_MARKER_VAR}=${randomBytes(16).toString("hex")}`;
   const subprocess = execa(file, args, {
-    env: { ...options.env },
+    env: { ...options.env, [RUN_MARKER_VAR]: marker.slice(RUN_MARKER_VAR.length + 1) },
     extendEnv: false, // the caller's env is complete: it may have removed variables on purpose
     cwd: options.cwd,
     detached: true,
@@ -104,7 +117,11 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
   let timedOut = false;
   let cancelledBy: NodeJS.Signals | null = null;
   const pid = subprocess.pid;
-  const stopper = pid === undefined ? undefined : new GroupStopper(pid, options.graceMs);
+  const tracker = pid === undefined ? undefined : new RunTracker(pid, marker);
+  const stopper = pid === undefined || !tracker ? undefined : new GroupStopper(pid, options.graceMs, tracker);
+  // Descendants that leave the session and clear their environment are still known once seen.
+  const poller = setInterval(() => tracker?.poll(), 200);
+  poller.unref();
 
   const timer = setTimeout(() => {
     timedOut = true;
@@ -127,7 +144,7 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
 
   // torchrun has exited; whatever is left of its group would keep our pipe open forever.
   subprocess.once("exit", () => {
-    if (pid !== undefined && groupAlive(pid)) {
+    if (pid !== undefined && (groupAlive(pid) || (tracker?.members().length ?? 0) > 0)) {
       options.notice(`${file} exited but processes of its group remain: stopping them (SIGTERM, SIGKILL after ${formatMs(options.graceMs)})`);
       stopper?.stop();
     }
@@ -140,6 +157,9 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
       }
     }
     const result = await subprocess;
+    clearInterval(poller);
+    const survivors = tracker ? await reapRun(tracker, Math.max(options.graceMs, 2000)) : [];
+    if (survivors.length) options.notice(`processes of the run would not die: ${survivors.join(", ")}; the run cannot pass`);
     return {
       exitCode: result.exitCode ?? null,
       signal: result.signal ?? null,
@@ -147,12 +167,15 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
       cancelledBy,
       spawnError: pid === undefined ? (result.shortMessage ?? "the command could not be started") : null,
       durationMs: Date.now() - started,
+      survivors,
     };
   } finally {
     clearTimeout(timer);
+    clearInterval(poller);
     for (const s of signals) process.off(s, onSignal);
     // The run is over either way: nothing of it may outlive smoke-run.
     if (pid !== undefined && groupAlive(pid)) stopper?.kill();
+    if (tracker) await reapRun(tracker, 0);
     stopper?.dispose();
   }
 }

@@ -1,6 +1,7 @@
 // Verdict output for the runner. The renderers are src/core/verdict's (JSON = the schema,
 // Markdown for the job summary, text for the job log); this adds the run's context and the
 // one-line result that ends smoke-run's output.
+import { codeSpan } from "../core/render/escape.ts";
 import { formatVerdict, formatVerdictMarkdown, formatVerdictText, type Verdict } from "../core/verdict/index.ts";
 
 const STATUS_WORD: Record<Verdict["status"], string> = {
@@ -53,7 +54,7 @@ export interface SummaryContext {
 
 /** Inline code that log or input text cannot break out of. */
 function code(text: string): string {
-  return `\`${oneLine(text, 200).replace(/`/g, "'")}\``;
+  return codeSpan(oneLine(text, 200));
 }
 
 /** The job summary ($GITHUB_STEP_SUMMARY): the run's context, then the core Markdown verdict. */

@@ -3,10 +3,12 @@
 // runs it as one process group with a time limit, tees the merged output to our stdout and
 // the log file while the verdict parser reads it (constant memory), then writes verdict.json,
 // run.json and the job summary. Exit 0 only on a passing verdict, 1 otherwise, 2 on bad usage.
+import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, mkdtempSync, type WriteStream } from "node:fs";
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import type { Writable } from "node:stream";
 import { z } from "zod";
@@ -17,6 +19,7 @@ import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
 import { verdictJson, verdictLine, verdictMarkdown, verdictText } from "./report.ts";
+import { commitmentLine, delimiterLine, digestLine, type FileDigest } from "../core/smoke/runner-report.ts";
 
 export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 
@@ -32,8 +35,9 @@ Options:
   --iters N                training iterations (default 2)
   --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
   --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
-  --out DIR                verdict.json, run.json and the log (default ./hcp-smoke-out)
-  --log FILE               the log file (default DIR/smoke.log)
+  --out DIR                verdict.json, run.json and the log, outside the checkout
+                           (default $RUNNER_TEMP/hcp-smoke-out, else a new temporary folder)
+  --log FILE               the log file (default DIR/smoke.log; outside the checkout too)
   --expect-hcp             the run must prove HCP active (default)
   --no-expect-hcp          a flat-CP run may pass
   --gpu NAME               H100, H200, B200, … for the TFLOP/s sanity check
@@ -69,7 +73,7 @@ const SmokeRunOptionsSchema = z.object({
   iters: Count(1, 50, "--iters").default(2),
   timeoutMs: Duration("--timeout", 24 * 3_600_000).default(30 * 60_000),
   graceMs: Duration("--grace", 10 * 60_000).default(10_000),
-  out: z.string().min(1).default("hcp-smoke-out"),
+  out: z.string().min(1).optional(),
   log: z.string().min(1).optional(),
   expectHcp: z.boolean().default(true),
   gpu: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "--gpu must be a GPU name such as H100").optional(),
@@ -175,38 +179,94 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     return SMOKE_EXIT.pass;
   }
 
-  return runAndReport(options, command, duplicatesNotice, deps);
+  let paths: OutputPaths;
+  try {
+    paths = outputPaths(options, deps);
+  } catch (error) {
+    if (!(error instanceof SmokeUsageError)) throw error;
+    deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
+    return SMOKE_EXIT.usage;
+  }
+  return runAndReport(options, command, duplicatesNotice, paths, deps);
+}
+
+interface OutputPaths {
+  outDir: string;
+  logPath: string;
+}
+
+function inside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/**
+ * Where the outputs go: never inside the checkout, where the code under test reads and writes
+ * as it likes (and where a stale file of its own could be uploaded as ours).
+ */
+function outputPaths(options: SmokeRunOptions, deps: SmokeRunDeps): OutputPaths {
+  const cwd = resolve(deps.cwd);
+  const runnerTemp = deps.env.RUNNER_TEMP;
+  const outDir = options.out ? resolve(cwd, options.out) : runnerTemp ? join(runnerTemp, "hcp-smoke-out") : mkdtempSync(join(tmpdir(), "hcp-smoke-out-"));
+  const logPath = resolve(cwd, options.log ?? join(outDir, "smoke.log"));
+  for (const [flag, path] of [["--out", outDir], ["--log", logPath]] as const) {
+    if (inside(cwd, path)) throw new SmokeUsageError(`${flag} ${path} is inside the checkout (${cwd}): the code under test could rewrite it; use a folder outside it, such as $RUNNER_TEMP/hcp-smoke-out`);
+  }
+  return { outDir, logPath };
+}
+
+/** SHA-256 and size of everything written through it, computed from the bytes as they pass. */
+class Digest {
+  private readonly hash = createHash("sha256");
+  private bytes = 0;
+
+  update(chunk: Uint8Array | string): void {
+    const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    this.hash.update(data);
+    this.bytes += data.byteLength;
+  }
+
+  done(): FileDigest {
+    return { sha256: this.hash.digest("hex"), bytes: this.bytes };
+  }
 }
 
 /** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
-async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], deps: SmokeRunDeps): Promise<number> {
+async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
-  const outDir = resolve(deps.cwd, options.out);
-  const logPath = resolve(deps.cwd, options.log ?? join(options.out, "smoke.log"));
+  const { outDir, logPath } = paths;
   await mkdir(outDir, { recursive: true });
   await mkdir(dirname(logPath), { recursive: true });
+  // The report's nonce lives only in this process; its commitment is printed before anything of the PR runs.
+  const nonce = randomBytes(32).toString("hex");
+  deps.out(`${commitmentLine(createHash("sha256").update(nonce).digest("hex"))}\n`);
 
   const probe = await writeProbeDir();
   try {
     const built = buildEnv(deps.env, probe.dir, probe.keyFile);
     const allNotices = [...notices, ...built.notices];
     for (const n of allNotices) say(n);
-    say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py)`);
+    say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
 
     const startedAt = new Date();
-    const { result, verdict } = await runJudged(options, command, built.env, logPath, say, deps, probe.key);
+    const { result, verdict, logDigest } = await runJudged(options, command, built.env, logPath, say, deps, probe.key);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
     if (!result.spawnError && !(await probe.keyTaken())) say("the torchrun launcher's probe never took its key: no HCP-PROBE report of this run can be authenticated");
 
     // The run's processes are gone: the key can no longer sign anything, so it is revealed for
     // the bot (and anyone with the log) to verify the reports with.
-    await writeFile(join(outDir, "verdict.json"), runnerVerdictJson(verdict, probe.key, options.nproc));
+    const verdictFile = runnerVerdictJson(verdict, probe.key, options.nproc);
+    await writeFile(join(outDir, "verdict.json"), verdictFile);
+    const verdictDigest = new Digest();
+    verdictDigest.update(verdictFile);
     const record = runRecord({ options, command, added: built.added, removed: built.removed, notices: allNotices, result, startedAt, logPath, env: deps.env });
     await writeFile(join(outDir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
     const summary = deps.env.GITHUB_STEP_SUMMARY;
     if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
-    deps.out(`\n${verdictText(verdict)}${probeKeyLine(probe.key, options.nproc)}\n${verdictLine(verdict, options.recipe)}\n`);
-    return verdict.status === "pass" ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
+    // One small write (atomic on a pipe): nothing can land between the delimiter and the hashes.
+    deps.out(`\n${[delimiterLine(nonce), digestLine("smoke.log", logDigest), digestLine("verdict.json", verdictDigest.done())].join("\n")}\n`);
+    deps.out(`${verdictText(verdict)}${probeKeyLine(probe.key, options.nproc)}\n${verdictLine(verdict, options.recipe)}\n`);
+    return verdict.status === "pass" && result.survivors.length === 0 ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
   } finally {
     await probe.remove();
   }
@@ -234,7 +294,7 @@ async function runJudged(
   say: (message: string) => void,
   deps: SmokeRunDeps,
   probeKey: string,
-): Promise<{ result: RunResult; verdict: Verdict }> {
+): Promise<{ result: RunResult; verdict: Verdict; logDigest: FileDigest }> {
   const verdictOptions: VerdictOptions = {
     expectHcp: options.expectHcp,
     gpu: options.gpu,
@@ -244,6 +304,8 @@ async function runJudged(
   };
   const parser = createVerdictParser(verdictOptions);
   const log = createWriteStream(logPath);
+  // The hash of what we wrote, not of the file afterwards: anyone may write the file meanwhile.
+  const digest = new Digest();
   let result: RunResult;
   try {
     result = await runSmokeProcess({
@@ -253,7 +315,10 @@ async function runJudged(
       timeoutMs: options.timeoutMs,
       graceMs: options.graceMs,
       notice: say,
-      onChunk: teeTo(deps.live, log, (chunk) => parser.push(chunk)),
+      onChunk: teeTo(deps.live, log, (chunk) => {
+        digest.update(chunk);
+        parser.push(chunk);
+      }),
     });
   } finally {
     log.end();
@@ -264,7 +329,7 @@ async function runJudged(
     signal: result.signal ?? result.cancelledBy ?? undefined,
     ...(result.cancelledBy ? { cancelledBy: result.cancelledBy } : {}),
   });
-  return { result, verdict };
+  return { result, verdict, logDigest: digest.done() };
 }
 
 /** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */

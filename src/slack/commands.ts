@@ -33,6 +33,8 @@ export interface SlackCommandDeps {
   python: () => Promise<Language>;
   runs: SlackRuns;
   log: SlackLog;
+  /** The operator's workspace (SLACK_TEAM_ID): bare user ids of `slack.users` count there when the config names none. */
+  teamId?: string;
 }
 
 /** A command that was acknowledged and now runs; `deliveryId` is stable across Slack retries. */
@@ -51,13 +53,14 @@ interface Access {
 /** The repository's `slack:` section, with each empty key taken from the org's `.github` repository. */
 export async function effectiveSlackConfig(found: Found, config: RepoConfig): Promise<SlackConfig> {
   const own = config.slack;
-  if (Object.keys(own.users).length > 0 && own.channels.length > 0 && own.notify_channel) return own;
+  if (Object.keys(own.users).length > 0 && own.channels.length > 0 && own.notify_channel && own.team_id) return own;
   const org = await orgConfig(found.octokit, found.ref.owner);
   if (!org) return own;
   return {
     users: Object.keys(own.users).length > 0 ? own.users : org.slack.users,
     channels: own.channels.length > 0 ? own.channels : org.slack.channels,
     notify_channel: own.notify_channel ?? org.slack.notify_channel,
+    team_id: own.team_id ?? org.slack.team_id,
   };
 }
 
@@ -104,13 +107,15 @@ export function createSlackCommands(deps: SlackCommandDeps) {
       const where = slack.channels.map((c) => `<#${c}>`).join(", ");
       return deny(work, full, `channel ${channel} not allowlisted`, `/hcp commands for ${mrkdwn(full)} are accepted only in ${where} (slack.channels in ${CONFIG_PATH}).`);
     }
-    const login = slack.users[user];
+    // A bare user id means a user of the configured workspace only; TEAM/USER names its own.
+    const team = work.payload.team_id;
+    const login = slack.users[`${team}/${user}`] ?? ((slack.team_id ?? deps.teamId) === team ? slack.users[user] : undefined);
     if (!login) {
       return deny(
         work,
         full,
         "unmapped slack user",
-        `Your Slack account is not linked to a GitHub login for ${mrkdwn(full)}. Ask a maintainer to add \`${user}: YOUR-GITHUB-LOGIN\` under \`slack.users\` in \`${CONFIG_PATH}\` on the default branch of ${mrkdwn(full)} (or in the \`${mrkdwn(owner)}/.github\` repository for the whole org). Your Slack user id is \`${user}\`.`,
+        `Your Slack account is not linked to a GitHub login for ${mrkdwn(full)}. Ask a maintainer to add \`${team}/${user}: YOUR-GITHUB-LOGIN\` under \`slack.users\` in \`${CONFIG_PATH}\` on the default branch of ${mrkdwn(full)} (or in the \`${mrkdwn(owner)}/.github\` repository for the whole org). Your Slack user id is \`${user}\` in workspace \`${team}\`.`,
       );
     }
     return { found, config, login };

@@ -30,6 +30,8 @@ export interface SlackNodeOptions {
   python: () => Promise<Language>;
   log: SlackLog & { error(obj: object, msg?: string): void };
   nowSeconds?: () => number;
+  /** SLACK_TEAM_ID (see SlackCommandDeps.teamId). */
+  teamId?: string;
 }
 
 export interface SlackNode {
@@ -64,7 +66,7 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
   }
 
   const runs = createSlackRuns({ web, store: options.store, webUrl: githubWebUrl(options.githubApiUrl), notifyChannel, log: options.log });
-  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, python: options.python, runs, log: options.log });
+  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, python: options.python, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
   const core = createSlackCore({
     signingSecret: options.signingSecret,
     store: options.store,

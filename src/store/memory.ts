@@ -89,9 +89,9 @@ export class MemoryStore implements Store {
     return this.select((r) => r.repo === repo && r.pr === pr && ACTIVE_STATUSES.includes(r.status));
   }
 
-  async countUserRequestsSince(githubLogin: string, since: Date): Promise<number> {
+  async countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
     this.open();
-    return this.select((r) => r.githubLogin === githubLogin && r.status !== "refused" && r.createdAt >= since).length;
+    return this.select((r) => r.githubLogin === githubLogin && r.status !== "refused" && r.createdAt >= since && (installationId === undefined || r.installationId === installationId)).length;
   }
 
   async countActive(repo?: string): Promise<number> {

@@ -349,8 +349,11 @@ export class SqliteStore implements Store {
     return this.many(`SELECT * FROM smoke_requests WHERE repo = ? AND pr = ? AND ${ACTIVE_SQL} ORDER BY rowid`, repo, pr);
   }
 
-  async countUserRequestsSince(githubLogin: string, since: Date): Promise<number> {
-    return this.count("SELECT COUNT(*) AS n FROM smoke_requests WHERE github_login = ? AND status != 'refused' AND created_at >= ?", githubLogin, since.getTime());
+  async countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
+    const sql = "SELECT COUNT(*) AS n FROM smoke_requests WHERE github_login = ? AND status != 'refused' AND created_at >= ?";
+    return installationId === undefined
+      ? this.count(sql, githubLogin, since.getTime())
+      : this.count(`${sql} AND installation_id = ?`, githubLogin, since.getTime(), installationId);
   }
 
   async countActive(repo?: string): Promise<number> {

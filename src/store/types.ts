@@ -171,8 +171,11 @@ export interface Store {
   findByRunId(runId: number): Promise<SmokeRequest | undefined>;
   /** dispatched, queued or running, oldest first. */
   activeForPr(repo: string, pr: number): Promise<SmokeRequest[]>;
-  /** Requests made by this login since then, refused ones excluded (a refusal costs no GPU time). */
-  countUserRequestsSince(githubLogin: string, since: Date): Promise<number>;
+  /**
+   * Requests made by this login since then, refused ones excluded (a refusal costs no GPU time);
+   * with an installation id, only that installation's (one installation's quota is not another's).
+   */
+  countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number>;
   /** dispatched + queued + running, across repositories (or in one). */
   countActive(repo?: string): Promise<number>;
   /** dispatched or queued since before `date` (by dispatch time): candidates for the queue timeout. */

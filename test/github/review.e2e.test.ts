@@ -112,7 +112,7 @@ beforeAll(async () => {
   gh = await startFakeGitHub({ appId: 4242, appSlug: "hcp-bot", appPublicKey: publicKey });
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
-  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4242, secret: SECRET }));
+  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4242, secret: SECRET, extra: { HCP_HEALTH_TOKEN: HEALTH_TOKEN } }));
 }, 60_000);
 
 afterAll(async () => {
@@ -125,13 +125,20 @@ afterEach(() => {
   expect(gh.violations).toEqual([]);
 });
 
+const HEALTH_TOKEN = "operator-health-token-42";
+
 describe("pull request review", () => {
-  it("answers /healthz with version and uptime", async () => {
-    const res = await fetch(`${bot.url}/healthz`);
-    const body = (await res.json()) as { status: string; version: string; uptimeSeconds: number; github: string };
-    expect(res.status).toBe(200);
+  it("answers /healthz with its status only; version, uptime and the store only to the operator's token", async () => {
+    for (const authorization of [undefined, "Bearer wrong-token-0123456789", `Bearer ${HEALTH_TOKEN}x`]) {
+      const res = await fetch(`${bot.url}/healthz`, authorization ? { headers: { authorization } } : {});
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: "ok" }); // no store path, no counts
+    }
+    const res = await fetch(`${bot.url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } });
+    const body = (await res.json()) as { status: string; version: string; uptimeSeconds: number; github: string; store: { detail: string } };
     expect(body).toMatchObject({ status: "ok", github: "configured" });
     expect(body.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(body.store.detail).toBeTruthy();
   });
 
   it("rejects a webhook with a forged signature", async () => {

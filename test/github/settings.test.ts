@@ -127,6 +127,21 @@ describe("retry policy against a real server", () => {
     expect(hits).toBe(2);
   });
 
+  it("never repeats a creating POST after a 5xx (GitHub may have done it); repeats a GET, a PATCH and a GraphQL query", async () => {
+    for (const route of ["POST /repos/o/r/issues/1/comments", "POST /repos/o/r/actions/workflows/w/dispatches", "POST /repos/o/r/check-runs"]) {
+      hits = 0;
+      script.push({ status: 502 });
+      await expect(client().request(route, {})).rejects.toMatchObject({ status: 502 });
+      expect(hits, route).toBe(1);
+    }
+    for (const route of ["GET /ok", "PATCH /repos/o/r/check-runs/1", "POST /graphql"]) {
+      hits = 0;
+      script.push({ status: 502 });
+      expect((await client().request(route, {})).status, route).toBe(200);
+      expect(hits, route).toBe(2);
+    }
+  });
+
   it("honours retry-after on a secondary rate limit", async () => {
     hits = 0;
     script.push({ status: 403, headers: { "retry-after": "1" }, body: { message: "You have exceeded a secondary rate limit" } });

@@ -10,7 +10,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle, fixtureLog, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { inspectGfm, visibleText } from "../support/gfm.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, fixtureLog, PASSING_RUN_LOG, runnerFacts, runnerJobLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -56,14 +57,17 @@ const deliver = (event: string, payload: object, id?: string) => deliverAndSettl
 
 const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
 
-function commentPayload(pr: number, body: string, login: string, opts: { action?: string; commentId?: number; type?: string } = {}) {
+/** GitHub's second-precision time; by default a moment after the PR's last push (the maintainer read that head). */
+const githubTime = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+
+function commentPayload(pr: number, body: string, login: string, opts: { action?: string; commentId?: number; type?: string; createdAt?: Date } = {}) {
   return {
     action: opts.action ?? "created",
     installation: { id: INSTALLATION },
     repository: repository(),
     sender: { login, id: 50, type: opts.type ?? "User" },
     issue: { number: pr, pull_request: { url: `${gh.apiUrl}/repos/${OWNER}/${REPO}/pulls/${pr}` }, user: { login: "author" } },
-    comment: { id: opts.commentId ?? Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: opts.type ?? "User" } },
+    comment: { id: opts.commentId ?? Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: opts.type ?? "User" }, created_at: githubTime(opts.createdAt ?? new Date(Date.now() + 1500)) },
   };
 }
 
@@ -98,10 +102,10 @@ async function smokeOn(o: { pr?: { number: number; sha: string }; login?: string
   return { pr, before, sent, id: (sent?.inputs as Record<string, string> | undefined)?.request_id ?? "" };
 }
 
-/** The run uploads `files` as its artifact and completes; the bot hears of it. */
-async function finishRun(sent: { runId: number }, id: string, files: Record<string, string>, conclusion = "success") {
-  gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
-  gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion });
+/** The run uploads `files` as its artifact, its job log carries the runner's report, and it completes; the bot hears of it. */
+async function finishRun(sent: { runId: number }, id: string, files: Record<string, string>, o: Parameters<typeof completeSmokeRun>[3] = {}) {
+  await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, files, o);
+  const conclusion = o.conclusion ?? "success";
   await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion, display_title: `hcp-smoke ${id}` }));
 }
 
@@ -142,7 +146,7 @@ async function smokeCheck(sha: string) {
   return data.check_runs[0];
 }
 
-function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } } {
+function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } } {
   return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as ReturnType<typeof workflowTemplate>;
 }
 
@@ -151,7 +155,7 @@ beforeAll(async () => {
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
   const template = workflowTemplate();
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"] });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");
@@ -202,8 +206,7 @@ describe("/hcp smoke on a pull request", () => {
     expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
     expect((await comments(pr.number)).find((c) => c.id === reply.id)!.body).toMatch(/in progress/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ status: "fail" }) } });
-    gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
+    await completeSmokeRun(gh, { runId, requestId: inputs.request_id! }, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ status: "fail" }) });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const done = (await smokeCheck(pr.sha))!;
     expect(done.conclusion).toBe("success"); // recomputed from the log; the runner's "fail" hint is ignored
@@ -228,19 +231,19 @@ describe("/hcp smoke on a pull request", () => {
     };
     const keyless = await judge(PASSING_LOG, JSON.stringify({ exitCode: 0 }));
     expect(keyless.conclusion).toBe("neutral"); // inconclusive: the reports cannot be authenticated
-    expect(keyless.output.summary).toMatch(/no probe key was given/);
+    expect(visibleText(keyless.output.summary)).toMatch(/no probe key was given/);
     const otherKey = await judge(PASSING_LOG, runnerFacts({ probeKey: "0".repeat(64) }));
     expect(otherKey.conclusion).toBe("neutral");
-    expect(otherKey.output.summary).toMatch(/without a valid MAC/);
+    expect(visibleText(otherKey.output.summary)).toMatch(/without a valid MAC/);
     const mismatched = await judge(MISMATCHED_LOG, runnerFacts());
     expect(mismatched.conclusion).toBe("failure");
-    expect(mismatched.output.summary).toMatch(/HCP004/);
+    expect(visibleText(mismatched.output.summary)).toMatch(/HCP004/);
     // One printed line is not a run: a forged report among the real ones changes nothing, and
     // a forged flat one does not fail it either (listed as untrusted).
     const forged = PASSING_LOG.replace("[probe rank 0] done", 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":null,"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done');
     const withForged = await judge(forged, runnerFacts());
     expect(withForged.conclusion).toBe("success");
-    expect(withForged.output.summary).toMatch(/1 HCP-PROBE report\(s\) without a valid MAC: listed as untrusted/);
+    expect(visibleText(withForged.output.summary)).toMatch(/1 HCP-PROBE report\(s\) without a valid MAC: listed as untrusted/);
   }, 60_000);
 
   it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {
@@ -259,15 +262,13 @@ describe("/hcp smoke on a pull request", () => {
     expect(onH200.output.summary).toMatch(/TFLOP/);
     const killed = await judge(PASSING_LOG, { exitCode: null, timedOut: true, signal: "SIGKILL" });
     expect(killed.conclusion).toBe("failure");
-    expect(killed.output.summary).toMatch(/killed by the harness time limit \(SIGKILL\)/);
+    expect(visibleText(killed.output.summary)).toMatch(/killed by the harness time limit \(SIGKILL\)/);
   }, 30_000);
 
   it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
     const judge = async (files: Record<string, string>) => {
       const { pr, sent, id } = await smokeOn();
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files });
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
-      await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
+      await finishRun(sent, id, files);
       return (await smokeCheck(pr.sha))!;
     };
     const hint = runnerFacts();
@@ -283,9 +284,8 @@ describe("/hcp smoke on a pull request", () => {
     await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, maxArtifactBytes: 1024 } });
     try {
       const { pr, sent, id } = await smokeOn();
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG } });
+      await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, { "smoke.log": PASSING_LOG });
       const mark = gh.calls.length;
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
       await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
       expect(gh.calls.slice(mark).some((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path))).toBe(false);
       const check = (await smokeCheck(pr.sha))!;
@@ -301,16 +301,111 @@ describe("/hcp smoke on a pull request", () => {
     // As GitHub serves a job log: a timestamp before every line; the runner's own report last,
     // quoting a line the log never had (the bot judges the log, not the report).
     const report = ["HCP smoke verdict: PASS (exit 0)", "  evidence: [I1130 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0]"];
-    const jobLog = [...fixtureLog("m_oom_default.log").split("\n"), ...report].map((line, i) => `2026-11-30T04:43:${String(i % 60).padStart(2, "0")}.1234567Z ${line}`).join("\n");
-    gh.addJob({ runId: sent.runId, name: "smoke", log: jobLog, conclusion: "failure" });
-    gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "failure" });
-    await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "failure", display_title: `hcp-smoke ${id}` }));
+    const jobLog = `${await runnerJobLog({ "smoke.log": fixtureLog("m_oom_default.log") })}\n${report.join("\n")}`;
+    await finishRun(sent, id, {}, { conclusion: "failure", artifact: false, jobLog });
     const check = (await smokeCheck(pr.sha))!;
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i);
     expect(check.output.summary).toMatch(/job log/);
-    expect(check.output.summary).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
+    expect(visibleText(check.output.summary)).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
     expect(check.output.summary).not.toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/);
+  }, 30_000);
+});
+
+describe("a failed or forged run never turns the check green", () => {
+  /** A log that passes on its own: HCP groups, two steps, the end-of-training marker. */
+  const DONE_LOG = `${PASSING_LOG}[after training is done] datetime: 2026-11-30 04:42:30 \n`;
+  const hint = runnerFacts();
+  const conclusionOf = async (pr: { sha: string }) => (await smokeCheck(pr.sha))!;
+
+  it("a failed job is never green: with an artifact whose log would pass, with no artifact (job-log fallback), and with an artifact lacking verdict.json", async () => {
+    const complete = await smokeOn();
+    await finishRun(complete.sent, complete.id, { "smoke.log": DONE_LOG, "verdict.json": hint }, { conclusion: "failure" });
+    const c = await conclusionOf(complete.pr);
+    expect(c.conclusion).toBe("failure");
+    expect(c.output.summary).toMatch(/conclusion as failure/);
+
+    // Without the artifact's key no report counts, so these logs are inconclusive on their own;
+    // the failed job is noted, and neither turns green.
+    const noArtifact = await smokeOn();
+    await finishRun(noArtifact.sent, noArtifact.id, { "smoke.log": DONE_LOG }, { conclusion: "failure", artifact: false });
+    const a = await conclusionOf(noArtifact.pr);
+    expect(a.conclusion).not.toBe("success");
+    expect(a.output.summary).toMatch(/conclusion as failure/);
+
+    const noHint = await smokeOn();
+    await finishRun(noHint.sent, noHint.id, { "smoke.log": DONE_LOG }, { conclusion: "failure" });
+    expect((await conclusionOf(noHint.pr)).conclusion).not.toBe("success");
+  }, 30_000);
+
+  it("a passing job log without an artifact is at best inconclusive (the job log alone is not evidence)", async () => {
+    const { pr, sent, id } = await smokeOn();
+    await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint }, { artifact: false });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).toBe("neutral");
+    expect(check.output.summary).toMatch(/no log artifact was uploaded/);
+  }, 30_000);
+
+  it("an early fake `HCP smoke verdict:` line (and a fake report) printed by the code under test does not cut the log", async () => {
+    const { pr, sent, id } = await smokeOn();
+    // The PR prints what looks like the runner's report, with a nonce of its own, then crashes.
+    const forged = ["HCP smoke verdict: PASS (exit 0)", "hcp-bot smoke-run: report nonce " + "ab".repeat(32), "hcp-bot smoke: PASS"].join("\n");
+    const log = `${DONE_LOG}${forged}\n${fixtureLog("m_oom_default.log")}`;
+    await finishRun(sent, id, { "smoke.log": log }, { conclusion: "failure", artifact: false });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/out of memory/i); // judged past the fake lines
+  }, 30_000);
+
+  it("an artifact whose smoke.log or verdict.json is not what the runner hashed fails the run, even when the job succeeded", async () => {
+    for (const tamper of ["smoke.log", "verdict.json"] as const) {
+      const { pr, sent, id } = await smokeOn();
+      const real = { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 1 }) };
+      // A leftover process rewrote the file after the runner hashed it (the job log keeps the real hashes).
+      const uploaded = { ...real, [tamper]: tamper === "smoke.log" ? DONE_LOG : hint };
+      await finishRun(sent, id, uploaded, { jobLog: await runnerJobLog(real) });
+      const check = await conclusionOf(pr);
+      expect(check.conclusion, tamper).toBe("failure");
+      expect(check.output.summary).toContain(`the artifact is not what the runner wrote: ${tamper} has SHA-256`);
+    }
+    // The same passing files with matching hashes pass: the check is the hash, not the content.
+    const { pr, sent, id } = await smokeOn();
+    await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint });
+    expect((await conclusionOf(pr)).conclusion).toBe("success");
+  }, 60_000);
+
+  it("a job log without the runner's report (killed runner, or a report whose nonce does not match its commitment) is never a pass", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const files = { "smoke.log": DONE_LOG, "verdict.json": hint };
+    await finishRun(sent, id, files, { jobLog: await runnerJobLog(files, { report: false }) });
+    expect((await conclusionOf(pr)).conclusion).not.toBe("success");
+  }, 30_000);
+
+  it("reads smoke.log and verdict.json at the artifact's root only", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const files = { "out/smoke.log": DONE_LOG, "out/verdict.json": hint };
+    await finishRun(sent, id, files, { jobLog: await runnerJobLog({ "smoke.log": DONE_LOG, "verdict.json": hint }) });
+    const check = await conclusionOf(pr);
+    expect(check.conclusion).not.toBe("success");
+    expect(check.output.summary).toMatch(/holds no smoke\.log at its root/);
+  }, 30_000);
+});
+
+describe("text from the log never becomes markup", () => {
+  it("a traceback line with a link, an image pixel, raw HTML and a team mention is quoted in the PR comment and the check run", async () => {
+    const { pr, sent, id } = await smokeOn();
+    const payload = "see [docs](https://evil.example) ![](https://evil.example/p.png) <img src=https://evil.example/q.png> <!-- hcp-bot:summary --> cc @NVIDIA-NeMo/maintainers";
+    const log = `${fixtureLog("m_oom_default.log")}[rank0]: Traceback (most recent call last):\n[rank0]:   File "train.py", line 3, in <module>\n[rank0]: RuntimeError: ${payload}\n`;
+    await finishRun(sent, id, { "smoke.log": log, "verdict.json": JSON.stringify({ exitCode: 1 }) }, { conclusion: "failure" });
+    const check = (await smokeCheck(pr.sha))!;
+    const story = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
+    expect(visibleText(story.body)).toContain("cc @NVIDIA-NeMo/maintainers"); // shown as text
+    for (const markdown of [check.output.summary, story.body]) {
+      const seen = inspectGfm(markdown);
+      expect(seen).toMatchObject({ images: 0, foreignElements: [], comments: 1 }); // the bot's own marker only
+      expect(seen.hrefs.filter((h) => !h.startsWith(gh.url))).toEqual([]); // its own links to the run only
+      expect(seen.mentions.filter((m) => m !== "maint")).toEqual([]);
+    }
   }, 30_000);
 });
 
@@ -348,15 +443,45 @@ describe("which workflow run is the smoke run", () => {
 
       // The real run binds the request; after that, a second run of the smoke workflow titled
       // like it cannot take it over.
-      gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${id}`, files: { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
       gh.updateWorkflowRun(sent.runId, { status: "in_progress" });
       await deliver("workflow_run", runPayload("in_progress", { id: sent.runId, status: "in_progress", conclusion: null, display_title: `hcp-smoke ${id}` }));
       expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
       await done(impostor({ event: "workflow_dispatch", headBranch: "main" }));
       expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
-      gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
+      await completeSmokeRun(gh, { runId: sent.runId, requestId: id }, { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
       await done(sent.runId);
       expect((await smokeCheck(pr.sha))!.conclusion).toBe("failure"); // its own (flat) log, not an impostor's
+    } finally {
+      gh.state.dispatchReturnsRunDetails = true;
+      await restart();
+    }
+  }, 30_000);
+
+  it("a title binds only a run the app started, from the dispatched commit, whose job carries the request's id and SHA", async () => {
+    gh.state.dispatchReturnsRunDetails = false;
+    await restart({ smoke: { now: () => new Date(clock), runLookup: { attempts: 0, delayMs: 0 } } });
+    try {
+      const { pr, sent, id } = await smokeOn();
+      const main = gh.state.workflowRuns.get(sent.runId)!.headSha;
+      const title = `hcp-smoke ${id} (PR #${pr.number}, llama32_1b_pretrain_config)`;
+      const impostor = (o: { actor?: string; headSha?: string; jobName?: string }) => {
+        const run = gh.addWorkflowRun({
+          owner: OWNER, repo: REPO, workflowId: sent.workflowId, event: "workflow_dispatch", headBranch: "main", headSha: o.headSha ?? main,
+          displayTitle: title, actor: o.actor, jobName: o.jobName ?? `hcp smoke ${id} ${pr.sha}`,
+        });
+        gh.addArtifact({ runId: run.id, name: `hcp-smoke-${id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+        return run.id;
+      };
+      const done = (runId: number) => deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
+      // A writer dispatches the smoke workflow by hand with this request's inputs.
+      await done(impostor({ actor: "maint" }));
+      // The app's own run of another commit of the workflow file, and one for another request's inputs.
+      await done(impostor({ headSha: "f".repeat(40) }));
+      await done(impostor({ jobName: `hcp smoke ${id} ${"d".repeat(40)}` }));
+      expect((await smokeCheck(pr.sha))!.status).toBe("queued");
+      // The real run binds.
+      await finishRun(sent, id, { "smoke.log": FLAT_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
+      expect((await smokeCheck(pr.sha))!.conclusion).toBe("failure"); // its own (flat) log
     } finally {
       gh.state.dispatchReturnsRunDetails = true;
       await restart();
@@ -443,6 +568,21 @@ describe("who may spend GPU time", () => {
     expect(gh.calls.slice(mark).filter((c) => c.method !== "GET" && !c.path.includes("access_tokens"))).toEqual([]);
   }, 30_000);
 
+  it("never dispatches a command GitHub would not show: a collapsed <details>, an <img alt>, a <div hidden>", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    for (const body of [
+      "Logs below.\n\n<details>\n<summary>full log</summary>\n\n/hcp smoke\n\n</details>",
+      '<img alt="diagram\n/hcp smoke\n" src="https://example.invalid/x.png">',
+      "<div hidden>\n\n/hcp smoke\n\n</div>",
+    ]) {
+      await deliver("issue_comment", commentPayload(pr.number, body, "maint"));
+    }
+    expect(dispatches().length).toBe(before);
+    await deliver("issue_comment", commentPayload(pr.number, "<details><summary>x</summary>\n\nnothing\n\n</details>\n\n/hcp smoke", "maint"));
+    expect(dispatches().length - before).toBe(1); // visible text still counts
+  }, 30_000);
+
   it("runs one smoke per PR at a time, and never dispatches the same comment twice, even after a restart", async () => {
     const pr = openPr();
     const before = dispatches().length;
@@ -459,6 +599,44 @@ describe("who may spend GPU time", () => {
     const audit = await store.auditLog({ repo: `${OWNER}/${REPO}`, limit: 50 });
     await store.close();
     expect(audit.filter((a) => a.pr === pr.number).map((a) => a.decision)).toEqual(expect.arrayContaining(["allowed", "denied"]));
+  }, 60_000);
+
+  it("quotas are per installation and repository: another installation's runs and requests do not count; only the operator's cap spans them", async () => {
+    // This file's installation has many runs active and many requests by maint (its quotas are generous).
+    const store = SqliteStore.open(dataDir);
+    const active = await store.countActive();
+    await store.close();
+    expect(active).toBeGreaterThan(2);
+    const other = { id: 2001, name: "mb2", full_name: "globex/mb2", owner: { login: "globex", id: 3, type: "Organization" }, default_branch: "main" };
+    gh.addInstallation({ id: 10, account: "globex", accountType: "Organization" });
+    gh.addRepo({ owner: "globex", repo: "mb2", defaultBranch: "main", files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": "smoke:\n  quotas: {per_user_per_day: 1, max_queued: 1}\n" } } });
+    const template = workflowTemplate();
+    gh.addWorkflow({ owner: "globex", repo: "mb2", path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    const prOn = (number: number) => {
+      const sha = number.toString(16).padStart(40, "c");
+      gh.addCommit({ owner: "globex", repo: "mb2", branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE } });
+      gh.addPullRequest({ owner: "globex", repo: "mb2", number, user: "author", head: { sha, ref: `pr-${number}` }, files: [{ filename: RECIPE_FILE, contents: RECIPE, status: "modified" }] });
+    };
+    const ask = (number: number, url: string) =>
+      deliverAndSettle({ url, idle: () => bot.idle() }, SECRET, "issue_comment", { ...commentPayload(number, "/hcp smoke", "maint"), installation: { id: 10 }, repository: other });
+    prOn(1);
+    const before = dispatches().length;
+    await ask(1, bot.url);
+    expect(dispatches().length - before).toBe(1); // its own cap (1) and maint's own quota there (1) were free
+    prOn(2);
+    await ask(2, bot.url); // now they are used up: its own limits hold
+    expect(dispatches().length - before).toBe(1);
+
+    // The operator's cap (HCP_SMOKE_MAX_ACTIVE) counts every installation's active runs.
+    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
+    try {
+      const pr = openPr();
+      await deliverAndSettle(capped, SECRET, "issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
+      expect(dispatches().length - before).toBe(1);
+      expect((await comments(pr.number)).at(-1)!.body).toMatch(/the operator's limit is 2/);
+    } finally {
+      await capped.stop();
+    }
   }, 60_000);
 
   it("runs a fork's PR (even by a writer) only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
@@ -501,6 +679,30 @@ describe("who may spend GPU time", () => {
   }, 30_000);
 });
 
+describe("the commit as of the comment", () => {
+  it("refuses when the PR's branch moved after the comment, unless the command names the head; a short SHA only as the head's prefix", async () => {
+    const pr = openPr();
+    const before = dispatches().length;
+    const wrote = new Date();
+    // The fork pushes a new commit after the maintainer's comment, before the bot handles it.
+    const pushed = gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${pr.number}`, base: `pr-${pr.number}`, files: { "evil.py": "import os" }, pushedAt: new Date(wrote.getTime() + 5000) });
+    gh.state.pull(`${OWNER}/${REPO}`.toLowerCase(), pr.number)!.head.sha = pushed;
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint", { createdAt: wrote }));
+    expect(dispatches().length).toBe(before);
+    expect(visibleText((await comments(pr.number)).at(-1)!.body)).toMatch(/pushed to after your comment.*\/hcp smoke sha=/);
+    // Naming another commit (the one reviewed, no longer the head) or a prefix that is not the head's: refused.
+    for (const named of [pr.sha.slice(0, 7), pr.sha, "abcdef1"]) {
+      await deliver("issue_comment", commentPayload(pr.number, `/hcp smoke sha=${named}`, "maint", { createdAt: wrote }));
+    }
+    expect(dispatches().length).toBe(before);
+    expect(visibleText((await comments(pr.number)).at(-1)!.body)).toMatch(/is not this PR's head commit/);
+    // Naming the head runs exactly it.
+    await deliver("issue_comment", commentPayload(pr.number, `/hcp smoke sha=${pushed.slice(0, 7)}`, "maint", { createdAt: wrote }));
+    expect(dispatches().length - before).toBe(1);
+    expect((dispatches().at(-1)!.inputs as Record<string, string>).sha).toBe(pushed);
+  }, 30_000);
+});
+
 describe("pre-flight, cancel, help and queue timeouts", () => {
   it("refuses a configuration the analyzer knows cannot work, with the findings and no dispatch", async () => {
     const pr = openPr();
@@ -518,7 +720,7 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke recipe=qwen3_dynamic_pretrain_config", "maint"));
     expect(dispatches().length - before).toBe(1);
     const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke") && c.body.includes("qwen3_dynamic_pretrain_config"))!;
-    expect(reply.body).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
+    expect(visibleText(reply.body)).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
   }, 30_000);
 
   it("answers a grammar error with what is allowed", async () => {
@@ -579,6 +781,36 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect(dispatches().length - before).toBe(1);
     await deliver("issue_comment", payload, "comment-delivery-3");
     expect(dispatches().length - before).toBe(1);
+  }, 30_000);
+
+  it("a dispatch or reply GitHub did but answered 502 happens once: the bot looks (runs by run-name, comments by marker) before it sends again", async () => {
+    const smokeComments = async (pr: number) => (await comments(pr)).filter((c) => c.body.includes("hcp-bot:smoke"));
+    // Processed, then the answer is lost.
+    gh.inject({ method: "POST", path: /\/actions\/workflows\/[^/]+\/dispatches$/, status: 502, afterProcessing: true });
+    gh.inject({ method: "POST", path: /\/issues\/\d+\/comments$/, status: 502, afterProcessing: true });
+    const lost = await smokeOn();
+    expect(gh.pendingInjections()).toEqual([]);
+    expect(dispatches().length - lost.before).toBe(1);
+    const story = await smokeComments(lost.pr.number);
+    expect(story).toHaveLength(1);
+    expect(story[0]!.body).toContain(`/actions/runs/${lost.sent.runId}`); // the run it found is the one that ran
+    expect((await smokeCheck(lost.pr.sha))!.status).toBe("queued");
+
+    // Not processed at all: nothing is found, so the bot sends it again, once.
+    gh.inject({ method: "POST", path: /\/actions\/workflows\/[^/]+\/dispatches$/, status: 502 });
+    gh.inject({ method: "POST", path: /\/issues\/\d+\/comments$/, status: 502 });
+    const dropped = await smokeOn();
+    expect(gh.pendingInjections()).toEqual([]);
+    expect(dispatches().length - dropped.before).toBe(1);
+    expect(await smokeComments(dropped.pr.number)).toHaveLength(1);
+  }, 60_000);
+
+  it("a reply GitHub posted but answered 502 is posted once", async () => {
+    const pr = openPr();
+    gh.inject({ method: "POST", path: new RegExp(`/issues/${pr.number}/comments$`), status: 502, afterProcessing: true });
+    await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
+    expect(gh.pendingInjections()).toEqual([]);
+    expect((await comments(pr.number)).filter((c) => c.body.includes("/hcp smoke"))).toHaveLength(1);
   }, 30_000);
 
   it("answers /hcp help", async () => {

@@ -51,12 +51,10 @@ describe("hcp-bot serve without credentials", () => {
     expect(page).toMatch(/checks.{0,20}write/);
   });
 
-  it("answers /healthz, saying it waits for credentials", async () => {
+  it("answers /healthz with its status", async () => {
     const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-    const body = (await res.json()) as { status: string; github: string };
     expect(res.status).toBe(200);
-    expect(body.status).toBe("ok");
-    expect(body.github).toMatch(/^setup/);
+    expect(await res.json()).toEqual({ status: "ok" }); // details only with HCP_HEALTH_TOKEN
   });
 
   it("passes the Dockerfile's HEALTHCHECK command", async () => {

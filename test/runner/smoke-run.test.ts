@@ -1,6 +1,7 @@
 // `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
 // that replays real torchrun logs, records its argv and environment, and can leave a
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
+import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -9,7 +10,7 @@ import { parseProbeReports, requestedLayout, verdictOf, verifyProbeMac } from ".
 import { VerdictSchema } from "../../src/core/verdict/schema.ts";
 import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
 import { smokeRun } from "../../src/runner/smoke-run.ts";
-import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, root, startHcpBot, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, fixtures, hcpBot as runBinary, type Run, logs, processAlive, readIf, root, startHcpBot as startBinary, tempDir, waitFor } from "./helpers.ts";
 
 const RECIPE = "llama32_1b_pretrain_config";
 const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
@@ -34,6 +35,20 @@ interface Recorded {
   cwd: string;
 }
 
+/**
+ * The binary run as the workflow runs it: in a checkout (DIR/checkout) with RUNNER_TEMP=DIR,
+ * so the outputs land in DIR/hcp-smoke-out, outside the checkout.
+ */
+function checkoutIn(dir: string): string {
+  const checkout = join(dir, "checkout");
+  mkdirSync(checkout, { recursive: true });
+  return checkout;
+}
+type BinaryOptions = NonNullable<Parameters<typeof runBinary>[1]> & { cwd: string; env: Record<string, string> };
+const asWorkflow = (o: BinaryOptions) => ({ ...o, cwd: checkoutIn(o.cwd), env: { RUNNER_TEMP: o.cwd, ...o.env } });
+const hcpBot = (args: string[], o: BinaryOptions) => runBinary(args, asWorkflow(o));
+const startHcpBot = (args: string[], o: BinaryOptions) => startBinary(args, asWorkflow(o));
+
 function readJson<T>(path: string): T {
   return JSON.parse(readFileSync(path, "utf8")) as T;
 }
@@ -42,11 +57,12 @@ function verdictIn(dir: string) {
   return VerdictSchema.parse(readJson(join(dir, "hcp-smoke-out", "verdict.json")));
 }
 
-/** A checkout with a stand-in run_recipe.py, for runs through the fake torchrun (fixtures/python-torch). */
+/** A run folder whose checkout has a stand-in run_recipe.py, for runs through the fake torchrun (fixtures/python-torch). */
 function bridgeCheckout(): string {
   const cwd = tempDir();
-  mkdirSync(join(cwd, "scripts", "training"), { recursive: true });
-  copyFileSync(join(fixtures, "bridge", "scripts", "training", "run_recipe.py"), join(cwd, "scripts", "training", "run_recipe.py"));
+  const scripts = join(checkoutIn(cwd), "scripts", "training");
+  mkdirSync(scripts, { recursive: true });
+  copyFileSync(join(fixtures, "bridge", "scripts", "training", "run_recipe.py"), join(scripts, "run_recipe.py"));
   return cwd;
 }
 
@@ -90,7 +106,7 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
       ...defaults(4),
       ...fixed(),
     ]);
-    expect(rec.cwd).toBe(cwd);
+    expect(rec.cwd).toBe(join(cwd, "checkout"));
   });
 
   it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed, the key only as a file", async () => {
@@ -115,7 +131,10 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
   it("tees the merged output: the log file is what our stdout carried live, one signed report per rank on its own line", async () => {
     const r = await run;
     const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
-    expect(r.stdout.startsWith(log)).toBe(true);
+    // The report commitment comes first, before anything of the run; then the log, live.
+    const [first, ...rest] = r.stdout.split("\n");
+    expect(first).toMatch(/^hcp-bot smoke-run: report commitment sha256:[0-9a-f]{64}$/);
+    expect(rest.join("\n").startsWith(log)).toBe(true);
     const reports = log.split("\n").filter((l) => l.includes("HCP-PROBE"));
     expect(reports).toHaveLength(4);
     expect(reports.every((l) => /^HCP-PROBE \{"v":2,.*,"mac":"[0-9a-f]{64}"\}$/.test(l))).toBe(true);
@@ -271,7 +290,9 @@ describe("smoke-run: a probe outside torchrun", { timeout: 30_000 }, () => {
   });
 });
 
-describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () => {
+// One at a time: each run polls /proc and stops a process tree; side by side on a loaded
+// machine they starve each other past their time limits.
+describe("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () => {
   const hangEnv = (cwd: string) =>
     baseEnv({
       FAKE_UV_GRANDCHILD: join(cwd, "grandchild.pid"),
@@ -357,6 +378,68 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
     expect(r.stderr).toMatch(/uv exited but processes of its group remain: stopping them/);
     const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
     await waitFor(() => (processAlive(grandchild) ? undefined : true), 5000, "the grandchild to die");
+  });
+});
+
+// One at a time: each run polls /proc and stops a process tree; side by side on a loaded
+// machine they starve each other past their time limits.
+describe("smoke-run: nothing of the run outlives it, and its files carry the runner's hashes", { timeout: 30_000 }, () => {
+  const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+  /** The hashes smoke-run printed in its report (the job log). */
+  const reported = (stdout: string) =>
+    Object.fromEntries([...stdout.matchAll(/^hcp-bot smoke-run: sha256 (smoke\.log|verdict\.json) ([0-9a-f]{64}) \d+$/gm)].map((m) => [m[1]!, m[2]!]));
+
+  for (const cleanEnv of [false, true]) {
+    it(`a setsid child${cleanEnv ? " with an empty environment" : ""} that rewrites smoke.log and verdict.json after the run is killed first`, async () => {
+      const cwd = tempDir();
+      const out = join(cwd, "hcp-smoke-out");
+      const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--grace", "500ms"], {
+        cwd,
+        env: baseEnv({
+          FAKE_UV_REPLAY: logs("m_oom_default.log"),
+          FAKE_UV_EXIT: "1",
+          FAKE_UV_REWRITE: "2500",
+          FAKE_UV_REWRITE_PID: join(cwd, "forger.pid"),
+          ...(cleanEnv ? { FAKE_UV_REWRITE_CLEAN_ENV: "1" } : {}),
+        }),
+      });
+      expect(r.code).toBe(1);
+      const log = readFileSync(join(out, "smoke.log"), "utf8");
+      const verdict = readFileSync(join(out, "verdict.json"), "utf8");
+      const forger = Number(readFileSync(join(cwd, "forger.pid"), "utf8"));
+      await new Promise((resolve) => setTimeout(resolve, 3500)); // past the forger's moment
+      expect(processAlive(forger)).toBe(false);
+      expect(readFileSync(join(out, "smoke.log"), "utf8")).toBe(log);
+      expect(readFileSync(join(out, "verdict.json"), "utf8")).toBe(verdict);
+      expect(JSON.parse(verdict).status).toBe("fail");
+      expect(reported(r.stdout)).toEqual({ "smoke.log": sha256(join(out, "smoke.log")), "verdict.json": sha256(join(out, "verdict.json")) });
+    });
+  }
+
+  it("hashes the bytes it wrote, so a file changed while the run went on no longer matches the report", async () => {
+    const cwd = tempDir();
+    const out = join(cwd, "hcp-smoke-out");
+    // The code under test overwrites the start of smoke.log behind the runner's back (a flat
+    // replay, so the run passes without signed probe reports).
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--no-expect-hcp"], {
+      cwd,
+      env: baseEnv({ FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_ITERATIONS: "2", FAKE_UV_TAMPER: join(out, "smoke.log") }),
+    });
+    expect(r.code).toBe(0);
+    const hashes = reported(r.stdout);
+    expect(hashes["verdict.json"]).toBe(sha256(join(out, "verdict.json")));
+    expect(readFileSync(join(out, "smoke.log"), "utf8").startsWith("FORGED")).toBe(true);
+    expect(hashes["smoke.log"]).not.toBe(sha256(join(out, "smoke.log")));
+  });
+
+  it("refuses outputs inside the checkout (exit 2), where the code under test could rewrite them", async () => {
+    const cwd = tempDir();
+    const checkout = join(cwd, "checkout");
+    for (const args of [["--out", "hcp-smoke-out"], ["--out", join(checkout, "sub")], ["--out", join(cwd, "elsewhere"), "--log", "smoke.log"]]) {
+      const r = await hcpBot(["smoke-run", "--recipe", RECIPE, ...args], { cwd, env: baseEnv() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/is inside the checkout/);
+    }
   });
 });
 

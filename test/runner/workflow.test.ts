@@ -14,10 +14,12 @@ interface Step {
   uses?: string;
   run?: string;
   if?: string;
+  "working-directory"?: string;
   with?: Record<string, unknown>;
   env?: Record<string, string>;
 }
 interface Job {
+  name?: string;
   "runs-on": string[];
   "timeout-minutes": number;
   env: Record<string, string>;
@@ -98,21 +100,28 @@ describe("the rendered workflow", () => {
     expect(job.env.HCP_OVERRIDES).toBe("${{ inputs.overrides }}");
   });
 
-  it("runs the pinned hcp-bot with npx, overrides through --overrides-env, a run limit inside the job's", () => {
+  it("installs the pinned hcp-bot outside the workspace before the checkout, and runs that one with outputs outside the checkout", () => {
+    const install = step((s) => s.name === "Install hcp-bot", "install");
+    const checkout = step((s) => s.uses?.startsWith("actions/checkout@") ?? false, "checkout");
+    expect(job.steps.indexOf(install)).toBeLessThan(job.steps.indexOf(checkout));
+    expect(install["working-directory"]).toBe("${{ runner.temp }}");
+    expect(install.run).toContain('npm install --prefix "$RUNNER_TEMP/hcp-bot"');
     const smoke = step((s) => s.run?.includes("smoke-run") ?? false, "smoke run");
-    expect(smoke.run).toMatch(/npx --yes "\$HCP_BOT_SPEC" smoke-run/);
+    expect(smoke.name).toBe("Smoke run"); // the bot reads this step's conclusion from the jobs API
+    expect(smoke.run).toMatch(/"\$RUNNER_TEMP\/hcp-bot\/node_modules\/\.bin\/hcp-bot" smoke-run/);
     expect(smoke.run).toContain("--overrides-env HCP_OVERRIDES");
     expect(smoke.run).toContain('--recipe "$HCP_RECIPE"');
-    expect(smoke.run).toContain("--out hcp-smoke-out");
+    expect(smoke.run).toContain('--out "$RUNNER_TEMP/hcp-smoke-out"');
+    expect(job.name).toBe("hcp smoke ${{ inputs.request_id }} ${{ inputs.sha }}");
     expect(job.env.HCP_BOT_SPEC).toBe(`\${{ vars.HCP_BOT_SPEC || 'hcp-bot@${VERSION}' }}`);
     expect(job.env.HCP_RUN_TIMEOUT).toBe("55m");
   });
 
-  it("always uploads hcp-smoke-out/ as hcp-smoke-<request_id>", () => {
+  it("always uploads $RUNNER_TEMP/hcp-smoke-out/ as hcp-smoke-<request_id>", () => {
     const upload = step((s) => s.uses?.startsWith("actions/upload-artifact@") ?? false, "upload");
     expect(upload.if).toBe("always()");
     expect(upload.with?.name).toBe("hcp-smoke-${{ inputs.request_id }}");
-    expect(upload.with?.path).toBe("hcp-smoke-out/");
+    expect(upload.with?.path).toBe("${{ runner.temp }}/hcp-smoke-out/");
     expect(job.steps.indexOf(upload)).toBe(job.steps.length - 1);
   });
 
@@ -150,17 +159,20 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
     const dir = tempDir("hcp-wf-");
     const bin = join(dir, "bin");
     mkdirSync(bin);
-    // A fake npx: records its argv (one per line) and the overrides it would read.
-    writeFileSync(join(bin, "npx"), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > "${dir}/npx-argv"\nprintf '%s' "$HCP_OVERRIDES" > "${dir}/npx-overrides"\n`);
-    chmodSync(join(bin, "npx"), 0o755);
+    // A fake installed hcp-bot: records its argv (one per line) and the overrides it would read.
+    const installed = join(dir, "hcp-bot", "node_modules", ".bin");
+    mkdirSync(installed, { recursive: true });
+    writeFileSync(join(installed, "hcp-bot"), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > "${dir}/npx-argv"\nprintf '%s' "$HCP_OVERRIDES" > "${dir}/npx-overrides"\n`);
+    chmodSync(join(installed, "hcp-bot"), 0o755);
     const s = step((x) => x.name === name, name);
     const r = spawnSync("bash", ["-e", "-c", s.run!], {
       cwd: dir,
       encoding: "utf8",
-      env: { ...baseEnv(), PATH: `${bin}${delimiter}${process.env.PATH}`, ...jobEnv(inputs) },
+      env: { ...baseEnv(), PATH: `${bin}${delimiter}${process.env.PATH}`, RUNNER_TEMP: dir, ...jobEnv(inputs) },
     });
     const argvFile = join(dir, "npx-argv");
     return {
+      dir,
       status: r.status,
       stdout: r.stdout,
       npxArgv: existsSync(argvFile) ? readFileSync(argvFile, "utf8").split("\n").slice(0, -1) : null,
@@ -173,8 +185,6 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
     expect(r.status).toBe(0);
     expect(existsSync("/tmp/pwned")).toBe(false);
     expect(r.npxArgv).toEqual([
-      "--yes",
-      `hcp-bot@${VERSION}`,
       "smoke-run",
       "--recipe",
       "llama32_1b_pretrain_config",
@@ -185,7 +195,7 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
       "--timeout",
       "55m",
       "--out",
-      "hcp-smoke-out",
+      `${r.dir}/hcp-smoke-out`,
       "--no-expect-hcp",
       "--overrides-env",
       "HCP_OVERRIDES",

@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -54,6 +54,9 @@ function freePort(): Promise<number> {
   });
 }
 
+const HEALTH_TOKEN = "health-token-0123456789";
+const health = async (url: string) => (await (await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } })).json()) as { slack: string; github: string };
+
 // One port for the whole file, so a restarted server keeps the URL Slack would post to.
 const settings = (extra: Record<string, string> = {}) =>
   botSettings({
@@ -61,7 +64,7 @@ const settings = (extra: Record<string, string> = {}) =>
     appId: 77,
     secret: SECRET,
     dataDir,
-    extra: { PORT: String(port), SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, ...extra },
+    extra: { PORT: String(port), SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0TEAM", HCP_HEALTH_TOKEN: HEALTH_TOKEN, ...extra },
   });
 
 const startOptions = { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } };
@@ -72,6 +75,8 @@ function sign(body: string, ts: number, secret = SLACK_SECRET): string {
 
 interface CommandOptions {
   user?: string;
+  /** The workspace the signed request comes from (default T0TEAM, the configured one). */
+  team?: string;
   channel?: string;
   triggerId?: string;
   responseId?: string;
@@ -87,6 +92,7 @@ function formBody(text: string, o: CommandOptions, responseId: string): string {
   return slashCommandForm(text, {
     channel_id: o.channel ?? "C0SMOKE",
     user_id: o.user ?? "U0MAINT",
+    team_id: o.team ?? "T0TEAM",
     response_url: slack.responseUrl(responseId),
     trigger_id: o.triggerId ?? `${Date.now()}.${Math.floor(Math.random() * 1e9)}.${randomUUID().replace(/-/g, "")}`,
   });
@@ -137,9 +143,8 @@ function openPr(repo = REPO): { number: number; sha: string } {
   return { number, sha };
 }
 
-function workflowInputs(): Record<string, { required?: boolean }> {
-  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } };
-  return template.on.workflow_dispatch.inputs;
+function workflowTemplate() {
+  return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } };
 }
 
 const allText = (v: unknown) => JSON.stringify(v);
@@ -151,7 +156,7 @@ beforeAll(async () => {
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
   gh.addRepo({ owner: OWNER, repo: OTHER, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE } } });
   gh.addRepo({ owner: OWNER, repo: ".github", defaultBranch: "main", installationId: INSTALLATION, files: { main: { ".github/hcp-bot.yml": ORG_CONFIG } } });
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowInputs() });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowTemplate().on.workflow_dispatch.inputs, jobName: workflowTemplate().jobs.smoke.name });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");
@@ -174,8 +179,8 @@ afterEach(() => {
 
 describe("the Slack endpoint", () => {
   it("is on the GitHub App's server and /healthz says Slack is on", async () => {
-    const health = (await (await fetch(`${bot.url}/healthz`)).json()) as { slack: string };
-    expect(health.slack).toBe("on");
+    const healthBody = await health(bot.url);
+    expect(healthBody.slack).toBe("on");
   });
 
   it("answers /hcp help at once, ephemerally, with the Slack grammar", async () => {
@@ -233,6 +238,19 @@ describe("who may use /hcp from Slack", () => {
     expect(r.replyText()).toContain("slack.users");
     expect(gh.state.dispatches.length).toBe(before);
   });
+
+  it("a signed request from another workspace cannot act as a mapped user (bare ids count in SLACK_TEAM_ID only)", async () => {
+    const pr = openPr();
+    const before = gh.state.dispatches.length;
+    // U0MAINT is mapped to maint in T0TEAM; the same user id in T0OTHER is somebody else.
+    const r = await command(`smoke ${OWNER}/${REPO}#${pr.number}`, { team: "T0OTHER" });
+    expect(r.replyText()).toMatch(/not linked to a GitHub login/);
+    expect(r.replyText()).toContain("T0OTHER/U0MAINT");
+    expect(gh.state.dispatches.length).toBe(before);
+    const ok = await command(`smoke ${OWNER}/${REPO}#${pr.number}`);
+    expect(ok.replyText()).not.toMatch(/not linked/);
+    expect(gh.state.dispatches.length - before).toBe(1);
+  }, 30_000);
 
   it("refuses a channel that is not on the allowlist", async () => {
     const pr = openPr();
@@ -322,8 +340,7 @@ describe("/hcp smoke from Slack", () => {
     await deliver("workflow_run", runPayload("in_progress", { id: runId, status: "in_progress", conclusion: null, display_title: title }));
     expect(allText(slack.messages.get(`${message.channel}:${message.ts}`)!.blocks)).toMatch(/running/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts() } });
-    gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
+    await completeSmokeRun(gh, { runId, requestId: inputs.request_id! }, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts() });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const final = slack.messages.get(`${message.channel}:${message.ts}`)!;
     expect(final.updates).toBe(2);
@@ -421,9 +438,9 @@ describe("without Slack settings", () => {
   it("runs the GitHub side and /healthz says Slack is off", async () => {
     const plain = await startServer(settings({ PORT: String(await freePort()), SLACK_SIGNING_SECRET: "", SLACK_BOT_TOKEN: "", SLACK_API_URL: "", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-noslack-")) }), startOptions);
     try {
-      const health = (await (await fetch(`${plain.url}/healthz`)).json()) as { slack: string; github: string };
-      expect(health.slack).toBe("off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)");
-      expect(health.github).toBe("configured");
+      const healthBody = await health(plain.url);
+      expect(healthBody.slack).toBe("off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)");
+      expect(healthBody.github).toBe("configured");
       expect((await fetch(`${plain.url}/slack/events`, { method: "POST", body: "" })).status).toBe(404);
     } finally {
       await plain.stop();

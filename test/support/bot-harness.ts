@@ -1,10 +1,12 @@
 // Shared pieces of the end-to-end suites: the GitHub App's key pair, signed webhook
 // deliveries, and training logs built from real GPU logs.
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex } from "../../src/core/smoke/runner-report.ts";
 import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
+import type { FakeGitHub } from "./fake-github/index.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -79,7 +81,13 @@ export function trainingLog(fixture: string): string {
  * verdict.json facts: exit 0 and that run's probe key (`extra` adds or replaces facts).
  */
 export const PASSING_RUN_LOG = "real-probe/s1_gloo_cp4_hcp2x2.v2.log";
-export const PASSING_RUN_KEY: string = JSON.parse(readFileSync(join(root, "fixtures", "logs", "real-probe", "keys.json"), "utf8"))["s1_gloo_cp4_hcp2x2.v2.log"];
+/** The key a real signed log of fixtures/logs/real-probe was made with. */
+export function probeKeyOf(log: string): string {
+  const key = (JSON.parse(readFileSync(join(root, "fixtures", "logs", "real-probe", "keys.json"), "utf8")) as Record<string, string>)[log];
+  if (!key) throw new Error(`no key recorded for ${log}`);
+  return key;
+}
+export const PASSING_RUN_KEY: string = probeKeyOf("s1_gloo_cp4_hcp2x2.v2.log");
 export function runnerFacts(extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ exitCode: 0, probeKey: PASSING_RUN_KEY, ...extra });
 }
@@ -100,3 +108,61 @@ def llama32_1b_pretrain_config():
     cfg.model.context_parallel_size = 1
     return cfg
 `;
+
+/** A job-log line as GitHub serves it: the runner's timestamp first. */
+function stamped(lines: readonly string[]): string {
+  return lines.map((line, i) => `2026-11-30T04:43:${String(i % 60).padStart(2, "0")}.1234567Z ${line}`).join("\n");
+}
+
+/**
+ * The job log of the smoke job as `hcp-bot smoke-run` prints it (src/runner/smoke-run.ts):
+ * the steps before it, the report commitment, the run's output, then the nonce delimiter and
+ * the SHA-256 of the files it wrote. `report: false` leaves the report out (a killed runner).
+ */
+export async function runnerJobLog(files: { "smoke.log"?: string; "verdict.json"?: string }, o: { report?: boolean; commitSubject?: string } = {}): Promise<string> {
+  const nonce = randomBytes(32).toString("hex");
+  const digest = async (text: string) => ({ sha256: await sha256Hex(text), bytes: Buffer.byteLength(text) });
+  const log = files["smoke.log"] ?? "";
+  const lines = [
+    "##[group]Run actions/checkout@v4",
+    `HEAD is now at 0123456 ${o.commitSubject ?? "Add a recipe"}`,
+    "##[endgroup]",
+    "##[group]Run set -euo pipefail",
+    commitmentLine(await sha256Hex(nonce)),
+    ...log.split("\n").slice(0, log.endsWith("\n") ? -1 : undefined),
+  ];
+  if (o.report !== false) {
+    lines.push("", delimiterLine(nonce));
+    for (const name of REPORTED_FILES) if (files[name] !== undefined) lines.push(digestLine(name, await digest(files[name]!)));
+    lines.push("HCP smoke verdict: PASS (exit 0)", "hcp-bot smoke: PASS");
+  }
+  return stamped(lines);
+}
+
+type FakeForRuns = Pick<FakeGitHub, "addArtifact" | "updateJob" | "updateWorkflowRun">;
+
+/**
+ * The smoke run ends as GitHub would show it: its artifact (unless `artifact: false`), its job
+ * log with the runner's report, the job's and the "Smoke run" step's conclusions, the run completed.
+ */
+export async function completeSmokeRun(
+  gh: FakeForRuns,
+  run: { runId: number; requestId: string },
+  files: Record<string, string>,
+  o: { conclusion?: string; stepConclusion?: string; artifact?: boolean; jobLog?: string } = {},
+): Promise<void> {
+  const conclusion = o.conclusion ?? "success";
+  if (o.artifact !== false) gh.addArtifact({ runId: run.runId, name: `hcp-smoke-${run.requestId}`, files });
+  gh.updateJob({
+    runId: run.runId,
+    status: "completed",
+    conclusion,
+    log: o.jobLog ?? (await runnerJobLog(files)),
+    steps: ["Check inputs", "Set up Node", "Install hcp-bot", "Check out the pinned commit", "Verify the checked-out commit", "Smoke run", "Upload log and verdict"].map((name) => ({
+      name,
+      status: "completed" as const,
+      conclusion: name === "Smoke run" ? (o.stepConclusion ?? conclusion) : "success",
+    })),
+  });
+  gh.updateWorkflowRun(run.runId, { status: "completed", conclusion });
+}

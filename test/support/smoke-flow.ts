@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import type { FakeGitHub } from "./fake-github/index.ts";
-import { deliverAndSettle, SMOKE_RECIPE } from "./bot-harness.ts";
+import { completeSmokeRun, deliverAndSettle, SMOKE_RECIPE } from "./bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 export const SMOKE_RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
@@ -28,8 +28,12 @@ export interface SmokeFlowOptions {
 /** Adds a repository with the smoke workflow (from templates/hcp-smoke.yml) and the default recipe. */
 export function addSmokeRepo(gh: FakeGitHub, r: FlowRepo & { private?: boolean }): void {
   gh.addRepo({ owner: r.owner, repo: r.repo, defaultBranch: "main", installationId: r.installation, private: r.private ?? false, files: { main: { [SMOKE_RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": SMOKE_CONFIG } } });
-  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } } };
-  gh.addWorkflow({ owner: r.owner, repo: r.repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"] });
+  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as {
+    "run-name": string;
+    on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } };
+    jobs: { smoke: { name: string } };
+  };
+  gh.addWorkflow({ owner: r.owner, repo: r.repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
 }
 
 export class SmokeFlow {
@@ -91,8 +95,7 @@ export class SmokeFlow {
     this.o.gh.updateWorkflowRun(runId, { status: "in_progress" });
     await this.deliver("workflow_run", this.runPayload(r, "in_progress", { id: runId, status: "in_progress", conclusion: null, display_title: title }));
     o.whileRunning?.();
-    this.o.gh.addArtifact({ runId, name: `hcp-smoke-${id}`, files });
-    this.o.gh.updateWorkflowRun(runId, { status: "completed", conclusion });
+    await completeSmokeRun(this.o.gh, { runId, requestId: id }, files, { conclusion });
     await this.deliver("workflow_run", this.runPayload(r, "completed", { id: runId, status: "completed", conclusion, display_title: title }));
   }
 }

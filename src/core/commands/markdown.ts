@@ -2,6 +2,10 @@
 // starts with `/hcp` (after at most 3 spaces) in plain text counts: text inside fenced or
 // indented code, `>` quotes (with their lazy continuation lines) and HTML comments is
 // what people paste and quote, and must never dispatch a GPU job on their behalf.
+// Neither does anything HTML hides or holds: a line inside an HTML block (CommonMark types
+// 6 and 7, up to the next blank line), inside an open HTML element (a collapsed `<details>`
+// body is rendered but hidden; `<div hidden>` is not shown at all), inside a tag that spans
+// lines (`<img alt="…">`), or inside an image's alt text (`![…]`).
 
 export interface CommandLine {
   /** 1-based line number in the comment. */
@@ -18,6 +22,86 @@ const RAW_HTML_OPEN = /^ {0,3}<(pre|script|style|textarea)(?=[\s>]|$)/i;
 const QUOTE = /^ {0,3}>/;
 // Four spaces or a tab before any text: an indented code block or a paragraph continuation.
 const INDENTED = /^(?: {0,3}\t| {4})/;
+// CommonMark HTML block type 6: a block-level tag starts it, a blank line ends it.
+const BLOCK_TAG = /^ {0,3}<\/?(address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?=[\s/>]|$)/i;
+// Type 7: a line that is one complete open or closing tag (it cannot interrupt a paragraph).
+const LONE_TAG = /^ {0,3}(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[^<>]*)?\/?>|<\/[A-Za-z][A-Za-z0-9-]*\s*>)\s*$/;
+// Elements without content: they open nothing.
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "keygen"]);
+
+/** What the HTML and image syntax seen so far leaves open at the start of the next line. */
+class HtmlState {
+  /** Open elements (names), innermost last. */
+  readonly open: string[] = [];
+  /** Inside a tag that continues on the next line; the quote it is in, if any. */
+  tag: { name: string; closing: boolean; quote: string | null } | undefined;
+  /** `![` not yet closed by `]`: alt text, never shown as text. */
+  alt = 0;
+
+  get hiding(): boolean {
+    return this.open.length > 0 || this.tag !== undefined || this.alt > 0;
+  }
+
+  /** Reads one line of visible text (comments already removed). */
+  read(text: string): void {
+    let i = 0;
+    while (i < text.length) {
+      if (this.tag) {
+        i = this.readInTag(text, i);
+        continue;
+      }
+      const c = text[i]!;
+      if (c === "`") {
+        // An inline code span on this line: its content is text, not markup.
+        const run = /^`+/.exec(text.slice(i))![0];
+        const close = text.indexOf(run, i + run.length);
+        i = close < 0 ? i + run.length : close + run.length;
+        continue;
+      }
+      if (c === "\\") {
+        i += 2;
+        continue;
+      }
+      if (c === "!" && text[i + 1] === "[") {
+        this.alt++;
+        i += 2;
+        continue;
+      }
+      if (c === "]" && this.alt > 0) {
+        this.alt--;
+        i++;
+        continue;
+      }
+      const tag = c === "<" ? /^<(\/?)([A-Za-z][A-Za-z0-9-]*)/.exec(text.slice(i)) : null;
+      if (tag) {
+        this.tag = { name: tag[2]!.toLowerCase(), closing: tag[1] === "/", quote: null };
+        i += tag[0].length;
+        continue;
+      }
+      i++;
+    }
+  }
+
+  private readInTag(text: string, i: number): number {
+    const tag = this.tag!;
+    for (; i < text.length; i++) {
+      const c = text[i]!;
+      if (tag.quote) {
+        if (c === tag.quote) tag.quote = null;
+      } else if (c === '"' || c === "'") tag.quote = c;
+      else if (c === ">") {
+        const selfClosing = text[i - 1] === "/";
+        this.tag = undefined;
+        if (tag.closing) {
+          const at = this.open.lastIndexOf(tag.name);
+          if (at >= 0) this.open.splice(at);
+        } else if (!VOID.has(tag.name) && !selfClosing) this.open.push(tag.name);
+        return i + 1;
+      }
+    }
+    return i;
+  }
+}
 
 interface Fence {
   char: string;
@@ -34,6 +118,9 @@ export function commandLines(body: string, max: number): CommandLine[] {
   let inComment = false;
   let inQuote = false;
   let rawHtml: string | undefined;
+  let htmlBlock = false;
+  let previousBlank = true;
+  const html = new HtmlState();
   for (let i = 0; i < lines.length && found.length < max; i++) {
     const text = lines[i] ?? "";
     if (fence) {
@@ -51,17 +138,21 @@ export function commandLines(body: string, max: number): CommandLine[] {
     }
     if (text.trim() === "") {
       inQuote = false;
+      htmlBlock = false;
+      previousBlank = true;
       continue;
     }
+    const afterBlank = previousBlank;
+    previousBlank = false;
     const opened = openFence(text);
     if (opened) {
       fence = opened;
       inQuote = false;
       continue;
     }
-    const html = RAW_HTML_OPEN.exec(text);
-    if (html) {
-      const tag = (html[1] ?? "").toLowerCase();
+    const raw = RAW_HTML_OPEN.exec(text);
+    if (raw) {
+      const tag = (raw[1] ?? "").toLowerCase();
       if (!text.toLowerCase().includes(`</${tag}>`)) rawHtml = tag;
       inQuote = false;
       continue;
@@ -73,6 +164,11 @@ export function commandLines(body: string, max: number): CommandLine[] {
     }
     const visible = stripComments(text, false);
     inComment = visible.open;
+    // Whatever HTML or alt text was open when this line began decides about it; then the line is read.
+    const hidden = html.hiding || htmlBlock;
+    if (!html.tag && (BLOCK_TAG.test(text) || (afterBlank && LONE_TAG.test(text)))) htmlBlock = true;
+    html.read(visible.text);
+    if (hidden || htmlBlock) continue;
     if (INDENTED.test(text)) continue;
     const m = COMMAND_START.exec(text);
     if (!m) continue;

@@ -30,6 +30,8 @@ export interface SmokeCommand {
   sizes?: [number, number] | null;
   iters?: number;
   gpus?: number;
+  /** The commit the person names (7 to 40 hex digits): it must be the PR's head. */
+  sha?: string;
   /** User overrides in the order given, without the ones folded into cp/sizes above. */
   overrides: Override[];
   dryRun: boolean;

@@ -54,8 +54,15 @@ export type SmokeConfig = z.infer<typeof SmokeConfigSchema>;
  */
 export const SlackConfigSchema = z
   .object({
-    /** Slack user id (U…/W…) -> GitHub login. Unmapped users are refused. */
-    users: z.record(z.string().regex(/^[UW][A-Z0-9]{2,}$/, "a Slack user id such as U012ABCDEF"), z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login")).default({}),
+    /**
+     * Slack user -> GitHub login. A key `TEAM/USER` (T012AB/U012ABCDEF) names the workspace; a
+     * bare user id (U…/W…) counts only in the workspace `team_id` (or the operator's
+     * SLACK_TEAM_ID) names, so a signed request from another workspace cannot act as a mapped
+     * user. Unmapped users are refused.
+     */
+    users: z.record(z.string().regex(/^(?:[TE][A-Z0-9]{2,}\/)?[UW][A-Z0-9]{2,}$/, "a Slack user id such as U012ABCDEF, or TEAM/USER such as T012AB/U012ABCDEF"), z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login")).default({}),
+    /** The Slack workspace (T…) whose bare user ids `users` maps. */
+    team_id: z.string().regex(/^[TE][A-Z0-9]{2,}$/, "a Slack team id such as T012ABCDEF").nullable().default(null),
     /** Channel ids (C…/G…) where commands are accepted; empty: any channel. */
     channels: z.array(z.string().regex(/^[CGD][A-Z0-9]{2,}$/, "a Slack channel id such as C012ABCDEF")).default([]),
     /** Channel id that also hears about smoke runs started on GitHub. */

@@ -1,20 +1,19 @@
 // GitHub-flavoured Markdown for PR comments and check-run output.
 import type { Finding, Rule } from "../model/finding.ts";
+import { mdCell, mdMessage } from "./escape.ts";
 
 /**
- * Text that came from a pull request (values, file names, recipe names) is shown, never
- * interpreted: no @-mentions, no HTML (so nobody can forge the bot's hidden markers).
+ * Text that came from a pull request, a log or a person (values, file names, messages that
+ * quote them) is shown, never interpreted: no link, image, HTML (so nobody can forge the
+ * bot's hidden markers) or mention; what the message quotes in backticks stays code
+ * (escape.ts holds the one escaping function every GitHub surface uses).
  */
 export function untrusted(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/@(?=[A-Za-z0-9_-])/g, "@\u200b");
+  return mdMessage(text);
 }
 
 export function tableCell(text: string): string {
-  return untrusted(text).replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+  return mdCell(text);
 }
 
 export const SEVERITY_ICON = { error: "🛑", warning: "⚠️", info: "ℹ️" } as const;

@@ -2,6 +2,7 @@
 import type { SmokePlan } from "../commands/index.ts";
 import type { Verdict } from "../verdict/index.ts";
 import { formatVerdictMarkdown } from "../verdict/index.ts";
+import { codeBlock, codeSpan } from "./escape.ts";
 import { untrusted } from "./markdown.ts";
 
 export const SMOKE_CHECK_NAME = "HCP smoke";
@@ -50,16 +51,14 @@ export function planMarkdown(v: SmokeView): string {
   return [
     "| | |",
     "|---|---|",
-    `| Recipe | \`${untrusted(v.plan.recipe)}\` |`,
+    `| Recipe | ${codeSpan(v.plan.recipe, { inTable: true })} |`,
     `| Commit | \`${v.sha}\` (pinned when @${untrusted(v.requester)} asked) |`,
     `| Layout | ${layout(v.plan)} on ${v.plan.gpus} GPU(s), ${v.plan.iters} iteration(s) |`,
     `| Must show HCP groups | ${v.plan.expectHcp ? "yes" : "no"} |`,
     "",
     "<details><summary>Overrides passed to run_recipe.py</summary>",
     "",
-    "```",
-    ...v.plan.overrides,
-    "```",
+    codeBlock(v.plan.overrides.join("\n")),
     "</details>",
   ].join("\n");
 }

@@ -13,10 +13,14 @@ export interface SmokeFacts {
   copyPrBot: { required: boolean; mirroredSha: string | null | undefined };
   pinnedSha: string;
   activeRun?: { requestId: string; url?: string };
+  /** The requester's requests in the last 24 hours, in this installation. */
   requestsToday: number;
   perUserPerDay: number;
+  /** Active runs of this repository, against its own `max_queued`. */
   activeRuns: number;
   maxQueued: number;
+  /** All installations' active runs against the operator's cap (HCP_SMOKE_MAX_ACTIVE), when one is set. */
+  globalCap?: { active: number; max: number };
 }
 
 export type SmokeRefusalCode =
@@ -28,7 +32,8 @@ export type SmokeRefusalCode =
   | "copy-pr-bot"
   | "already-running"
   | "user-quota"
-  | "queue-full";
+  | "queue-full"
+  | "global-cap";
 
 export type SmokeDecision = { allowed: true } | { allowed: false; code: SmokeRefusalCode; reason: string };
 
@@ -72,7 +77,10 @@ export function decideSmoke(f: SmokeFacts): SmokeDecision {
     return refuse("user-quota", `@${f.requester.login} has started ${f.requestsToday} smoke run(s) in the last 24 hours, the daily limit is ${f.perUserPerDay}`);
   }
   if (f.activeRuns >= f.maxQueued) {
-    return refuse("queue-full", `${f.activeRuns} smoke run(s) are already queued or running (the limit is ${f.maxQueued}); try again when one finishes`);
+    return refuse("queue-full", `${f.activeRuns} smoke run(s) of this repository are already queued or running (its limit is ${f.maxQueued}); try again when one finishes`);
+  }
+  if (f.globalCap && f.globalCap.active >= f.globalCap.max) {
+    return refuse("global-cap", `${f.globalCap.active} smoke run(s) are queued or running on this hcp-bot (the operator's limit is ${f.globalCap.max}); try again when one finishes`);
   }
   return { allowed: true };
 }

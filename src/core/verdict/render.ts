@@ -1,5 +1,6 @@
 // Verdict renderers: JSON (the schema itself), plain text for a terminal, Markdown for a job
 // summary or a PR comment.
+import { codeBlock, mdCell, mdMessage } from "../render/escape.ts";
 import type { Cause, Verdict } from "./schema.ts";
 
 export type VerdictFormat = "json" | "text" | "markdown";
@@ -101,19 +102,12 @@ export function formatVerdictText(v: Verdict): string {
   return lines.join("\n") + "\n";
 }
 
-/** A fence longer than any backtick run in the text, so log lines cannot close it. */
-function fence(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
-  return "`".repeat(longest + 1);
-}
-
-function mdInline(text: string): string {
-  return text.replace(/[|\\]/g, (c) => `\\${c}`).replace(/`/g, "'");
-}
+// Log text is quoted: Markdown and HTML in it stay text (src/core/render/escape.ts).
+const mdInline = mdCell;
 
 export function formatVerdictMarkdown(v: Verdict): string {
   const out = [`### ${STATUS_ICON[v.status]} HCP smoke run: ${STATUS_LABEL[v.status]}`, ""];
-  if (v.cause) out.push(`**Cause:** ${mdInline(causeLine(v.cause))}`, "");
+  if (v.cause) out.push(`**Cause:** ${mdMessage(causeLine(v.cause))}`, "");
   out.push(
     "| | |",
     "|---|---|",
@@ -127,14 +121,13 @@ export function formatVerdictMarkdown(v: Verdict): string {
   if (cf) out.push(`| torchrun | ${mdInline(cf)} |`);
   out.push("");
   if (v.otherFailures.length > 0 || v.notes.length > 0) {
-    for (const o of v.otherFailures.slice(0, 4)) out.push(`- also: ${mdInline(causeLine(o))}`);
-    for (const n of v.notes) out.push(`- ${mdInline(n)}`);
+    for (const o of v.otherFailures.slice(0, 4)) out.push(`- also: ${mdMessage(causeLine(o))}`);
+    for (const n of v.notes) out.push(`- ${mdMessage(n)}`);
     out.push("");
   }
   if (v.evidence.length > 0) {
     const body = v.evidence.slice(0, 12).map((e) => `${String(e.line).padStart(7)}: ${e.text}`).join("\n");
-    const f = fence(body);
-    out.push("<details><summary>Evidence from the log</summary>", "", `${f}text`, body, f, "", "</details>", "");
+    out.push("<details><summary>Evidence from the log</summary>", "", codeBlock(body, "text"), "", "</details>", "");
   }
   return out.join("\n");
 }

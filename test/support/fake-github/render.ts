@@ -287,7 +287,8 @@ export class Renderer {
       ...ex, id: job.id, run_id: job.runId, node_id: nodeId("Job", job.id), name: job.name, status: job.status,
       conclusion: job.conclusion, head_sha: run?.headSha ?? ex.head_sha, head_branch: run?.headBranch ?? null,
       run_url: `${this.repoApi(repo)}/actions/runs/${job.runId}`, url: `${this.repoApi(repo)}/actions/jobs/${job.id}`,
-      html_url: `${this.repoWeb(repo)}/actions/runs/${job.runId}/job/${job.id}`, steps: [], workflow_name: null,
+      html_url: `${this.repoWeb(repo)}/actions/runs/${job.runId}/job/${job.id}`, workflow_name: null,
+      steps: job.steps.map((st, i) => ({ name: st.name, status: st.status, conclusion: st.conclusion, number: i + 1, started_at: run?.createdAt ?? null, completed_at: st.status === "completed" ? (run?.updatedAt ?? null) : null })),
       created_at: run?.createdAt ?? ex.created_at ?? ex.started_at, started_at: run?.createdAt ?? ex.started_at,
       completed_at: job.status === "completed" ? (run?.updatedAt ?? ex.completed_at) : null,
     };

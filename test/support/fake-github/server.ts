@@ -80,6 +80,8 @@ export interface Injection {
   readonly path: RegExp;
   /** default 1 */
   readonly times?: number;
+  /** true: the request is processed as usual, then answered with this status (GitHub did the work but the answer got lost) */
+  readonly afterProcessing?: boolean;
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: unknown;
@@ -145,18 +147,20 @@ export interface FakeGitHub {
   pendingInjections(): readonly Injection[];
   addInstallation(o: { id: number; account: string; accountType?: "User" | "Organization"; permissions?: Record<string, string>; repositories?: readonly string[] }): InstallationState;
   addRepo(o: AddRepoOptions): RepoState;
-  /** a commit on a branch (tree = files; `base` ref's tree is copied first when given) */
-  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>> }): string;
+  /** a commit on a branch (tree = files; `base` ref's tree is copied first when given); a push at `pushedAt` (default now) in the activity API */
+  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>>; pushedAt?: Date }): string;
   addPullRequest(o: AddPullRequestOptions): PullState;
   addIssue(o: { owner: string; repo: string; number: number; title?: string }): void;
   addIssueComment(o: { owner: string; repo: string; number: number; body: string; user?: string }): IssueCommentState;
   /** for every repository, or only `repo` ("owner/name") */
   setPermission(login: string, level: PermissionLevel, repo?: string): void;
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState;
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState;
   updateWorkflowRun(id: number, patch: { status?: string; conclusion?: string | null }): WorkflowRunState;
-  /** A run that was not dispatched through the API (a push or pull_request run, say). */
-  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState;
-  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null }): JobState;
+  /** A run that was not dispatched through the API (a push or pull_request run, or a person's manual dispatch). */
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null; actor?: string; jobName?: string }): WorkflowRunState;
+  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
+  /** Changes a job (the first of the run when `id` is a run id); steps replace the old ones. */
+  updateJob(o: { runId: number; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
   addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; expired?: boolean }): ArtifactState;
   /** mint an installation token without the JWT dance (for plain fetch tests) */
   installationToken(installationId: number): string;
@@ -316,7 +320,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     return repo;
   }
 
-  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>> }): string {
+  addCommit(o: { owner: string; repo: string; branch?: string; base?: string; sha?: string; files: Readonly<Record<string, FileContent | null>>; pushedAt?: Date }): string {
     const repo = this.requireRepoState(o.owner, o.repo);
     const baseSha = o.base === undefined ? undefined : this.state.resolveRef(repo, o.base);
     const tree = new Map(baseSha === undefined ? [] : (this.state.commits.get(baseSha) ?? new Map<string, FileContent>()));
@@ -325,8 +329,18 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       else tree.set(path, content);
     }
     const sha = this.state.putCommit(tree, o.sha);
-    if (o.branch !== undefined) repo.refs.set(`heads/${o.branch}`, sha);
+    if (o.branch !== undefined) this.push(repo, o.branch, sha, o.pushedAt);
     return sha;
+  }
+
+  /** Moves a branch and records the push as the activity API shows it. */
+  private push(repo: RepoState, branch: string, sha: string, at?: Date): void {
+    const before = repo.refs.get(`heads/${branch}`);
+    repo.refs.set(`heads/${branch}`, sha);
+    this.state.activities.push({
+      id: this.state.nextId(), repoKey: repoKey(repo.owner, repo.name), ref: `refs/heads/${branch}`, before: before ?? "0".repeat(40), after: sha,
+      timestamp: (at ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z"), activityType: before ? "push" : "branch_creation", actor: this.state.user(repo.owner),
+    });
   }
 
   addPullRequest(o: AddPullRequestOptions): PullState {
@@ -344,7 +358,13 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       else if (f.contents !== undefined) headTree.set(f.filename, f.contents);
     }
     const headSha = this.state.putCommit(headTree, o.head.sha);
-    repo.refs.set(`heads/${o.head.ref}`, headSha);
+    if (o.headRepo) {
+      // The fork holds the head branch (public, outside the installation), with its push history.
+      const [forkOwner = "", forkName = ""] = o.headRepo.split("/");
+      const fork = this.state.repo(forkOwner, forkName) ?? this.addRepo({ owner: forkOwner, repo: forkName, defaultBranch: repo.defaultBranch });
+      this.push(fork, o.head.ref, headSha);
+      repo.refs.set(`heads/${o.head.ref}`, headSha);
+    } else if (repo.refs.get(`heads/${o.head.ref}`) !== headSha) this.push(repo, o.head.ref, headSha);
     repo.refs.set(`pull/${o.number}/head`, headSha);
     const files = o.files.map((f) => {
       const status = f.status ?? (baseTree.has(f.filename) ? "modified" : "added");
@@ -390,12 +410,13 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     this.requireRepoState(owner, name).permissions.set(login.toLowerCase(), level);
   }
 
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string }): WorkflowState {
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState {
     this.requireRepoState(o.owner, o.repo);
     const wf: WorkflowState = {
       id: o.id ?? this.state.nextId(), repoKey: repoKey(o.owner, o.repo), path: o.path, name: o.name ?? o.path.split("/").at(-1) ?? o.path,
       ...(o.inputs ? { inputs: o.inputs } : {}),
       ...(o.runName ? { runName: o.runName } : {}),
+      ...(o.jobName ? { jobName: o.jobName } : {}),
     };
     this.state.workflows.set(wf.id, wf);
     return wf;
@@ -410,23 +431,34 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     return run;
   }
 
-  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null }): WorkflowRunState {
+  addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null; actor?: string; jobName?: string }): WorkflowRunState {
     this.requireRepoState(o.owner, o.repo);
     const previous = [...this.state.workflowRuns.values()].filter((r) => r.workflowId === o.workflowId).length;
     const now = nowIso();
     const run: WorkflowRunState = {
       id: this.state.nextId(), repoKey: repoKey(o.owner, o.repo), workflowId: o.workflowId, runNumber: previous + 1, headBranch: o.headBranch,
       headSha: o.headSha, event: o.event, inputs: {}, displayTitle: o.displayTitle, status: o.status ?? "completed", conclusion: o.conclusion ?? "success",
-      createdAt: now, updatedAt: now, actor: this.state.bot,
+      createdAt: now, updatedAt: now, actor: o.actor ? this.state.user(o.actor) : this.state.bot,
     };
     this.state.workflowRuns.set(run.id, run);
+    if (o.jobName) this.addJob({ runId: run.id, name: o.jobName, status: run.status, conclusion: run.conclusion });
     return run;
   }
 
-  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null }): JobState {
+  addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState {
     if (!this.state.workflowRuns.has(o.runId)) throw new Error(`fake-github: no workflow run ${o.runId}`);
-    const job: JobState = { id: this.state.nextId(), runId: o.runId, name: o.name, status: o.status ?? "completed", conclusion: o.conclusion ?? "success", log: o.log ?? "" };
+    const job: JobState = { id: this.state.nextId(), runId: o.runId, name: o.name, status: o.status ?? "completed", conclusion: o.conclusion === undefined ? "success" : o.conclusion, log: o.log ?? "", steps: o.steps ?? [] };
     this.state.jobs.set(job.id, job);
+    return job;
+  }
+
+  updateJob(o: { runId: number; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState {
+    const job = [...this.state.jobs.values()].find((j) => j.runId === o.runId);
+    if (!job) throw new Error(`fake-github: run ${o.runId} has no job`);
+    if (o.log !== undefined) job.log = o.log;
+    if (o.status !== undefined) job.status = o.status;
+    if (o.conclusion !== undefined) job.conclusion = o.conclusion;
+    if (o.steps !== undefined) job.steps = o.steps;
     return job;
   }
 
@@ -467,7 +499,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     if (!prefixed && path.startsWith("/login/oauth/")) return this.handleOAuth(method, path, requestUrl, raw, req, res, record);
 
     const injected = this.takeInjection(method, path);
-    if (injected) {
+    if (injected && !injected.afterProcessing) {
       record(injected.status, undefined, true);
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
@@ -520,6 +552,11 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     } catch (e) {
       if (!(e instanceof HttpError)) throw e;
       result = { status: e.status, body: e.body, headers: e.headers };
+    }
+    if (injected) {
+      // The work is done; the answer is lost on the way (a proxy's 502 after GitHub processed it).
+      record(injected.status, op.operationId, true);
+      return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
     this.checkResponse(op, method, path, result);
     record(result.status, op.operationId);

@@ -144,6 +144,8 @@ export interface WorkflowState {
   readonly inputs?: Readonly<Record<string, { required?: boolean }>>;
   /** the workflow's `run-name`, with `${{ inputs.x }}` expressions rendered per run */
   readonly runName?: string;
+  /** the name of its one job, rendered like runName; a dispatch then creates that job (queued) */
+  readonly jobName?: string;
 }
 
 export interface WorkflowRunState {
@@ -161,7 +163,14 @@ export interface WorkflowRunState {
   conclusion: string | null;
   readonly createdAt: string;
   updatedAt: string;
+  /** who started the run (GitHub's actor and triggering_actor) */
   readonly actor: UserRef;
+}
+
+export interface StepState {
+  readonly name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
 }
 
 export interface JobState {
@@ -171,6 +180,7 @@ export interface JobState {
   status: string;
   conclusion: string | null;
   log: string;
+  steps: StepState[];
 }
 
 export interface ArtifactState {
@@ -196,6 +206,18 @@ export interface TokenState {
   readonly expiresAt: number;
   /** A user's token from the OAuth web flow (a GitHub App user access token): this login. */
   readonly user?: string;
+}
+
+/** A push to a branch as the repository activity API lists it (GitHub's clock, not the commit's dates). */
+export interface ActivityState {
+  readonly id: number;
+  readonly repoKey: string;
+  readonly ref: string;
+  readonly before: string;
+  readonly after: string;
+  readonly timestamp: string;
+  readonly activityType: "push" | "force_push" | "branch_creation" | "branch_deletion";
+  readonly actor: UserRef;
 }
 
 export interface DispatchRecord {
@@ -258,6 +280,7 @@ export class FakeState {
   readonly installations = new Map<number, InstallationState>();
   readonly tokens = new Map<string, TokenState>();
   readonly dispatches: DispatchRecord[] = [];
+  readonly activities: ActivityState[] = [];
   /** false: answer a dispatch with 204 even when asked for run details (GitHub Enterprise before they existed) */
   dispatchReturnsRunDetails = true;
   readonly users = new Map<string, UserRef>();

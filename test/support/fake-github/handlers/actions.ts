@@ -57,9 +57,14 @@ const dispatch: Handler = (ctx) => {
     id: state.nextId(), repoKey: keyOf(repo), workflowId: wf.id, runNumber: previous + 1,
     headBranch: ref.replace(/^refs\/(heads|tags)\//, ""), headSha: sha, event: "workflow_dispatch", inputs,
     ...(wf.runName ? { displayTitle: renderRunName(wf.runName, inputs) } : {}),
+    // An installation token acts as the app; any other token as the user it names (none here: the app).
     status: "queued", conclusion: null, createdAt: now, updatedAt: now, actor: ctx.core.bot,
   };
   state.workflowRuns.set(run.id, run);
+  if (wf.jobName) {
+    const job = { id: state.nextId(), runId: run.id, name: renderRunName(wf.jobName, inputs), status: "queued", conclusion: null, log: "", steps: [] };
+    state.jobs.set(job.id, job);
+  }
   state.dispatches.push({ repoKey: run.repoKey, workflowId: wf.id, ref, inputs, runId: run.id });
   if (getBoolean(ctx.body, "return_run_details") !== true || !state.dispatchReturnsRunDetails) return { status: 204 };
   const runUrl = `${ctx.render.api}/repos/${repo.owner}/${repo.name}/actions/runs/${run.id}`;

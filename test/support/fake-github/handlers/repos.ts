@@ -177,8 +177,25 @@ const getAuthenticatedUser: Handler = (ctx) => {
   return { status: 200, body: ctx.render.publicUser(ctx.core.state.user(ctx.auth.user)) };
 };
 
+const listActivities: Handler = (ctx) => {
+  const repo = requireRepo(ctx);
+  const key = `${repo.owner}/${repo.name}`.toLowerCase();
+  const ref = ctx.query.get("ref");
+  const want = ref === null ? undefined : ref.startsWith("refs/") ? ref : `refs/heads/${ref}`;
+  const all = ctx.core.state.activities
+    .filter((a) => a.repoKey === key && (want === undefined || a.ref === want))
+    .sort((a, b) => (ctx.query.get("direction") === "asc" ? a.timestamp.localeCompare(b.timestamp) : b.timestamp.localeCompare(a.timestamp)));
+  const page = paginate(ctx, all);
+  return {
+    status: 200,
+    headers: page.headers,
+    body: page.items.map((a) => ({ id: a.id, node_id: `RA_${a.id}`, before: a.before, after: a.after, ref: a.ref, timestamp: a.timestamp, activity_type: a.activityType, actor: ctx.render.user(a.actor) })),
+  };
+};
+
 export const repoHandlers: Record<string, Handler> = {
   "users/get-authenticated": getAuthenticatedUser,
+  "repos/list-activities": listActivities,
   "apps/create-installation-access-token": createInstallationToken,
   "apps/get-repo-installation": getRepoInstallation,
   "apps/get-installation": getInstallation,

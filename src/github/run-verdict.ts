@@ -1,0 +1,183 @@
+// The verdict of a finished smoke run, from what GitHub holds about it: the jobs API (the
+// job's and the "Smoke run" step's conclusions), the job log (the runner's report: its nonce
+// delimiter and the SHA-256 of the files it wrote), and the log artifact. The log decides;
+// the facts around it can only make the verdict worse (src/core/smoke/run-facts.ts).
+import type { ProbotOctokit } from "probot";
+import * as z from "zod";
+import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run-facts.ts";
+import { findRunnerReport, sha256Hex, type FileDigest, type RunnerReport } from "../core/smoke/runner-report.ts";
+import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../core/verdict/index.ts";
+import { listZipEntries, openZipEntry, type ZipEntry } from "../core/zip/reader.ts";
+import type { SmokeRequest } from "../store/types.ts";
+
+type Octokit = ProbotOctokit;
+
+/** Compressed; a 2-iteration smoke log is a few MB, and the archive is held in memory while read. */
+export const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
+/** verdict.json is a few KB; anything bigger (a deflate bomb among the run's files) is not read. */
+const MAX_HINT_BYTES = 256 * 1024;
+
+/** templates/hcp-smoke.yml names its job `hcp smoke <request id> <sha>`. */
+const SMOKE_JOB = /^hcp smoke\b/;
+
+/**
+ * What the runner's verdict.json says about the run itself (not about the log): how it ended
+ * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
+ * A field that is missing or malformed is unknown, never an error.
+ */
+const RunnerHintSchema = z.object({
+  exitCode: z.number().int().nullable().catch(null),
+  timedOut: z.boolean().catch(false),
+  signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
+  throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
+  /** The run's probe key, revealed once the run exited: without it no HCP-PROBE report counts. */
+  probeKey: ProbeKeySchema.nullable().catch(null),
+});
+export type RunnerHint = z.infer<typeof RunnerHintSchema>;
+
+const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
+
+/** Streams a log (bytes) through the verdict parser, never holding it whole. */
+async function verdictFromChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
+  const parser = createVerdictParser({
+    expectHcp: request.expectHcp,
+    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes; a pass needs a
+    // report from each of the plan's GPUs (one rank each).
+    ...requestedLayout(request.overrides),
+    worldSize: request.gpus,
+    ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
+    ...(hint.probeKey ? { probeKey: hint.probeKey } : {}),
+  });
+  for await (const chunk of chunks) parser.push(chunk);
+  return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
+}
+
+async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
+/** The entry's bytes, or null once it passes `max` bytes (reading stops there). */
+async function readEntry(bytes: Uint8Array, entry: ZipEntry, max: number): Promise<Uint8Array | null> {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of chunksOf(openZipEntry(bytes, entry))) {
+    total += chunk.byteLength;
+    if (total > max) return null;
+    parts.push(chunk);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+function parseHint(bytes: Uint8Array | null): RunnerHint {
+  if (!bytes) return NO_HINT;
+  try {
+    const parsed = RunnerHintSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
+    return parsed.success ? parsed.data : NO_HINT;
+  } catch {
+    return NO_HINT;
+  }
+}
+
+/** Why a file of the artifact is not the one the runner hashed, or null when it is. */
+async function digestProblem(name: string, bytes: Uint8Array | null, expected: FileDigest | undefined): Promise<string | null> {
+  if (!expected) return `the runner's report names no SHA-256 for ${name}`;
+  if (!bytes) return `${name} is missing from the artifact (or too large to read)`;
+  const actual = await sha256Hex(bytes);
+  if (bytes.byteLength !== expected.bytes || actual !== expected.sha256) {
+    return `${name} has SHA-256 ${actual.slice(0, 16)}… (${bytes.byteLength} bytes), the runner wrote ${expected.sha256.slice(0, 16)}… (${expected.bytes} bytes)`;
+  }
+  return null;
+}
+
+interface SmokeJob {
+  id: number;
+  conclusion: string | null;
+  steps?: { name: string; conclusion: string | null }[];
+}
+
+async function smokeJobOf(octokit: Octokit, r: { owner: string; repo: string }, runId: number): Promise<SmokeJob | undefined> {
+  const { data } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
+  return data.jobs.find((j) => SMOKE_JOB.test(j.name));
+}
+
+async function jobLogOf(octokit: Octokit, r: { owner: string; repo: string }, job: SmokeJob | undefined): Promise<string> {
+  if (!job) return "";
+  const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
+  return typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
+}
+
+type ArtifactFiles = { log: Uint8Array | null; verdictJson: Uint8Array | null } | { tooLarge: number } | undefined;
+
+/** smoke.log and verdict.json at the artifact's root, exactly: the code under test can add files anywhere else. */
+async function artifactFiles(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, runId: number, maxBytes: number): Promise<ArtifactFiles> {
+  const { data: artifacts } = await octokit.rest.actions.listWorkflowRunArtifacts({ owner: r.owner, repo: r.repo, run_id: runId, per_page: 100 });
+  const artifact = artifacts.artifacts.find((a) => a.name === `hcp-smoke-${request.id}` && !a.expired);
+  if (!artifact) return undefined;
+  // The log is written by code under test: a huge one must not take the bot's memory down.
+  if (artifact.size_in_bytes > maxBytes) return { tooLarge: artifact.size_in_bytes };
+  const { data } = await octokit.rest.actions.downloadArtifact({ owner: r.owner, repo: r.repo, artifact_id: artifact.id, archive_format: "zip" });
+  const bytes = new Uint8Array(data as ArrayBuffer);
+  const entries = listZipEntries(bytes);
+  const entry = (name: string) => entries.find((e) => e.name === name);
+  const logEntry = entry("smoke.log");
+  const hintEntry = entry("verdict.json");
+  return {
+    log: logEntry ? await readEntry(bytes, logEntry, maxBytes * 8) : null,
+    verdictJson: hintEntry ? await readEntry(bytes, hintEntry, MAX_HINT_BYTES) : null,
+  };
+}
+
+const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+
+/**
+ * The verdict of a finished run: the artifact's smoke.log when it is the one the runner
+ * hashed (else the job log between the runner's commitment and its report), judged with the
+ * runner's facts from a verified verdict.json, then made worse by whatever GitHub's facts
+ * contradict.
+ */
+export async function verdictForRun(
+  octokit: Octokit,
+  r: { owner: string; repo: string },
+  request: SmokeRequest,
+  runId: number,
+  maxArtifactBytes = MAX_ARTIFACT_BYTES,
+): Promise<{ verdict: Verdict; note?: string }> {
+  const job = await smokeJobOf(octokit, r, runId);
+  const report: RunnerReport = await findRunnerReport(await jobLogOf(octokit, r, job));
+  const files = await artifactFiles(octokit, r, request, runId, maxArtifactBytes);
+  const facts: Omit<RunFacts, "evidence"> = {
+    job: job ? { conclusion: job.conclusion, stepConclusion: job.steps?.find((s) => s.name === SMOKE_STEP_NAME)?.conclusion ?? null } : null,
+    report: report.ok ? { ok: true } : { ok: false, problem: report.problem },
+  };
+  const judge = async (chunks: Iterable<Uint8Array>, hint: RunnerHint, evidence: RunFacts["evidence"]) => applyRunFacts(await verdictFromChunks(chunks, request, hint), { ...facts, evidence });
+
+  if (files && "tooLarge" in files) {
+    return {
+      verdict: await judge([], NO_HINT, { kind: "job-log", why: "the log artifact was too large to read" }),
+      note: `The log artifact is ${mb(files.tooLarge)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
+    };
+  }
+  if (files?.log) {
+    const problems = report.ok
+      ? [await digestProblem("smoke.log", files.log, report.digests["smoke.log"]), await digestProblem("verdict.json", files.verdictJson, report.digests["verdict.json"])].filter((p): p is string => p !== null)
+      : [];
+    const evidence: RunFacts["evidence"] = problems.length ? { kind: "tampered", problem: problems.join("; ") } : { kind: "artifact" };
+    // A verdict.json that is not the runner's says nothing about the run.
+    const hint = problems.length || !report.ok ? NO_HINT : parseHint(files.verdictJson);
+    return { verdict: await judge([files.log], hint, evidence) };
+  }
+  const why = files ? "the log artifact holds no smoke.log at its root" : "no log artifact was uploaded";
+  if (!job) return { verdict: await judge([], NO_HINT, { kind: "job-log", why }), note: "The run left no log to read." };
+  return { verdict: await judge([new TextEncoder().encode(report.log)], NO_HINT, { kind: "job-log", why }), note: `${why[0]!.toUpperCase()}${why.slice(1)}; the verdict comes from the job log.` };
+}
