@@ -8,10 +8,10 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { Probot, Server } from "probot";
-import { createApp, type AppDeps } from "../github/app.ts";
+import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
-import { botOctokit } from "../github/octokit.ts";
+import { botOctokit } from "./octokit.ts";
 import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
@@ -127,7 +127,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
         python: loadPythonLanguage,
         botLogin: settings.botLogin,
         onReviewed: options.onReviewed,
-        queue,
+        runner: inProcessRunner(queue, log),
         store: store!,
         smoke: slack ? { ...options.smoke, notify: bothNotify(options.smoke?.notify, slack.notify) } : options.smoke,
         onGateway: (gateway) => {
