@@ -4,7 +4,7 @@
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
 import type { BotOctokit } from "./host.ts";
 import type { Language } from "web-tree-sitter";
-import { z } from "zod";
+import * as z from "zod";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";

@@ -1,7 +1,7 @@
 // Server settings from the environment, with Probot's names. A missing or malformed
 // setting stops start-up with one line that names it and says what is expected.
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 

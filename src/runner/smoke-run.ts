@@ -9,7 +9,7 @@ import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Writable } from "node:stream";
-import { z } from "zod";
+import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";

@@ -15,7 +15,7 @@
 //
 // The fixture driver's own `[probe rank N] HCP level L0: … desc=…` lines are annotations of
 // those real captures, not this report; the parser does not count them as evidence.
-import { z } from "zod";
+import * as z from "zod";
 
 export const HCP_PROBE_PREFIX = "HCP-PROBE ";
 export const HCP_PROBE_VERSION = 1;

@@ -1,7 +1,7 @@
 // The smoke-run verdict: what the log parser concludes about one `torchrun` training run.
 // Every field is bounded (capped lists, truncated texts) so a verdict over a multi-GB log
 // stays small enough for a PR comment or a job summary.
-import { z } from "zod";
+import * as z from "zod";
 
 export const VerdictStatusSchema = z.enum([
   /** Exit 0 (when known), ≥1 finite lm loss, no NaN iteration, HCP proven active when expected. */
