@@ -15,7 +15,7 @@ import { botOctokit } from "./octokit.ts";
 import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
-import { createSlackNode, type SlackNode } from "../slack/node.ts";
+import { createSlackNode, type SlackNode } from "./slack.ts";
 
 export interface RunningServer {
   url: string;
