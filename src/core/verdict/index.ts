@@ -5,3 +5,4 @@ export { HCP_PROBE_PREFIX, HCP_PROBE_VERSION, HcpProbeReportSchema, formatProbeL
 export { DENSE_BF16_PEAK_TFLOPS, SIGNATURES, normaliseGpu } from "./catalog.ts";
 export { requestedLayout, type RequestedLayout } from "./requested.ts";
 export * from "./schema.ts";
+export { anchorScanAvailable, useAnchorScanModule } from "./scan/wasm-scanner.ts";
