@@ -54,6 +54,11 @@ export interface AppDeps {
  */
 export interface WorkRunner {
   run(context: { id: string }, key: string, work: () => Promise<void>): void;
+  /**
+   * Who holds the claims this delivery's work makes: a durable job, so that the same job,
+   * run again after an interruption, may take them again. Undefined: nobody in particular.
+   */
+  claimOwner?(context: { id: string }): string | undefined;
 }
 
 /** The Node server's runner: in this process, a redelivery ignored, one job at a time per key. */
@@ -161,8 +166,9 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
      * When it fails (GitHub down mid-way) the key is given up, so GitHub's redelivery or the
      * user's retry runs it; a run already dispatched is then found by the one-run-per-PR rule.
      */
-    async function claimed(key: string, work: () => Promise<void>): Promise<void> {
-      if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS))) return;
+    async function claimed(context: { id: string }, key: string, work: () => Promise<void>): Promise<void> {
+      const owner = runner.claimOwner?.(context);
+      if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS, owner))) return;
       try {
         await work();
       } catch (error) {
@@ -208,7 +214,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, issue.number), async () => {
-        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body));
+        await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, comment.id, comment.body));
       });
     });
 
@@ -284,7 +290,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       if (!pr || !installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, pr.number), () =>
-        claimed(`delivery:${context.id}`, async () => {
+        claimed(context, `delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
           const say = (text: string) => octokit.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: pr.number, body: text });

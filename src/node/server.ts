@@ -12,7 +12,7 @@ import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
-import { VERSION } from "../version.ts";
+import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
@@ -48,16 +48,9 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
-    const storeStatus = store ? await store.status().catch((error: Error) => ({ kind: "sqlite", ok: false, detail: error.message })) : { kind: "none", ok: true, detail: "not used in setup mode" };
-    const body = {
-      status: storeStatus.ok ? "ok" : "degraded",
-      version: VERSION,
-      uptimeSeconds: Math.round((Date.now() - started) / 1000),
-      github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
-      store: storeStatus,
-      slack,
-    };
-    res.writeHead(storeStatus.ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const github = mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)";
+    const report = await healthReport({ started, github, store, slack });
+    res.writeHead(report.status, { "content-type": "application/json" }).end(JSON.stringify(report.body));
     return true;
   };
 }

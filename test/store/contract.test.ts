@@ -1,9 +1,11 @@
-// One contract, every Store: the same tests run against MemoryStore and SqliteStore.
+// One contract, every Store: the same tests run against MemoryStore, SqliteStore and KvStore.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openKv } from "@deno/kv";
 import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
+import { KvStore, type Kv } from "../../src/store/kv.ts";
 import { Clock, request } from "./helpers.ts";
 
 const dirs: string[] = [];
@@ -22,6 +24,22 @@ const IMPLEMENTATIONS: [string, (options: StoreOptions) => Store][] = [
     },
   ],
 ];
+
+/**
+ * Deno KV through @deno/kv, the same database engine (denokv) that `Deno.openKv` runs on a
+ * local file; the Deno tests (test/edge) run the store on Deno itself.
+ */
+IMPLEMENTATIONS.push(["KvStore (Deno KV)", (options) => deferred(openKv(":memory:").then((kv) => new KvStore(kv as unknown as Kv, "memory", options)))]);
+
+/** A Store whose methods wait for one that is still opening (the contract's setup is synchronous). */
+function deferred(opening: Promise<Store>): Store {
+  return new Proxy({} as Store, {
+    get: (_, name) => async (...args: unknown[]) => {
+      const store = (await opening) as unknown as Record<string | symbol, (...a: unknown[]) => unknown>;
+      return store[name]!(...args);
+    },
+  });
+}
 
 describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
   function setup() {

@@ -1,0 +1,123 @@
+// Settings from the environment, with Probot's names, for every host (the Node server, Deno,
+// Cloudflare Workers). A missing or malformed setting stops start-up with one line that
+// names it and says what is expected. Runtime-neutral: the host hands in how to read a file.
+import * as z from "zod";
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+
+export interface ServerSettings {
+  mode: "app" | "setup";
+  appId?: number;
+  privateKey?: string;
+  webhookSecret?: string;
+  port: number;
+  host: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** REST base URL: https://api.github.com, or http(s)://GHE_HOST/api/v3. */
+  baseUrl: string;
+  webhookPath: string;
+  dataDir: string;
+  /** Overrides the bot's login (`slug[bot]`), skipping the GET /app lookup. */
+  botLogin?: string;
+  /** The Slack app; undefined when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set. */
+  slack?: SlackSettings;
+}
+
+export interface SlackSettings {
+  signingSecret: string;
+  botToken: string;
+  /** Web API base URL ending in "/": https://slack.com/api/ unless a proxy or a test says otherwise. */
+  apiUrl: string;
+}
+
+export class SettingsError extends Error {}
+
+const Env = z.object({
+  APP_ID: z
+    .string()
+    .regex(/^\d+$/, "must be the numeric App ID from the app's settings page")
+    .optional(),
+  PRIVATE_KEY: z
+    .string()
+    .refine((k) => k.includes("-----BEGIN") && k.includes("PRIVATE KEY-----"), "must be a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+    .optional(),
+  PRIVATE_KEY_PATH: z.string().min(1).optional(),
+  WEBHOOK_SECRET: z.string().min(1, "must not be empty").optional(),
+  PORT: z
+    .string()
+    .regex(/^\d+$/, "must be a number between 0 and 65535")
+    .refine((p) => Number(p) <= 65535, "must be a number between 0 and 65535")
+    .optional(),
+  HOST: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+  GHE_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(:\d+)?$/, "must be a host name with an optional port, without a scheme or path (e.g. github.example.com)")
+    .optional(),
+  GHE_PROTOCOL: z.enum(["http", "https"]).optional(),
+  WEBHOOK_PATH: z.string().startsWith("/").optional(),
+  HCP_DATA_DIR: z.string().min(1).optional(),
+  HCP_BOT_LOGIN: z.string().min(1).optional(),
+  NODE_ENV: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
+  SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
+});
+
+function firstProblem(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `${issue.path.join(".")} ${issue.message}`;
+}
+
+/** PEM with literal "\n" sequences (as some secret stores hand it over) is unescaped. */
+function normalizePem(key: string): string {
+  return key.includes("\\n") && !key.includes("\n") ? key.replace(/\\n/g, "\n") : key;
+}
+
+/** Both Slack secrets or neither: one alone is a mistake worth stopping for. */
+function slackSettings(e: z.infer<typeof Env>): SlackSettings | undefined {
+  if (!e.SLACK_SIGNING_SECRET && !e.SLACK_BOT_TOKEN) return undefined;
+  if (!e.SLACK_SIGNING_SECRET) throw new SettingsError("SLACK_SIGNING_SECRET is missing (SLACK_BOT_TOKEN is set): copy it from the Slack app's Basic Information page");
+  if (!e.SLACK_BOT_TOKEN) throw new SettingsError("SLACK_BOT_TOKEN is missing (SLACK_SIGNING_SECRET is set): copy the Bot User OAuth Token from the Slack app's OAuth & Permissions page");
+  const api = e.SLACK_API_URL ?? "https://slack.com/api/";
+  return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/` };
+}
+
+/** How a host reads PRIVATE_KEY_PATH; throws an error with a `code` (ENOENT...) when it cannot. */
+export type ReadTextFile = (path: string) => string;
+
+export function readSettings(env: Record<string, string | undefined>, readFile: ReadTextFile | undefined): ServerSettings {
+  const blank = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = Env.safeParse(blank);
+  if (!parsed.success) throw new SettingsError(firstProblem(parsed.error));
+  const e = parsed.data;
+  let privateKey = e.PRIVATE_KEY ? normalizePem(e.PRIVATE_KEY) : undefined;
+  if (!privateKey && e.PRIVATE_KEY_PATH) {
+    if (!readFile) throw new SettingsError("PRIVATE_KEY_PATH cannot be used here (no file system): set PRIVATE_KEY to the key's text");
+    try {
+      privateKey = readFile(e.PRIVATE_KEY_PATH);
+    } catch (error) {
+      throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} cannot be read: ${(error as { code?: string }).code ?? String(error)}`);
+    }
+    if (!privateKey.includes("PRIVATE KEY-----")) throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} does not hold a PEM private key`);
+  }
+  const base = {
+    port: e.PORT !== undefined ? Number(e.PORT) : 3000,
+    host: e.HOST ?? "0.0.0.0",
+    logLevel: e.LOG_LEVEL ?? "info",
+    baseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
+    webhookPath: e.WEBHOOK_PATH ?? "/api/github/webhooks",
+    dataDir: e.HCP_DATA_DIR ?? ".hcp-bot-data",
+    botLogin: e.HCP_BOT_LOGIN,
+    slack: slackSettings(e),
+  };
+  const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
+  if (credentials.every((c) => c === undefined)) {
+    if (e.NODE_ENV === "production") throw new SettingsError("APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET are required when NODE_ENV=production; without them the bot only serves its setup page");
+    return { ...base, mode: "setup", logLevel: base.logLevel };
+  }
+  if (!e.APP_ID) throw new SettingsError("APP_ID is missing (the other GitHub App credentials are set)");
+  if (!privateKey) throw new SettingsError("PRIVATE_KEY or PRIVATE_KEY_PATH is missing (the other GitHub App credentials are set)");
+  if (!e.WEBHOOK_SECRET) throw new SettingsError("WEBHOOK_SECRET is missing: webhooks cannot be verified without it");
+  return { ...base, mode: "app", appId: Number(e.APP_ID), privateKey, webhookSecret: e.WEBHOOK_SECRET };
+}
