@@ -20,17 +20,20 @@ export const WASM_FILES = {
 };
 
 /**
- * web-tree-sitter's Emscripten loader imports `module` and `fs/promises` on its Node path
- * only (dynamic imports it never reaches here); they become empty modules, so the bundle
- * names no Node built-in that workerd would have to resolve.
+ * web-tree-sitter's Emscripten loader imports `module` and `fs/promises` on its Node path.
+ * workerd never takes that path (no `process`): they become empty modules, so the worker
+ * names no Node built-in. Deno 2 has a `process` global, so Emscripten does take it there:
+ * they become Deno's own `node:` modules (with the WebAssembly handed in, nothing is read).
  */
-const nodeOnlyImports: Plugin = {
-  name: "node-only-imports",
-  setup(b) {
-    b.onResolve({ filter: /^(module|fs\/promises)$/ }, (args) => ({ path: args.path, namespace: "node-only" }));
-    b.onLoad({ filter: /.*/, namespace: "node-only" }, () => ({ contents: "export default {};", loader: "js" }));
-  },
-};
+function nodeOnlyImports(target: "workerd" | "deno"): Plugin {
+  return {
+    name: "node-only-imports",
+    setup(b) {
+      b.onResolve({ filter: /^(module|fs\/promises)$/ }, (args) => (target === "deno" ? { path: `node:${args.path}`, external: true } : { path: args.path, namespace: "node-only" }));
+      b.onLoad({ filter: /.*/, namespace: "node-only" }, () => ({ contents: "export default {};", loader: "js" }));
+    },
+  };
+}
 
 export async function buildEdge(quiet = false): Promise<Record<string, { bytes: number; gzip: number }>> {
   rmSync(EDGE_DIR, { recursive: true, force: true });
@@ -50,7 +53,7 @@ export async function buildEdge(quiet = false): Promise<Record<string, { bytes: 
       minify: true,
       legalComments: "none",
       external: ["*.wasm", "cloudflare:workers"],
-      plugins: [nodeOnlyImports],
+      plugins: [nodeOnlyImports(name === "worker" ? "workerd" : "deno")],
       logLevel: quiet ? "silent" : "warning",
     });
   }

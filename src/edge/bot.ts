@@ -36,7 +36,9 @@ export interface EdgeRuntime {
 export interface EdgeBot {
   fetch(request: Request): Promise<Response>;
   runJob(id: string): Promise<RunOutcome>;
-  /** Every minute: start jobs nobody runs (an isolate evicted mid-job), then the queue-timeout sweep. */
+  /** Starts jobs nobody runs (an isolate evicted or a process killed mid-job). */
+  recover(): Promise<void>;
+  /** Every minute: recover, then the queue-timeout sweep. */
   scheduled(): Promise<void>;
 }
 
@@ -141,6 +143,10 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
     },
   });
 
+  async function recover(): Promise<void> {
+    for (const job of await jobs.stale()) await runtime.dispatch(job);
+  }
+
   async function webhook(request: Request): Promise<Response> {
     const body = await readLimited(request, MAX_WEBHOOK_BYTES);
     if (body === undefined) return json(413, { error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
@@ -195,8 +201,9 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       }
     },
     runJob: (id) => jobs.run(id),
+    recover,
     async scheduled() {
-      for (const job of await jobs.stale()) await runtime.dispatch(job);
+      await recover();
       await sweep?.();
     },
   };
@@ -209,6 +216,7 @@ export function misconfigured(error: unknown, log: HostLog): EdgeBot {
   return {
     fetch: async () => json(503, { status: "misconfigured", error: reason }),
     runJob: async () => ({ kind: "wait", seconds: 60, reason: "delayed" }),
+    recover: async () => {},
     scheduled: async () => {},
   };
 }

@@ -7,7 +7,7 @@ import { KeyedQueue } from "../../github/queue.ts";
 import type { RunOutcome } from "../../jobs/runner.ts";
 import { KvStore, type Kv } from "../../store/kv.ts";
 import type { Job } from "../../store/types.ts";
-import { createEdgeBot, type EdgeBot } from "../bot.ts";
+import { createEdgeBot, jobPolicy, type EdgeBot } from "../bot.ts";
 import { consoleLog } from "../log.ts";
 import { pythonFromModules } from "../python.ts";
 import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
@@ -65,7 +65,10 @@ try {
 }
 
 await bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
-if (typeof Deno.cron === "function") void Deno.cron("hcp-bot: restart stale jobs, queue timeouts", "* * * * *", () => bot.scheduled());
+// Between cron ticks (a minute apart, and absent without --unstable-cron) a job left by a dead
+// process is restarted once its lease has passed.
+setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
+if (typeof Deno.cron === "function") void Deno.cron("hcp-bot recovery and queue timeouts", "* * * * *", () => bot.scheduled());
 else log.warn({}, "Deno.cron is not available (run with --unstable-cron, as deno.json says): stale jobs restart only at start-up");
 Deno.serve(
   {
