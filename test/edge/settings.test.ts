@@ -13,7 +13,7 @@ import { startWorkerd } from "../../scripts/start-workerd.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const BAD_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----\n";
-const settings = (key: string) => ({ APP_ID: "5", PRIVATE_KEY: key, WEBHOOK_SECRET: "s", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-edge-settings-")), LOG_LEVEL: "silent" });
+const settings = (key: string) => ({ APP_ID: "5", PRIVATE_KEY: key, WEBHOOK_SECRET: "s", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-edge-settings-")), LOG_LEVEL: "silent" as const });
 
 describe("the App key on edge runtimes", () => {
   it("wraps a PKCS#1 key in the same PKCS#8 envelope as OpenSSL, and keeps a PKCS#8 key", async () => {
