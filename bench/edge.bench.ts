@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks";
 import { buildEdge, EDGE_DIR } from "../scripts/build-edge.ts";
 import { readWranglerConfig, startWorkerd } from "../scripts/start-workerd.ts";
 import { startServer } from "../src/node/server.ts";
-import { appKeys, botSettings, deliverWebhook } from "../test/support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.ts";
 import { startEdge, type EdgeProcess } from "../test/edge/runtimes.ts";
 
@@ -139,20 +139,8 @@ const cold = {
 
 // ------------------------------------------------------------- warm webhooks
 
-const GOOD = (name: string) => `from megatron.bridge.recipes.common import _pretrain_common
-
-
-def ${name}_pretrain_config():
-    cfg = _pretrain_common()
-    cfg.dataset.seq_length = 65536
-    cfg.model.seq_length = 65536
-    cfg.model.tensor_model_parallel_size = 1
-    cfg.model.context_parallel_size = 4
-    cfg.model.cp_comm_type = "a2a+p2p"
-    cfg.model.hierarchical_context_parallel_sizes = [2, 2]
-    return cfg
-`;
-const BROKEN = (name: string) => GOOD(name).replace("    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n", "");
+const GOOD = (name: string) => hcpRecipe(name, { sizes: true });
+const BROKEN = (name: string) => hcpRecipe(name, { sizes: false });
 
 interface Target {
   url: string;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { appKeys, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, hcpRecipe, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
@@ -28,18 +28,7 @@ slack:
   channels: [C0SMOKE]
 `;
 /** a2a+p2p without hierarchical_context_parallel_sizes: HCP001 with a one-click fix. */
-const BROKEN_RECIPE = `from megatron.bridge.recipes.common import _pretrain_common
-
-
-def llama3_8b_pretrain_config():
-    cfg = _pretrain_common()
-    cfg.dataset.seq_length = 65536
-    cfg.model.seq_length = 65536
-    cfg.model.tensor_model_parallel_size = 1
-    cfg.model.context_parallel_size = 4
-    cfg.model.cp_comm_type = "a2a+p2p"
-    return cfg
-`;
+const BROKEN_RECIPE = hcpRecipe("llama3_8b", { sizes: false });
 
 export function defineEdgeScenarios(runtime: RuntimeName): void {
   let gh: FakeGitHub;
@@ -210,6 +199,10 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(sent).toMatchObject({ ref: "main", inputs: { sha: pr.sha, recipe: "llama32_1b_pretrain_config", expect_hcp: "true" } });
       await until("the smoke reply", () => comments(pr.number).find((c) => c.body.includes("hcp-bot:smoke")));
       expect(checkRuns(pr.sha, "HCP smoke")).toMatchObject([{ status: "queued" }]);
+      // The runner's job starts: the check run follows.
+      const job = { action: "in_progress", installation: { id: INSTALLATION }, repository: repository(), sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" }, workflow_job: { id: 77, run_id: sent.runId, status: "in_progress", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${sent.runId}/job/77` } };
+      expect(await deliver("workflow_job", job)).toBe(202);
+      await until("the smoke check run to be in progress", () => checkRuns(pr.sha, "HCP smoke").find((c) => c.status === "in_progress"));
 
       const other = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
       expect(await deliver("issue_comment", commentPayload(other.number, "/hcp smoke", "reader"))).toBe(202);
@@ -271,12 +264,24 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       await until("the ephemeral follow-up", () => slack.responses(responseId).find((r) => JSON.stringify(r).includes("dispatched")));
     });
 
+    it("retries a job whose GitHub calls failed, after a delay, and posts once", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // Four 500s outlast the Octokit retries of the first run; the job's own retry succeeds.
+      gh.inject({ method: "POST", path: /\/check-runs$/, status: 500, times: 4 });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")));
+      expect(gh.calls.filter((c) => c.injected && c.path.endsWith("/check-runs"))).toHaveLength(4);
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+    });
+
     it("completes a job cut off after the answer exactly once, when the runtime comes back", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
       // The first run hangs on its check-run post; the runtime dies while it waits.
       gh.inject({ method: "POST", path: /\/check-runs$/, status: 500, delayMs: 60_000 });
+      const before = gh.calls.length;
       expect(await deliver("pull_request", prPayload(pr))).toBe(202);
-      await until("the first run to reach GitHub's check-run post", () => gh.calls.find((c) => c.injected && c.path.endsWith("/check-runs")));
+      await until("the first run to reach GitHub's check-run post", () => gh.calls.slice(before).find((c) => c.injected && c.path.endsWith("/check-runs")));
       await bot.interrupt(3500); // past the 3 s lease nobody renews any more
       await bot.scheduled();
       await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")), 30_000);

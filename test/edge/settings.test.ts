@@ -46,20 +46,17 @@ describe("the App key on edge runtimes", () => {
   }, 30_000);
 
   it("Deno stops at start with the reason, as the Node server does", () => {
-    const run = spawnSync(join(root, "node_modules", ".bin", "deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "dist/edge/deno.js"], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...settings(BAD_KEY), PORT: "0", HOST: "127.0.0.1" },
-      encoding: "utf8",
-      timeout: 30_000,
-    });
-    expect(run.status).toBe(1);
-    expect(run.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is not a usable RSA private key/);
-    const missing = spawnSync(join(root, "node_modules", ".bin", "deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "dist/edge/deno.js"], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...settings(BAD_KEY), APP_ID: "", PORT: "0" },
-      encoding: "utf8",
-      timeout: 30_000,
-    });
+    const denoWith = (env: Record<string, string>) =>
+      spawnSync(join(root, "node_modules", ".bin", "deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "dist/edge/deno.js"], {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", PORT: "0", HOST: "127.0.0.1", ...env },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+    const bad = denoWith(settings(BAD_KEY));
+    expect(bad.status).toBe(1);
+    expect(bad.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is not a usable RSA private key/);
+    const missing = denoWith({ ...settings(BAD_KEY), APP_ID: "" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/APP_ID is missing/);
   }, 60_000);
