@@ -7,6 +7,7 @@ import type { Language } from "web-tree-sitter";
 import { anchorScanAvailable } from "../core/verdict/index.ts";
 import { createApp } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
+import { readCapped } from "../github/smoke.ts";
 import { healthReport } from "../host/health.ts";
 import { readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
 import { createJobRunner, DEFAULT_JOB_POLICY, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
@@ -46,29 +47,9 @@ const json = (status: number, body: unknown) => new Response(JSON.stringify(body
 
 /** The body as text, or undefined past `max` bytes (reading stops there). */
 async function readLimited(request: Request, max: number): Promise<string | undefined> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > max) return undefined;
+  if (Number(request.headers.get("content-length") ?? "0") > max) return undefined;
   if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return new TextDecoder().decode(all);
+  return (await readCapped(request.body, max)) ?? undefined;
 }
 
 /** Job timings from the environment (tests shorten them); a bad value is a SettingsError. */

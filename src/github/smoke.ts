@@ -373,7 +373,7 @@ async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: Sm
 const MAX_HINT_BYTES = 256 * 1024;
 
 /** The stream's text, or null once it passes `max` bytes (reading stops there). */
-async function readCapped(stream: ReadableStream<Uint8Array>, max: number): Promise<string | null> {
+export async function readCapped(stream: ReadableStream<Uint8Array>, max: number): Promise<string | null> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let text = "";
