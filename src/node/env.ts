@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { readSettings, type ServerSettings } from "../host/settings.ts";
 
-export { SettingsError, type ServerSettings, type SlackSettings } from "../host/settings.ts";
+export { SettingsError, type RunsAccess, type ServerSettings, type SlackSettings, type WebSettings } from "../host/settings.ts";
 
 export function readServerSettings(env: Record<string, string | undefined>): ServerSettings {
   return readSettings(env, (path) => readFileSync(path, "utf8"));

@@ -4,6 +4,7 @@
 // through), then handed to a Bolt App whose `/hcp` listener acks with the core's answer:
 // Bolt routes and acks on Node, the same core answers on the edge hosts.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyTooLarge, readBodyCapped } from "./body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
@@ -24,19 +25,6 @@ export interface SlackNode {
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   setGateway(gateway: GitHubGateway): void;
   notify(request: SmokeRequest, state: SmokeState): Promise<void>;
-}
-
-class TooLarge extends Error {}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new TooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 export function createSlackNode(options: SlackNodeOptions): SlackNode {
@@ -61,9 +49,9 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
       if (path !== SLACK_EVENTS_PATH) return false;
       let body: string;
       try {
-        body = await readBody(req);
+        body = await readBodyCapped(req, MAX_BODY_BYTES);
       } catch (error) {
-        res.writeHead(error instanceof TooLarge ? 413 : 400, { "content-type": "application/json" }).end(JSON.stringify({ error: "cannot read the body" }));
+        res.writeHead(error instanceof BodyTooLarge ? 413 : 400, { "content-type": "application/json" }).end(JSON.stringify({ error: "cannot read the body" }));
         return true;
       }
       try {

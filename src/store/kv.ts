@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, newAudit, newJob, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -14,6 +14,7 @@ import {
   type NewJob,
   type NewSmokeRequest,
   type SmokeRequest,
+  type SmokeListQuery,
   type SmokeRequestPatch,
   type Store,
   type StoreOptions,
@@ -152,7 +153,8 @@ export class KvStore implements Store {
         .set(["seq", "request"], seq)
         .set(["req", request.id], { r: request, seq } satisfies StoredRequest)
         .set(["req_pr", request.repo, request.pr, seq], request.id)
-        .set(["req_user", request.githubLogin, request.createdAt.getTime(), seq], request.id);
+        .set(["req_user", request.githubLogin, request.createdAt.getTime(), seq], request.id)
+        .set(["repo", request.repo], true);
       return { commit: op, result: request };
     });
   }
@@ -220,6 +222,31 @@ export class KvStore implements Store {
     return requests.filter((r) => (r.status === "dispatched" || r.status === "queued") && (r.dispatchedAt ?? r.createdAt) < date);
   }
 
+  async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
+    this.open();
+    const limit = listLimit(q.limit);
+    const found: SmokeRequest[] = [];
+    for (const repo of new Set(q.repos)) {
+      const ids = (await collect(this.kv.list<string>({ prefix: ["req_pr", repo] }))).map((e) => e.value);
+      found.push(...(await this.requestsByIds(ids)));
+    }
+    const before = q.before;
+    return found
+      .filter(
+        (r) =>
+          (q.status === undefined || r.status === q.status) &&
+          (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+          (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
+      )
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .slice(0, limit);
+  }
+
+  async listSmokeRepos(): Promise<string[]> {
+    this.open();
+    return (await collect(this.kv.list<boolean>({ prefix: ["repo"] }))).map((e) => String(e.key[1])).sort();
+  }
+
   // ------------------------------------------------------------------ audit log
 
   async audit(input: AuditInput): Promise<AuditRecord> {
@@ -230,15 +257,17 @@ export class KvStore implements Store {
       const record = { ...draft, id };
       const op = this.kv.atomic().check(check).set(["seq", "audit"], id).set(["audit", id], record);
       if (record.repo !== null) op.set(["audit_repo", record.repo, id], record);
+      if (record.requestId !== null) op.set(["audit_request", record.requestId, id], record);
       return { commit: op, result: record };
     });
   }
 
-  async auditLog(options: { limit?: number; repo?: string } = {}): Promise<AuditRecord[]> {
+  async auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     this.open();
     const limit = auditLimit(options.limit);
-    const prefix: KvKey = options.repo === undefined ? ["audit"] : ["audit_repo", options.repo];
-    return (await collect(this.kv.list<AuditRecord>({ prefix }, { limit, reverse: true }))).map((e) => e.value);
+    const prefix: KvKey = options.requestId !== undefined ? ["audit_request", options.requestId] : options.repo === undefined ? ["audit"] : ["audit_repo", options.repo];
+    const records = (await collect(this.kv.list<AuditRecord>({ prefix }, { limit, reverse: true }))).map((e) => e.value);
+    return records.filter((r) => options.repo === undefined || r.repo === options.repo);
   }
 
   // ---------------------------------------------------------------- durable jobs

@@ -20,6 +20,7 @@ import {
   type NewJob,
   type NewSmokeRequest,
   type SmokeRequest,
+  type SmokeListQuery,
   type SmokeRequestPatch,
   type Store,
   type StoreOptions,
@@ -176,11 +177,19 @@ export class SqliteStore implements Store {
     return this.run((sql) => sql.listQueuedOlderThan(date));
   }
 
+  listSmokeRequests(query: SmokeListQuery): Promise<SmokeRequest[]> {
+    return this.run((sql) => sql.listSmokeRequests(query));
+  }
+
+  listSmokeRepos(): Promise<string[]> {
+    return this.run((sql) => sql.listSmokeRepos());
+  }
+
   audit(input: AuditInput): Promise<AuditRecord> {
     return this.run((sql) => sql.audit(input));
   }
 
-  auditLog(options: { limit?: number; repo?: string } = {}): Promise<AuditRecord[]> {
+  auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     return this.run((sql) => sql.auditLog(options));
   }
 

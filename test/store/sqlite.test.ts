@@ -31,7 +31,8 @@ describe("SqliteStore on disk", () => {
     expect(db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all()).toEqual([
       { version: 1, name: "idempotency, smoke requests, audit log" },
       { version: 2, name: "installation, PR comment and run link of a smoke request" },
-      { version: 3, name: "claim owners and durable jobs" },
+      { version: 3, name: "the whole verdict of a smoke request, history and audit-trail indexes" },
+      { version: 4, name: "claim owners and durable jobs" },
     ]);
     db.close();
   });

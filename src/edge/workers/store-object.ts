@@ -5,7 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { SqlDriver } from "../../store/sql/driver.ts";
 import { SqlStore } from "../../store/sql/store.ts";
-import type { AuditInput, NewJob, NewSmokeRequest, SmokeRequestPatch, Store, StoreStatus } from "../../store/types.ts";
+import type { AuditInput, NewJob, NewSmokeRequest, SmokeListQuery, SmokeRequestPatch, Store, StoreStatus } from "../../store/types.ts";
 import type { DurableObjectNamespace, DurableObjectState, DurableObjectStorage } from "./types.ts";
 
 function durableObjectDriver(storage: DurableObjectStorage): SqlDriver {
@@ -55,10 +55,16 @@ export class HcpStore extends DurableObject {
   listQueuedOlderThan(date: Date) {
     return this.sql.listQueuedOlderThan(date);
   }
+  listSmokeRequests(query: SmokeListQuery) {
+    return this.sql.listSmokeRequests(query);
+  }
+  listSmokeRepos() {
+    return this.sql.listSmokeRepos();
+  }
   audit(input: AuditInput) {
     return this.sql.audit(input);
   }
-  auditLog(options?: { limit?: number; repo?: string }) {
+  auditLog(options?: { limit?: number; repo?: string; requestId?: string }) {
     return this.sql.auditLog(options);
   }
   enqueueJob(job: NewJob, claim?: { key: string; ttlSeconds: number }) {

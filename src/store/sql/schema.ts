@@ -52,6 +52,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
+    name: "the whole verdict of a smoke request, history and audit-trail indexes",
+    sql: `
+      ALTER TABLE smoke_requests ADD COLUMN verdict_json TEXT;
+      CREATE INDEX smoke_requests_created ON smoke_requests (created_at, id);
+      CREATE INDEX audit_log_request ON audit_log (request_id, id);
+    `,
+  },
+  {
+    version: 4,
     name: "claim owners and durable jobs",
     sql: `
       ALTER TABLE idempotency ADD COLUMN owner TEXT;
@@ -93,6 +102,7 @@ export const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "in
   ["checkRunId", "check_run_id", "int"],
   ["verdictStatus", "verdict_status", "text"],
   ["verdictSummary", "verdict_summary", "text"],
+  ["verdict", "verdict_json", "json"],
   ["slackChannel", "slack_channel", "text"],
   ["slackTs", "slack_ts", "text"],
   ["installationId", "installation_id", "int"],

@@ -2,7 +2,7 @@
 // transaction, so two events cannot both pass a check (a claim, a status transition, a
 // job's lease). SqliteStore (Node, better-sqlite3) and the Workers Durable Object wrap it;
 // nothing here knows which SQLite it talks to.
-import { applyPatch, auditLimit, checkClaim, checkLease, leaseRefusal, newAudit, newJob, newRequest } from "../records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "../records.ts";
 import {
   StoreError,
   type AuditInput,
@@ -12,6 +12,7 @@ import {
   type NewJob,
   type NewSmokeRequest,
   type SmokeRequest,
+  type SmokeListQuery,
   type SmokeRequestPatch,
   type UpdateResult,
 } from "../types.ts";
@@ -151,6 +152,30 @@ export class SqlStore {
     return this.requests("SELECT * FROM smoke_requests WHERE status IN ('dispatched', 'queued') AND COALESCE(dispatched_at, created_at) < ? ORDER BY rowid", [date.getTime()]);
   }
 
+  listSmokeRequests(q: SmokeListQuery): SmokeRequest[] {
+    const limit = listLimit(q.limit);
+    if (q.repos.length === 0) return [];
+    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`];
+    const params: SqlValue[] = [...q.repos];
+    if (q.status !== undefined) {
+      where.push("status = ?");
+      params.push(q.status);
+    }
+    if (q.githubLogin !== undefined) {
+      where.push("github_login = ?");
+      params.push(q.githubLogin);
+    }
+    if (q.before !== undefined) {
+      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+      params.push(q.before.createdAt.getTime(), q.before.createdAt.getTime(), q.before.id);
+    }
+    return this.requests(`SELECT * FROM smoke_requests WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit]);
+  }
+
+  listSmokeRepos(): string[] {
+    return this.db.all("SELECT DISTINCT repo FROM smoke_requests ORDER BY repo").map((r) => String(r.repo));
+  }
+
   audit(input: AuditInput): AuditRecord {
     const draft = newAudit(input, 0, this.now());
     const cols = AUDIT_COLUMNS.map(([, c]) => c);
@@ -160,13 +185,15 @@ export class SqlStore {
     return { ...draft, id: Number(row?.id) };
   }
 
-  auditLog(options: { limit?: number; repo?: string } = {}): AuditRecord[] {
+  auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): AuditRecord[] {
     const limit = auditLimit(options.limit);
     const rows =
-      options.repo === undefined
-        ? this.db.all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", [limit])
-        : this.db.all("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?", [options.repo, limit]);
-    return rows.map(auditFromRow);
+      options.requestId !== undefined
+        ? this.db.all("SELECT * FROM audit_log WHERE request_id = ? ORDER BY id DESC LIMIT ?", [options.requestId, limit])
+        : options.repo === undefined
+          ? this.db.all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", [limit])
+          : this.db.all("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?", [options.repo, limit]);
+    return rows.map(auditFromRow).filter((r) => options.repo === undefined || r.repo === options.repo);
   }
 
   // ------------------------------------------------------------------ durable jobs
