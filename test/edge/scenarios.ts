@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { appKeys, hcpRecipe, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, hcpRecipe, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
@@ -103,10 +103,10 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
 
   /** The run uploads `log` as its artifact and completes; the bot hears of it. */
-  async function finishRun(sha: string, log: string) {
+  async function finishRun(sha: string, log: string, facts = runnerFacts()) {
     const sent = await until("the dispatch", () => dispatchesFor(sha)[0]);
     const requestId = String(sent.inputs.request_id);
-    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${requestId}`, files: { "smoke.log": log, "verdict.json": JSON.stringify({ exitCode: 0, timedOut: false, signal: null, throughput: { gpu: "H100" } }) } });
+    gh.addArtifact({ runId: sent.runId, name: `hcp-smoke-${requestId}`, files: { "smoke.log": log, "verdict.json": facts } });
     gh.updateWorkflowRun(sent.runId, { status: "completed", conclusion: "success" });
     expect(await deliver("workflow_run", runPayload({ id: sent.runId, status: "completed", conclusion: "success", requestId }))).toBe(202);
     return until("the smoke check run to complete", () => checkRuns(sha, "HCP smoke").find((c) => c.status === "completed"), 30_000);
@@ -215,11 +215,11 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     it("judges completed runs from their log artifact: a passing HCP log succeeds, a flat one fails", async () => {
       const good = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
       expect(await deliver("issue_comment", commentPayload(good.number, "/hcp smoke", "maint"))).toBe(202);
-      expect(await finishRun(good.sha, trainingLog("a_nccl_cp2_hcp2x1.log"))).toMatchObject({ conclusion: "success" });
+      expect(await finishRun(good.sha, trainingLog(PASSING_RUN_LOG))).toMatchObject({ conclusion: "success" });
 
       const flat = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
       expect(await deliver("issue_comment", commentPayload(flat.number, "/hcp smoke", "maint"))).toBe(202);
-      const done = await finishRun(flat.sha, trainingLog("c_nccl_cp2_flat.log"));
+      const done = await finishRun(flat.sha, trainingLog("c_nccl_cp2_flat.log"), JSON.stringify({ exitCode: 0 }));
       expect(done.conclusion).toBe("failure");
       await until("the PR comment to show the verdict", () => comments(flat.number).find((c) => /hcp.inactive|HCP.*(inactive|off)/i.test(c.body)));
     });
@@ -255,7 +255,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(((await (await post()).json()) as { text: string }).text).toMatch(/already received/);
       await until("the dispatch", () => dispatchesFor(pr.sha)[0]);
       const message = await until("the channel message", () => [...slack.messages.values()].find((m) => m.channel === "C0SMOKE" && m.text.includes(`#${pr.number}`)));
-      await finishRun(pr.sha, trainingLog("a_nccl_cp2_hcp2x1.log"));
+      await finishRun(pr.sha, trainingLog(PASSING_RUN_LOG));
       await until("the message to show the verdict", () => {
         const now = slack.messages.get(`${message.channel}:${message.ts}`);
         return now && now.updates > 0 && /PASS|pass/.test(JSON.stringify(now.blocks)) ? now : undefined;
