@@ -6,6 +6,7 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer, type AddressInfo } from "node:net";
 import { join, relative } from "node:path";
 import { performance } from "node:perf_hooks";
 import { buildEdge, EDGE_DIR } from "../scripts/build-edge.ts";
@@ -51,12 +52,21 @@ try {
 
 // ------------------------------------------------------------------ cold start
 
-const freePortBase = 40_000 + Math.floor(Math.random() * 10_000);
-let portCounter = 0;
+/** A port the OS says is free now (other servers share this machine). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** Spawns `command` and polls `url` until it answers 200: the time from spawn to that answer. */
 async function spawnToFirstResponse(start: (port: number) => ChildProcess, path: string): Promise<number> {
-  const port = freePortBase + portCounter++;
+  const port = await freePort();
   const t0 = performance.now();
   const child = start(port);
   try {
