@@ -4,7 +4,7 @@
 // a 100-file PR with 20 findings.
 import { performance } from "node:perf_hooks";
 import { startServer } from "../src/node/server.ts";
-import { appKeys, botSettings, deliverWebhook } from "../test/support/bot-harness.ts";
+import { appKeys, botSettings, deliverWebhook, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
@@ -12,20 +12,8 @@ const SECRET = "bench-secret";
 const OWNER = "acme";
 const REPO = "megatron-bridge";
 
-const GOOD = (name: string) => `from megatron.bridge.recipes.common import _pretrain_common
-
-
-def ${name}_pretrain_config():
-    cfg = _pretrain_common()
-    cfg.dataset.seq_length = 65536
-    cfg.model.seq_length = 65536
-    cfg.model.tensor_model_parallel_size = 1
-    cfg.model.context_parallel_size = 4
-    cfg.model.cp_comm_type = "a2a+p2p"
-    cfg.model.hierarchical_context_parallel_sizes = [2, 2]
-    return cfg
-`;
-const BROKEN = (name: string) => GOOD(name).replace("    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n", "");
+const GOOD = (name: string) => hcpRecipe(name, { sizes: true });
+const BROKEN = (name: string) => hcpRecipe(name, { sizes: false });
 
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);

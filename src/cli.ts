@@ -3,7 +3,7 @@
 import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";

@@ -31,3 +31,18 @@ describe("src/core is runtime-neutral", () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe("imports that edge bundles depend on", () => {
+  const src = join(import.meta.dirname, "..", "src");
+  const all = sourcesUnder(src);
+
+  it.each(all)("%s imports zod as a namespace (a named import pulls all of zod into a bundle)", (file) => {
+    expect(readFileSync(file, "utf8")).not.toMatch(/import\s*\{[^}]*\}\s*from\s*["']zod["']/);
+  });
+
+  it("keeps Probot and Bolt in src/node (the behaviour runs on hosts without them)", () => {
+    const outside = all.filter((f) => !f.startsWith(join(src, "node")) && /from\s+["'](probot|@slack\/bolt)["']/.test(readFileSync(f, "utf8")));
+    // The web pages mount themselves on Probot's server (Node only) from src/web.
+    expect(outside.map((f) => f.slice(src.length + 1))).toEqual(["web/mount.ts"]);
+  });
+});

@@ -1,7 +1,7 @@
 // The GitHub App's behaviour: which events start a review, which comments are commands,
-// which workflow events finish a smoke run. Written against Probot's context so it runs
-// behind any Probot server (ours, a serverless adapter, tests).
-import type { ApplicationFunction, Context, Probot, ProbotOctokit } from "probot";
+// which workflow events finish a smoke run. Written against a small host interface
+// (src/github/host.ts) that Probot satisfies on Node and an @octokit/app adapter on edge
+// runtimes, so the same handlers run on both.
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
@@ -9,6 +9,7 @@ import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/c
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
+import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
@@ -33,8 +34,11 @@ export interface AppDeps {
   botLogin?: string;
   /** Called after each review, for tests and metrics. */
   onReviewed?: (outcome: Awaited<ReturnType<typeof reviewPullRequest>>) => void;
-  /** Background work; the server exposes its idle() for graceful shutdown and tests. */
-  queue?: KeyedQueue;
+  /**
+   * Runs each delivery's work after the answer. Default: in this process, a redelivery
+   * ignored, one job at a time per PR (the Node server). Edge hosts make it durable.
+   */
+  runner?: WorkRunner;
   /** Idempotency keys, smoke requests, audit log. */
   store: Store;
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
@@ -45,10 +49,44 @@ export interface AppDeps {
   onGateway?: (gateway: GitHubGateway) => void;
 }
 
+/**
+ * How the host runs the work a delivery asks for. The app calls `run` at most once per
+ * delivery, from inside its handler, with the key that orders work (a PR, a workflow run).
+ */
+export interface WorkRunner {
+  run(context: { id: string }, key: string, work: () => Promise<void>): void;
+  /**
+   * Who holds the claims this delivery's work makes: a durable job, so that the same job,
+   * run again after an interruption, may take them again. Undefined: nobody in particular.
+   */
+  claimOwner?(context: { id: string }): string | undefined;
+}
+
+/** The Node server's runner: in this process, a redelivery ignored, one job at a time per key. */
+export function inProcessRunner(queue: KeyedQueue, log: HostLog): WorkRunner {
+  const deliveries = new DeliveryLog();
+  return {
+    run(context, key, work) {
+      if (!deliveries.claim(context.id)) {
+        log.info({ delivery: context.id }, "delivery already handled; ignoring the redelivery");
+        return;
+      }
+      void queue.enqueue(key, async () => {
+        try {
+          await work();
+        } catch (error) {
+          deliveries.release(context.id); // a failed delivery may be redelivered and must run then
+          throw error;
+        }
+      });
+    },
+  };
+}
+
 /** What another front door (Slack) may do on GitHub, with the same checks as a PR comment. */
 export interface GitHubGateway {
   /** The repository's installation, default branch and `.github/hcp-bot.yml`; undefined when the app is not installed there. */
-  repository(owner: string, repo: string): Promise<{ octokit: ProbotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
+  repository(owner: string, repo: string): Promise<{ octokit: BotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
   requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
   cancelSmoke(owner: string, repo: string, pr: number, requester: Requester): Promise<string>;
   /** The latest smoke request and the latest "HCP review" check run of the PR. */
@@ -77,7 +115,7 @@ export class DeliveryLog {
   }
 }
 
-function loginResolver(app: Probot, fixed: string | undefined): (octokit: ProbotOctokit) => Promise<string> {
+function loginResolver(app: AppHost, fixed: string | undefined): (octokit: BotOctokit) => Promise<string> {
   let cached: Promise<string> | undefined = fixed ? Promise.resolve(fixed) : undefined;
   return async () => {
     cached ??= (async () => {
@@ -110,27 +148,18 @@ function pullTarget(
 
 const PR_EVENTS = ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"] as const;
 
-export function createApp(deps: AppDeps): ApplicationFunction {
-  return (app: Probot) => {
-    const deliveries = new DeliveryLog();
-    const queue = deps.queue ?? new KeyedQueue(4, app.log);
+/** What the helpers below use of a delivery's context. */
+type Delivery = Pick<WebhookContext<"issue_comment">, "id" | "octokit">;
+
+export function createApp(deps: AppDeps): (app: AppHost) => void {
+  return (app: AppHost) => {
+    const runner = deps.runner ?? inProcessRunner(new KeyedQueue(4, app.log), app.log);
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
     const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
-    /** Answers the webhook at once; the work runs in the background, one job at a time per PR. */
-    function once(context: Context, key: string, work: () => Promise<void>): void {
-      if (!deliveries.claim(context.id)) {
-        app.log.info({ delivery: context.id }, "delivery already handled; ignoring the redelivery");
-        return;
-      }
-      void queue.enqueue(key, async () => {
-        try {
-          await work();
-        } catch (error) {
-          deliveries.release(context.id); // a failed delivery may be redelivered and must run then
-          throw error;
-        }
-      });
+    /** Answers the webhook at once; the work runs after the answer, one job at a time per PR. */
+    function once(context: { id: string }, key: string, work: () => Promise<void>): void {
+      runner.run(context, key, work);
     }
 
     /**
@@ -138,8 +167,9 @@ export function createApp(deps: AppDeps): ApplicationFunction {
      * When it fails (GitHub down mid-way) the key is given up, so GitHub's redelivery or the
      * user's retry runs it; a run already dispatched is then found by the one-run-per-PR rule.
      */
-    async function claimed(key: string, work: () => Promise<void>): Promise<void> {
-      if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS))) return;
+    async function claimed(context: { id: string }, key: string, work: () => Promise<void>): Promise<void> {
+      const owner = runner.claimOwner?.(context);
+      if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS, owner))) return;
       try {
         await work();
       } catch (error) {
@@ -152,7 +182,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       return `${repository.owner.login}/${repository.name}#${number}`;
     }
 
-    async function review(context: Context, target: PullTarget): Promise<void> {
+    async function review(context: Delivery, target: PullTarget): Promise<void> {
       const outcome = await reviewPullRequest(context.octokit, target, reviewDeps);
       deps.onReviewed?.(outcome);
     }
@@ -185,11 +215,11 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, issue.number), async () => {
-        await claimed(`comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
+        await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
 
-    async function runCommands(context: Context, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, comment: { id: number; createdAt: Date }, body: string): Promise<void> {
+    async function runCommands(context: Delivery, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, comment: { id: number; createdAt: Date }, body: string): Promise<void> {
       const octokit = context.octokit;
       const say = replier(octokit, r, pr, `comment:${comment.id}`, () => reviewDeps.botLogin(octokit));
       const configResult = await readRepoConfig(octokit, r);
@@ -208,7 +238,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
     }
 
     async function runCommand(
-      context: Context,
+      context: Delivery,
       r: RepoRef,
       config: RepoConfig,
       pr: number,
@@ -261,7 +291,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
       if (!pr || !installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
       once(context, prKey(repository, pr.number), () =>
-        claimed(`delivery:${context.id}`, async () => {
+        claimed(context, `delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
           const say = replier(octokit, r, pr.number, `delivery:${context.id}`, () => reviewDeps.botLogin(octokit));
@@ -298,7 +328,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
 
     deps.schedule?.(async () => {
       await expireQueued(
-        async (installationId) => (await app.auth(installationId)) as ProbotOctokit,
+        (installationId) => app.auth(installationId),
         async (octokit, request) => {
           const [owner, repo] = request.repo.split("/") as [string, string];
           const { data } = await octokit.rest.repos.get({ owner, repo });
@@ -317,7 +347,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
 
     const gateway: GitHubGateway = {
       async repository(owner, repo) {
-        const appOctokit = (await app.auth()) as ProbotOctokit;
+        const appOctokit = await app.auth();
         let installationId: number;
         try {
           installationId = (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
@@ -325,7 +355,7 @@ export function createApp(deps: AppDeps): ApplicationFunction {
           if ((error as { status?: number }).status === 404) return undefined;
           throw error;
         }
-        const octokit = (await app.auth(installationId)) as ProbotOctokit;
+        const octokit = await app.auth(installationId);
         const { data } = await octokit.rest.repos.get({ owner, repo });
         const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
         return { octokit, ref, config: await readRepoConfig(octokit, ref) };

@@ -1,8 +1,7 @@
-// The Octokit the bot uses: Probot's, with its throttling and retry plugins replaced by
-// one small, predictable policy. Probot's defaults do not retry secondary rate limits and
-// its notification throttle waits 3 s between comment posts (STACK.md), which a review
-// that posts a comment and a review cannot afford.
-import { ProbotOctokit } from "probot";
+// The bot's retry policy for GitHub calls, as an Octokit plugin that any host's Octokit
+// takes (Probot's on Node, @octokit/core's on edge runtimes). Probot's own plugins do not
+// retry secondary rate limits and its notification throttle waits 3 s between comment
+// posts (STACK.md), which a review that posts a comment and a review cannot afford.
 import { isAmbiguousFailure, isRepeatable } from "./failures.ts";
 
 export { isAmbiguousFailure, isRepeatable };
@@ -75,14 +74,4 @@ export function retryPlugin(policy: RetryPolicy) {
       }
     });
   };
-}
-
-export function botOctokit(policy: RetryPolicy = DEFAULT_RETRY_POLICY) {
-  // Function form: Probot's object form is shallow-merged away and throttling stays on (STACK.md 4a).
-  // The plugin is typed against the one hook it uses; Octokit's plugin type wants the whole client.
-  return ProbotOctokit.plugin(retryPlugin(policy) as never).defaults((options: Record<string, unknown>) => ({
-    ...options,
-    retry: { enabled: false },
-    throttle: { enabled: false },
-  }));
 }

@@ -5,9 +5,9 @@
 // dates are written by whoever pushes, so they prove nothing). When that history cannot be
 // read, or shows a push at or after the comment, the command must name the commit
 // (`sha=abc1234`), and a named commit runs only when it is the head.
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 export type Pinned = { ok: true; sha: string } | { ok: false; reason: string };
 

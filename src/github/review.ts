@@ -2,7 +2,7 @@
 // post the plan (check run, inline review, summary comment). Every post is an upsert keyed
 // on state GitHub holds (check run per SHA, hidden markers in the bot's own comments), so
 // a redelivered webhook or a restart posts nothing twice.
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
@@ -14,7 +14,7 @@ import { CHECK_NAME, fingerprintsIn, planReview, SUMMARY_MARKER, type Annotation
 import { tePinChangeNotes, type ChangedFile } from "../core/review/te-pin.ts";
 import { ALL_RULES } from "../core/rules/index.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 export interface PullTarget {
   owner: string;

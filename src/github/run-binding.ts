@@ -7,10 +7,10 @@
 // - started by the app (`triggering_actor` is the bot's login), not by a person;
 // - its job carries the dispatched inputs: templates/hcp-smoke.yml names the job
 //   `hcp smoke <request_id> <sha>`, and the jobs API shows that name.
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 import type { SmokeRequest } from "../store/types.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 /** The check run's external_id: the request id, and the default branch's commit the dispatch ran against. */
 export function externalId(requestId: string, workflowSha: string | null): string {

@@ -2,7 +2,7 @@
 // job's and the "Smoke run" step's conclusions), the job log (the runner's report: its nonce
 // delimiter and the SHA-256 of the files it wrote), and the log artifact. The log decides;
 // the facts around it can only make the verdict worse (src/core/smoke/run-facts.ts).
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 import * as z from "zod";
 import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run-facts.ts";
 import { findRunnerReport, sha256Hex, type FileDigest, type RunnerReport } from "../core/smoke/runner-report.ts";
@@ -10,7 +10,7 @@ import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } fr
 import { listZipEntries, openZipEntry, type ZipEntry } from "../core/zip/reader.ts";
 import type { SmokeRequest } from "../store/types.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 /** Compressed; a 2-iteration smoke log is a few MB, and the archive is held in memory while read. */
 export const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;

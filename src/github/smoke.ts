@@ -2,7 +2,7 @@
 // cannot work (pre-flight), dispatch the GPU workflow, and turn the finished run's log
 // into a verdict on the check run and the PR comment. Written against Octokit and
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
@@ -18,7 +18,7 @@ import { verdictForRun } from "./run-verdict.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 export interface SmokeDeps {
   store: Store;

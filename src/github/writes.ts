@@ -3,10 +3,10 @@
 // first (a comment by its marker, a check run by its external_id, a run by its run-name) and
 // only sends the request again when it is not there. The retry plugin never repeats these
 // requests blindly (octokit.ts).
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "./host.ts";
 import { isAmbiguousFailure } from "./failures.ts";
 
-type Octokit = ProbotOctokit;
+type Octokit = BotOctokit;
 
 /** How many times a creating request is sent in all, each after a look that found nothing. */
 const SENDS = 3;

@@ -4,20 +4,19 @@
 // instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
-import { timingSafeEqual } from "node:crypto";
 import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { Probot, Server } from "probot";
-import { createApp, type AppDeps } from "../github/app.ts";
+import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
-import { botOctokit } from "../github/octokit.ts";
-import { VERSION } from "../version.ts";
+import { botOctokit } from "./octokit.ts";
+import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
-import { createSlackNode, type SlackNode } from "../slack/node.ts";
+import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
 
 export interface RunningServer {
@@ -49,14 +48,6 @@ function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): st
   return "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)";
 }
 
-/** The request bears the operator's token (compared in constant time); never true without one. */
-function bearsToken(req: IncomingMessage, token: string | undefined): boolean {
-  if (!token) return false;
-  const given = Buffer.from(/^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? "");
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
-}
-
 /**
  * `/healthz`: `{"status":"ok"}` (or "degraded", 503) for anybody; the version, uptime, store
  * (its path) and Slack state only with `Authorization: Bearer HCP_HEALTH_TOKEN`.
@@ -65,19 +56,9 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
-    const storeStatus = store ? await store.status().catch((error: Error) => ({ kind: "sqlite", ok: false, detail: error.message })) : { kind: "none", ok: true, detail: "not used in setup mode" };
-    const status = { status: storeStatus.ok ? "ok" : "degraded" };
-    const body = bearsToken(req, token)
-      ? {
-          ...status,
-          version: VERSION,
-          uptimeSeconds: Math.round((Date.now() - started) / 1000),
-          github: mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)",
-          store: storeStatus,
-          slack,
-        }
-      : status;
-    res.writeHead(storeStatus.ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const github = mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)";
+    const report = await healthReport({ started, github, store, slack, authorization: req.headers.authorization, token });
+    res.writeHead(report.status, { "content-type": "application/json" }).end(JSON.stringify(report.body));
     return true;
   };
 }
@@ -148,7 +129,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
         python: loadPythonLanguage,
         botLogin: settings.botLogin,
         onReviewed: options.onReviewed,
-        queue,
+        runner: inProcessRunner(queue, log),
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),

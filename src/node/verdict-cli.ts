@@ -3,7 +3,7 @@
 import { feedFile } from "./read-log.ts";
 import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { z } from "zod";
+import * as z from "zod";
 import { createVerdictParser, formatVerdict, ProbeKeySchema } from "../core/verdict/index.ts";
 
 

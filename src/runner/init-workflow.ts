@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFIG_PATH, parseRepoConfig, SmokeConfigSchema, type SmokeConfig } from "../core/config/repo-config.ts";
 import { VERSION } from "../version.ts";
 

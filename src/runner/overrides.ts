@@ -2,7 +2,7 @@
 // KEY=VALUE grammar) and the harness's (HCP-RULES 4.2: what makes a 2-iteration smoke run
 // meaningful). Everything here ends up as separate argv entries, never in a shell string; the
 // grammar is still strict because the same text reaches Hydra's own parser, logs and the PR.
-import { z } from "zod";
+import * as z from "zod";
 
 export const MAX_OVERRIDES = 64;
 export const MAX_KEY_LENGTH = 128;

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import type { Writable } from "node:stream";
-import { z } from "zod";
+import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";

@@ -1,7 +1,7 @@
 // What `/hcp` does in Slack once the request has been acknowledged: find the repository,
 // map the Slack user to a GitHub login from the repository's (or the org's) config, and
 // act through the GitHub gateway with the same checks as a PR comment.
-import type { ProbotOctokit } from "probot";
+import type { BotOctokit } from "../github/host.ts";
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../core/analyze/index.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
@@ -65,7 +65,7 @@ export async function effectiveSlackConfig(found: Found, config: RepoConfig): Pr
 }
 
 /** `OWNER/.github`'s `.github/hcp-bot.yml` on its default branch; undefined when absent, unreadable or invalid. */
-async function orgConfig(octokit: ProbotOctokit, owner: string): Promise<RepoConfig | undefined> {
+async function orgConfig(octokit: BotOctokit, owner: string): Promise<RepoConfig | undefined> {
   try {
     const { data } = await octokit.rest.repos.get({ owner, repo: ".github" });
     const result = await readRepoConfig(octokit, { owner, repo: ".github", defaultBranch: data.default_branch });
@@ -274,7 +274,7 @@ export function splitCheckText(text: string): CheckSpec | string {
 // Recipe modules on the default branch (the same globs as the smoke pre-flight).
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 
-async function readRecipeModules(octokit: ProbotOctokit, r: RepoRef): Promise<{ path: string; text: string }[]> {
+async function readRecipeModules(octokit: BotOctokit, r: RepoRef): Promise<{ path: string; text: string }[]> {
   const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: r.defaultBranch, recursive: "true" });
   const inRecipes = compileGlobs(RECIPE_GLOBS);
   const paths = (tree.tree as { path?: string; type?: string }[]).filter((e) => e.type === "blob" && e.path && inRecipes(e.path)).map((e) => e.path!);

@@ -1,6 +1,6 @@
 // The `/slack/events` endpoint, runtime-neutral: verify the signature, read the form,
 // answer within Slack's 3 seconds with an ephemeral plan or error, and hand the real work
-// to `schedule` (the Node server's queue; `waitUntil` on an edge runtime). Nothing here
+// to `accept` (the Node server's queue; a durable job on an edge runtime). Nothing here
 // waits for GitHub, so the ack costs a signature check, a parse and one store write.
 import { helpText, parseSlackCommand, type Command, type PrTarget } from "../core/commands/index.ts";
 import { readTarget } from "../core/commands/grammar.ts";
@@ -23,10 +23,22 @@ export type DeferredCommand = Command | { kind: "deferred"; sub: "smoke"; target
 
 export interface SlackCoreDeps {
   signingSecret: string;
-  store: Pick<Store, "claim">;
-  /** Runs a command's work after the ack; `key` serializes work on the same PR. */
-  schedule: (key: string, work: SlackWork, command: DeferredCommand) => void;
+  /**
+   * Takes a command's work to run after the ack, together with its claim (the command's
+   * delivery id, so a Slack retry is not accepted again); `key` orders work on the same PR.
+   * False when the claim is held already. A durable host writes both in one step.
+   */
+  accept: (claim: { key: string; ttlSeconds: number }, key: string, work: SlackWork, command: DeferredCommand) => Promise<boolean>;
   nowSeconds?: () => number;
+}
+
+/** `accept` for hosts that run the work in process: claim in the store, then schedule. */
+export function claimThenSchedule(store: Pick<Store, "claim">, schedule: (key: string, work: SlackWork, command: DeferredCommand) => void): SlackCoreDeps["accept"] {
+  return async (claim, key, work, command) => {
+    if (!(await store.claim(claim.key, claim.ttlSeconds))) return false;
+    schedule(key, work, command);
+    return true;
+  };
 }
 
 export interface SlackHttpRequest {
@@ -161,12 +173,11 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
     if (command.kind === "help") return ephemeral(helpMessage(helpText({ surface: "slack" })));
 
     const deliveryId = await commandDeliveryId(payload, now());
-    const first = await deps.store.claim(`slack-command:${deliveryId}`, COMMAND_CLAIM_SECONDS);
+    const first = await deps.accept({ key: `slack-command:${deliveryId}`, ttlSeconds: COMMAND_CLAIM_SECONDS }, workKey(command, deliveryId), { payload, deliveryId }, command);
     if (!first) {
       // A Slack retry (x-slack-retry-num) or a replay: the first delivery already runs it.
       return ephemeral(textMessage("hcp-bot already received this command and is working on it."));
     }
-    deps.schedule(workKey(command, deliveryId), { payload, deliveryId }, command);
     return ephemeral(textMessage(planText(command)));
   }
 

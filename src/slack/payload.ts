@@ -1,5 +1,5 @@
 // The slash-command form body Slack posts (application/x-www-form-urlencoded).
-import { z } from "zod";
+import * as z from "zod";
 
 const Id = z.string().regex(/^[A-Z0-9]{2,30}$/, "a Slack id");
 

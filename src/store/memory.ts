@@ -2,11 +2,14 @@
 // deployments that accept losing state on restart. Records are copied in and out, so a
 // caller mutating a returned object cannot change what is stored (as with a database).
 import { randomUUID } from "node:crypto";
-import { applyPatch, auditLimit, checkClaim, closedError, listLimit, newAudit, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   type AuditInput,
   type AuditRecord,
+  type Job,
+  type LeaseResult,
+  type NewJob,
   type NewSmokeRequest,
   type SmokeListQuery,
   type SmokeRequest,
@@ -18,7 +21,9 @@ import {
 } from "./types.ts";
 
 export class MemoryStore implements Store {
-  private readonly claims = new Map<string, number>();
+  private readonly claims = new Map<string, { expires: number; owner: string | undefined }>();
+  /** In insertion order, which is each key's run order. */
+  private readonly jobs = new Map<string, Job>();
   private readonly requests = new Map<string, SmokeRequest>();
   private readonly auditRecords: AuditRecord[] = [];
   private closed = false;
@@ -34,13 +39,17 @@ export class MemoryStore implements Store {
     if (this.closed) throw closedError();
   }
 
-  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+  async claim(key: string, ttlSeconds: number, owner?: string): Promise<boolean> {
     this.open();
     checkClaim(key, ttlSeconds);
+    return this.claimNow(key, ttlSeconds, owner);
+  }
+
+  private claimNow(key: string, ttlSeconds: number, owner?: string): boolean {
     const now = this.now().getTime();
-    const expires = this.claims.get(key);
-    if (expires !== undefined && expires > now) return false;
-    this.claims.set(key, now + ttlSeconds * 1000);
+    const held = this.claims.get(key);
+    if (held !== undefined && held.expires > now && (owner === undefined || held.owner !== owner)) return false;
+    this.claims.set(key, { expires: now + Math.ceil(ttlSeconds * 1000), owner });
     this.dropExpired(now);
     return true;
   }
@@ -53,7 +62,7 @@ export class MemoryStore implements Store {
   /** Keeps the map from growing with every delivery id ever seen. */
   private dropExpired(now: number): void {
     if (this.claims.size < 10_000) return;
-    for (const [k, exp] of this.claims) if (exp <= now) this.claims.delete(k);
+    for (const [k, held] of this.claims) if (held.expires <= now) this.claims.delete(k);
   }
 
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
@@ -143,6 +152,58 @@ export class MemoryStore implements Store {
     const limit = auditLimit(options.limit);
     const matching = this.auditRecords.filter((r) => (options.repo === undefined || r.repo === options.repo) && (options.requestId === undefined || r.requestId === options.requestId));
     return matching.slice(-limit).reverse().map((r) => structuredClone(r));
+  }
+
+  async enqueueJob(input: NewJob, claim?: { key: string; ttlSeconds: number }): Promise<Job | undefined> {
+    this.open();
+    const job = newJob(input, this.newId(), this.now(), claim?.key ?? null);
+    if (claim) {
+      checkClaim(claim.key, claim.ttlSeconds);
+      if (!this.claimNow(claim.key, claim.ttlSeconds)) return undefined;
+    }
+    this.jobs.set(job.id, job);
+    return structuredClone(job);
+  }
+
+  async leaseJob(id: string, owner: string, seconds: number): Promise<LeaseResult> {
+    this.open();
+    checkLease(owner, seconds);
+    const job = this.jobs.get(id);
+    if (!job) return { ok: false, reason: "gone" };
+    const now = this.now().getTime();
+    const refused = leaseRefusal(job, owner, now);
+    if (refused) return structuredClone(refused);
+    const first = [...this.jobs.values()].find((j) => j.key === job.key)!;
+    if (first.id !== id) return { ok: false, reason: "behind", waitingFor: first.id };
+    const leased: Job = { ...job, leaseOwner: owner, leaseUntil: new Date(now + seconds * 1000), attempts: job.attempts + (job.leaseOwner === owner ? 0 : 1) };
+    this.jobs.set(id, leased);
+    return { ok: true, job: structuredClone(leased) };
+  }
+
+  async completeJob(id: string, owner: string): Promise<boolean> {
+    this.open();
+    if (this.jobs.get(id)?.leaseOwner !== owner) return false;
+    return this.jobs.delete(id);
+  }
+
+  async failJob(id: string, owner: string, retryAfterSeconds?: number): Promise<void> {
+    this.open();
+    const job = this.jobs.get(id);
+    if (!job || job.leaseOwner !== owner) return;
+    if (retryAfterSeconds !== undefined) {
+      this.jobs.set(id, { ...job, leaseOwner: null, leaseUntil: new Date(this.now().getTime() + Math.ceil(retryAfterSeconds * 1000)) });
+      return;
+    }
+    this.jobs.delete(id);
+    if (job.claim) this.claims.delete(job.claim);
+  }
+
+  async listStaleJobs(unleasedSeconds: number): Promise<Job[]> {
+    this.open();
+    const now = this.now().getTime();
+    return [...this.jobs.values()]
+      .filter((j) => (j.leaseUntil ? j.leaseUntil.getTime() <= now : j.createdAt.getTime() <= now - unleasedSeconds * 1000))
+      .map((j) => structuredClone(j));
   }
 
   async status(): Promise<StoreStatus> {

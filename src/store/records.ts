@@ -4,6 +4,7 @@
 import {
   AUDIT_LIMIT_MAX,
   AuditRecordSchema,
+  NewJobSchema,
   NewSmokeRequestSchema,
   SmokeRequestPatchSchema,
   StoreError,
@@ -11,6 +12,9 @@ import {
   TRANSITIONS,
   type AuditInput,
   type AuditRecord,
+  type Job,
+  type LeaseResult,
+  type NewJob,
   type NewSmokeRequest,
   type SmokeRequest,
   type SmokeRequestPatch,
@@ -70,6 +74,16 @@ export function newAudit(input: AuditInput, id: number, now: Date): AuditRecord 
   return { ...data, at: data.at ?? now, id };
 }
 
+export function newJob(input: NewJob, id: string, now: Date, claim: string | null): Job {
+  const data = parseOrThrow("job", () => NewJobSchema.safeParse(input));
+  return { ...data, id, claim, attempts: 0, leaseOwner: null, leaseUntil: null, createdAt: now };
+}
+
+export function checkLease(owner: string, seconds: number): void {
+  if (owner.length === 0 || owner.length > 200) throw new StoreError(`a lease owner must have 1 to 200 characters (got ${owner.length})`);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new StoreError(`a lease must last a positive number of seconds (got ${seconds})`);
+}
+
 export function checkClaim(key: string, ttlSeconds: number): void {
   if (key.length === 0 || key.length > 512) throw new StoreError(`an idempotency key must have 1 to 512 characters (got ${key.length})`);
   if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0) throw new StoreError(`ttlSeconds must be a positive number (got ${ttlSeconds})`);
@@ -94,3 +108,12 @@ export function listLimit(limit: number): number {
 }
 
 export const closedError = (): StoreError => new StoreError("the store is closed");
+
+/** Why a lease cannot be taken now, from the job alone (the key's order is checked by the caller). */
+export function leaseRefusal(job: Job, owner: string, now: number): LeaseResult | undefined {
+  const until = job.leaseUntil?.getTime();
+  if (until === undefined || until <= now) return undefined;
+  if (job.leaseOwner === null) return { ok: false, reason: "delayed", until: job.leaseUntil! };
+  if (job.leaseOwner !== owner) return { ok: false, reason: "busy", until: job.leaseUntil! };
+  return undefined;
+}

@@ -1,8 +1,8 @@
 // What the bot remembers between events: idempotency keys (webhook deliveries, comment
-// ids, Slack retries), smoke requests and their lifecycle, and the audit log. The
-// interface is async so a Redis implementation (several replicas) can follow the
-// embedded SQLite one without changing callers.
-import { z } from "zod";
+// ids, Slack retries), smoke requests and their lifecycle, the audit log, and durable
+// jobs (work accepted before the answer, run after it). The interface is async so a
+// networked store (Redis, a Durable Object) fits it as well as the embedded SQLite one.
+import * as z from "zod";
 import { VerdictSchema } from "../core/verdict/schema.ts";
 
 export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;
@@ -150,18 +150,86 @@ export interface SmokeListQuery {
   limit: number;
 }
 
+/**
+ * Durable jobs: work a host accepted before answering (a webhook delivery, a Slack
+ * command), written together with the claim that keeps a redelivery from accepting it
+ * again, then run after the answer by whichever process or isolate takes its lease.
+ * Jobs with the same key (a PR, a workflow run) run one at a time, oldest first.
+ */
+export const NewJobSchema = z.object({
+  /** Jobs with the same key run one at a time, in the order they were enqueued. */
+  key: z.string().min(1).max(300),
+  /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
+  kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
+  /** JSON text, opaque to the store. */
+  payload: z.string().max(2 * 1024 * 1024),
+});
+export type NewJob = z.infer<typeof NewJobSchema>;
+
+export const JobSchema = NewJobSchema.extend({
+  id: z.string().min(1),
+  /** The idempotency key written with the job; given up with it. */
+  claim: z.string().nullable(),
+  /** Leases taken so far (each run or re-run after an interruption). */
+  attempts: z.number().int().nonnegative(),
+  leaseOwner: z.string().nullable(),
+  /** While leaseOwner is set: until when it holds the job. Without an owner: not before this time (a retry's delay). */
+  leaseUntil: z.date().nullable(),
+  createdAt: z.date(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+export type LeaseResult =
+  | { ok: true; job: Job }
+  /** done (completed or given up): nothing to run */
+  | { ok: false; reason: "gone" }
+  /** another owner holds an unexpired lease */
+  | { ok: false; reason: "busy"; until: Date }
+  /** an older job with the same key has not finished: this one waits its turn */
+  | { ok: false; reason: "behind"; waitingFor: string }
+  /** failed before and its retry delay has not passed */
+  | { ok: false; reason: "delayed"; until: Date };
+
+export interface JobStore {
+  /**
+   * Writes the job and (when given) its claim in one atomic step. Undefined when the claim
+   * is held already (a redelivery or a retry of work already accepted): nothing is written.
+   */
+  enqueueJob(job: NewJob, claim?: { key: string; ttlSeconds: number }): Promise<Job | undefined>;
+  /**
+   * Takes (or, by the same owner, renews) the job's lease for `seconds`. Refused while
+   * another owner holds it, while an older job of its key exists, or before a retry's delay.
+   */
+  leaseJob(id: string, owner: string, seconds: number): Promise<LeaseResult>;
+  /** Deletes a finished job (its claim stays); false when `owner` no longer held it. */
+  completeJob(id: string, owner: string): Promise<boolean>;
+  /**
+   * The run failed. With `retryAfterSeconds` the job stays, free to lease after that delay;
+   * without, it is given up: deleted, and its claim released so a redelivery runs it.
+   */
+  failJob(id: string, owner: string, retryAfterSeconds?: number): Promise<void>;
+  /**
+   * Jobs nobody is running: a lease or retry delay that has passed, or never leased and
+   * older than `unleasedSeconds` (the message that should have started it was lost).
+   * Oldest first.
+   */
+  listStaleJobs(unleasedSeconds: number): Promise<Job[]>;
+}
+
 export interface StoreStatus {
-  kind: "sqlite" | "memory" | "redis";
+  kind: "sqlite" | "memory" | "redis" | "durable-object" | "deno-kv";
   ok: boolean;
   detail: string;
 }
 
-export interface Store {
+export interface Store extends JobStore {
   /**
    * Claims an idempotency key for ttlSeconds. True for the first claim (go ahead),
    * false while an unexpired claim exists (a redelivery or a retry: do nothing).
+   * A claim made again by its `owner` (the same durable job, run again after an
+   * interruption) is granted again.
    */
-  claim(key: string, ttlSeconds: number): Promise<boolean>;
+  claim(key: string, ttlSeconds: number, owner?: string): Promise<boolean>;
   /** Gives a claim up (the work it guarded failed before doing anything a retry would repeat). */
   release(key: string): Promise<void>;
   createSmokeRequest(request: NewSmokeRequest): Promise<SmokeRequest>;

@@ -1,7 +1,7 @@
 // Serves the Slack core's fetch handler with Deno.serve on a loopback port (printed as JSON on
 // stdout), the way an edge deployment would. test/deno/slack.test.ts sends it signed requests.
 // Test-only routes: GET /test/scheduled (the work scheduled after acks), POST /test/shutdown.
-import { createSlackCore, fetchAdapter } from "../../src/slack/core.ts";
+import { claimThenSchedule, createSlackCore, fetchAdapter } from "../../src/slack/core.ts";
 import { MemoryStore } from "../../src/store/memory.ts";
 
 declare const Deno: {
@@ -16,8 +16,7 @@ const scheduled: { key: string; kind: string }[] = [];
 const slack = fetchAdapter(
   createSlackCore({
     signingSecret: Deno.args[0]!,
-    store: new MemoryStore(),
-    schedule: (key, _work, command) => scheduled.push({ key, kind: command.kind }),
+    accept: claimThenSchedule(new MemoryStore(), (key, _work, command) => void scheduled.push({ key, kind: command.kind })),
   }),
 );
 

@@ -1,7 +1,7 @@
 // The Slack core as a fetch-style handler (the shape Deno and Workers serve): a signed
 // Request in, the ack Response out, the work scheduled for after the ack.
 import { describe, expect, it } from "vitest";
-import { createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/core.ts";
+import { claimThenSchedule, createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/core.ts";
 import { signSlackBody } from "../../src/slack/signature.ts";
 import { MemoryStore } from "../../src/store/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
@@ -28,7 +28,7 @@ describe("fetchAdapter", () => {
   const now = 1_800_000_000;
   const scheduled: { key: string; command: DeferredCommand }[] = [];
   const handle = fetchAdapter(
-    createSlackCore({ signingSecret: SECRET, store: new MemoryStore(), nowSeconds: () => now, schedule: (key, _work, command) => scheduled.push({ key, command }) }),
+    createSlackCore({ signingSecret: SECRET, accept: claimThenSchedule(new MemoryStore(), (key, _work, command) => void scheduled.push({ key, command })), nowSeconds: () => now }),
   );
 
   it("acks a signed smoke command at once and schedules its work, once per trigger", async () => {

@@ -1,9 +1,11 @@
-// One contract, every Store: the same tests run against MemoryStore and SqliteStore.
+// One contract, every Store: the same tests run against MemoryStore, SqliteStore and KvStore.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openKv } from "@deno/kv";
 import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
+import { KvStore, type Kv } from "../../src/store/kv.ts";
 import { createVerdictParser } from "../../src/core/verdict/index.ts";
 import { Clock, request } from "./helpers.ts";
 
@@ -23,6 +25,22 @@ const IMPLEMENTATIONS: [string, (options: StoreOptions) => Store][] = [
     },
   ],
 ];
+
+/**
+ * Deno KV through @deno/kv, the same database engine (denokv) that `Deno.openKv` runs on a
+ * local file; the Deno tests (test/edge) run the store on Deno itself.
+ */
+IMPLEMENTATIONS.push(["KvStore (Deno KV)", (options) => deferred(openKv(":memory:").then((kv) => new KvStore(kv as unknown as Kv, "memory", options)))]);
+
+/** A Store whose methods wait for one that is still opening (the contract's setup is synchronous). */
+function deferred(opening: Promise<Store>): Store {
+  return new Proxy({} as Store, {
+    get: (_, name) => async (...args: unknown[]) => {
+      const store = (await opening) as unknown as Record<string | symbol, (...a: unknown[]) => unknown>;
+      return store[name]!(...args);
+    },
+  });
+}
 
 describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
   function setup() {
@@ -99,6 +117,116 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await expect(store.claim("x".repeat(513), 10)).rejects.toThrow(/1 to 512 characters/);
       await expect(store.claim("k", 0)).rejects.toThrow(/positive/);
       await expect(store.claim("k", Number.NaN)).rejects.toThrow(/positive/);
+      await store.close();
+    });
+  });
+
+  describe("claim owners", () => {
+    it("grants a claim again to its owner (a job run again), never to another owner or to no owner", async () => {
+      const { store } = setup();
+      expect(await store.claim("comment:9", 600, "job-a")).toBe(true);
+      expect(await store.claim("comment:9", 600, "job-a")).toBe(true);
+      expect(await store.claim("comment:9", 600, "job-b")).toBe(false);
+      expect(await store.claim("comment:9", 600)).toBe(false);
+      expect(await store.claim("plain", 600)).toBe(true);
+      expect(await store.claim("plain", 600, "job-a")).toBe(false);
+      await store.close();
+    });
+  });
+
+  describe("durable jobs", () => {
+    const job = (key = "acme/mb#1", payload = '{"n":1}') => ({ key, kind: "github", payload });
+
+    it("writes a job with its claim at once; a second job with the same claim is not written", async () => {
+      const { store, clock } = setup();
+      const first = await store.enqueueJob(job(), { key: "webhook:d-1", ttlSeconds: 3600 });
+      expect(first).toMatchObject({ key: "acme/mb#1", kind: "github", payload: '{"n":1}', claim: "webhook:d-1", attempts: 0, leaseOwner: null, leaseUntil: null, createdAt: clock.now() });
+      expect(await store.enqueueJob(job(), { key: "webhook:d-1", ttlSeconds: 3600 })).toBeUndefined();
+      expect(await store.claim("webhook:d-1", 3600)).toBe(false); // the claim was written with the job
+      clock.advance(120);
+      expect((await store.listStaleJobs(60)).map((j) => j.id)).toEqual([first!.id]);
+      await store.close();
+    });
+
+    it("lets one of many concurrent enqueues with one claim win", async () => {
+      const { store } = setup();
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.enqueueJob(job("k", String(i)), { key: "webhook:same", ttlSeconds: 60 })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      await store.close();
+    });
+
+    it("runs jobs of one key one at a time, oldest first; other keys are not held up", async () => {
+      const { store } = setup();
+      const a = (await store.enqueueJob(job("pr#1")))!;
+      const b = (await store.enqueueJob(job("pr#1")))!;
+      const c = (await store.enqueueJob(job("pr#2")))!;
+      expect(await store.leaseJob(b.id, "w1", 60)).toEqual({ ok: false, reason: "behind", waitingFor: a.id });
+      expect(await store.leaseJob(c.id, "w1", 60)).toMatchObject({ ok: true, job: { id: c.id, leaseOwner: "w1", attempts: 1 } });
+      expect(await store.leaseJob(a.id, "w2", 60)).toMatchObject({ ok: true, job: { id: a.id, leaseOwner: "w2" } });
+      expect(await store.leaseJob(a.id, "w3", 60)).toMatchObject({ ok: false, reason: "busy" });
+      expect(await store.completeJob(a.id, "w2")).toBe(true);
+      expect(await store.leaseJob(a.id, "w2", 60)).toEqual({ ok: false, reason: "gone" });
+      expect(await store.leaseJob(b.id, "w3", 60)).toMatchObject({ ok: true, job: { id: b.id } });
+      await store.close();
+    });
+
+    it("lets only one of many concurrent leases of a job win", async () => {
+      const { store } = setup();
+      const a = (await store.enqueueJob(job()))!;
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.leaseJob(a.id, `w${i}`, 60)));
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      await store.close();
+    });
+
+    it("renews a lease for its owner without counting an attempt; an expired lease goes to the next owner", async () => {
+      const { store, clock } = setup();
+      const a = (await store.enqueueJob(job()))!;
+      await store.leaseJob(a.id, "w1", 30);
+      clock.advance(20);
+      expect(await store.leaseJob(a.id, "w1", 30)).toMatchObject({ ok: true, job: { attempts: 1, leaseUntil: new Date(clock.t + 30_000) } });
+      expect(await store.listStaleJobs(3600)).toEqual([]);
+      clock.advance(31); // the owner died: nobody renews
+      expect((await store.listStaleJobs(3600)).map((j) => j.id)).toEqual([a.id]);
+      expect(await store.leaseJob(a.id, "w2", 30)).toMatchObject({ ok: true, job: { leaseOwner: "w2", attempts: 2 } });
+      expect(await store.completeJob(a.id, "w1")).toBe(false); // the old owner lost it
+      expect(await store.completeJob(a.id, "w2")).toBe(true);
+      await store.close();
+    });
+
+    it("keeps a failed job for a retry after its delay, and gives one up with its claim released", async () => {
+      const { store, clock } = setup();
+      const a = (await store.enqueueJob(job(), { key: "webhook:d-2", ttlSeconds: 3600 }))!;
+      await store.leaseJob(a.id, "w1", 60);
+      await store.failJob(a.id, "w1", 10);
+      expect(await store.leaseJob(a.id, "w2", 60)).toMatchObject({ ok: false, reason: "delayed" });
+      expect(await store.listStaleJobs(3600)).toEqual([]);
+      clock.advance(10);
+      expect((await store.listStaleJobs(3600)).map((j) => j.id)).toEqual([a.id]);
+      expect(await store.leaseJob(a.id, "w2", 60)).toMatchObject({ ok: true, job: { attempts: 2 } });
+      await store.failJob(a.id, "w1"); // not its owner any more: nothing happens
+      expect(await store.claim("webhook:d-2", 3600)).toBe(false);
+      await store.failJob(a.id, "w2");
+      expect(await store.leaseJob(a.id, "w2", 60)).toEqual({ ok: false, reason: "gone" });
+      expect(await store.claim("webhook:d-2", 3600)).toBe(true); // a redelivery may run it now
+      await store.close();
+    });
+
+    it("refuses a bad job, owner or lease with a StoreError", async () => {
+      const { store } = setup();
+      await expect(store.enqueueJob({ key: "", kind: "github", payload: "{}" })).rejects.toThrow(/invalid job: key/);
+      await expect(store.enqueueJob({ key: "k", kind: "Bad Kind", payload: "{}" })).rejects.toThrow(/invalid job: kind/);
+      const a = (await store.enqueueJob(job()))!;
+      await expect(store.leaseJob(a.id, "", 60)).rejects.toThrow(/lease owner/);
+      await expect(store.leaseJob(a.id, "w", 0)).rejects.toThrow(/positive number of seconds/);
+      await store.close();
+    });
+
+    it("keeps a large payload intact", async () => {
+      const { store } = setup();
+      const payload = JSON.stringify({ body: "é🙂x".repeat(100_000) });
+      const a = (await store.enqueueJob(job("big", payload)))!;
+      const leased = await store.leaseJob(a.id, "w", 60);
+      expect(leased.ok && leased.job.payload).toBe(payload);
       await store.close();
     });
   });

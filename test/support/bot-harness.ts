@@ -166,3 +166,19 @@ export async function completeSmokeRun(
   });
   gh.updateWorkflowRun(run.runId, { status: "completed", conclusion });
 }
+
+/** A CP 4 a2a+p2p recipe: clean with the [2, 2] sizes, HCP001 (with a one-click fix) without them. */
+export function hcpRecipe(name: string, o: { sizes: boolean }): string {
+  return `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def ${name}_pretrain_config():
+    cfg = _pretrain_common()
+    cfg.dataset.seq_length = 65536
+    cfg.model.seq_length = 65536
+    cfg.model.tensor_model_parallel_size = 1
+    cfg.model.context_parallel_size = 4
+    cfg.model.cp_comm_type = "a2a+p2p"
+${o.sizes ? "    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n" : ""}    return cfg
+`;
+}

@@ -100,7 +100,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       const pass = page.locator(`tr[data-id="${ids.pass}"]`);
       const cells = await pass.locator("td").allTextContents();
       expect(cells.slice(1, 7)).toEqual(["acme/mb", expect.stringMatching(/^#\d+$/), "maint", "PR comment", "completed", "pass"]);
-      expect(cells[8]).toMatch(/^HCP on: 4 probe report\(s\)/);
+      expect(cells[8]).toMatch(/^HCP on: 4 probe report\(s\)/); // the signed reports of the real CP=4 run
       expect(cells[9]).toBe("412.3");
       expect(cells[10]).toBe("12.0"); // 4 GPUs × 3 minutes between the runner starting and the run finishing
       const links = await pass.locator("td:last-child a").evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href")]));

@@ -10,7 +10,7 @@
 // * p2p (ring) has no head constraint and is the fallback.
 // The doc prefers pure a2a when it fits (same throughput, more headroom), HCP when CP
 // must exceed the KV heads per rank and there is a bandwidth hierarchy.
-import { z } from "zod";
+import * as z from "zod";
 
 export const LayoutInputSchema = z.object({
   cp: z.number().int().min(1),

@@ -1,7 +1,7 @@
 // The word-level grammar of `/hcp`: option names and ranges, the override key allowlist,
 // and the value grammar. Values end up as arguments of a GPU job, so the grammar is an
 // allowlist of characters, not a blocklist: letters, digits, `_ . + -` and `[a,b]` lists.
-import { z } from "zod";
+import * as z from "zod";
 import { SETTING_KEYS } from "../model/settings.ts";
 import type { OverrideScalar, OverrideValue } from "./types.ts";
 

@@ -1,7 +1,7 @@
 // `.github/hcp-bot.yml`: the repository's settings, read from the default branch only
 // (a pull request cannot loosen its own review or grant itself GPU time).
 import { parseDocument } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_GLOBS } from "../analyze/classify.ts";
 
 export const CONFIG_PATH = ".github/hcp-bot.yml";

@@ -1,5 +1,5 @@
 // What the analyzer reports, and the shape every rule module has.
-import { z } from "zod";
+import * as z from "zod";
 import { EditSchema, LocationSchema, type Location } from "./source.ts";
 import type { ConfigUnit } from "./settings.ts";
 

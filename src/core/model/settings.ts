@@ -1,6 +1,6 @@
 // The effective settings of one configuration unit (a recipe function, a YAML override
 // file, a launch line), each with the place its value came from.
-import { z } from "zod";
+import * as z from "zod";
 import { LocationSchema } from "./source.ts";
 
 /**

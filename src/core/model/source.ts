@@ -2,7 +2,7 @@
 // Lines and columns are 1-based (as editors, GitHub and SARIF count them); offsets are
 // 0-based indexes into the JavaScript string of the file, so `text.slice(start, end)`
 // gives back exactly the text a range covers.
-import { z } from "zod";
+import * as z from "zod";
 
 export const PointSchema = z.object({
   line: z.number().int().min(1),

@@ -1,5 +1,5 @@
 // The contract every extractor fulfils: text in, configuration units and diagnostics out.
-import { z } from "zod";
+import * as z from "zod";
 import { LocationSchema, type Location } from "../model/source.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 

@@ -1,6 +1,6 @@
 // Runs rules over configuration units: selection, re-grading, de-duplication, ordering.
 // A rule that throws becomes an INFO finding on the unit; the analysis never crashes.
-import { z } from "zod";
+import * as z from "zod";
 import { SeveritySchema, type Finding, type ProjectFacts, type Rule, type RuleReport, type Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { ALL_RULES } from "./index.ts";

@@ -12,7 +12,7 @@ import type { ProcessGroupFacts } from "./detectors/process-groups.ts";
 import type { LauncherFailure } from "./detectors/signatures.ts";
 import { clip } from "./findings.ts";
 import type { Cause, CauseKind, ChildFailed, Evidence, Throughput, Verdict, VerdictOptionsSchema } from "./schema.ts";
-import type { z } from "zod";
+import type * as z from "zod";
 
 export interface VerdictEndExtra {
   /** The harness killed the run at its time limit. */

@@ -16,3 +16,4 @@ export {
 export { DENSE_BF16_PEAK_TFLOPS, SIGNATURES, normaliseGpu } from "./catalog.ts";
 export { requestedLayout, type RequestedLayout } from "./requested.ts";
 export * from "./schema.ts";
+export { anchorScanAvailable, useAnchorScanModule } from "./scan/wasm-scanner.ts";

@@ -23,7 +23,7 @@
 // those real captures, not this report; the parser does not count them as evidence.
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { z } from "zod";
+import * as z from "zod";
 
 export const HCP_PROBE_PREFIX = "HCP-PROBE ";
 export const HCP_PROBE_VERSION = 2;

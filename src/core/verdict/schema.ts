@@ -1,7 +1,7 @@
 // The smoke-run verdict: what the log parser concludes about one `torchrun` training run.
 // Every field is bounded (capped lists, truncated texts) so a verdict over a multi-GB log
 // stays small enough for a PR comment or a job summary.
-import { z } from "zod";
+import * as z from "zod";
 import { ProbeKeySchema } from "./probe.ts";
 
 export const VerdictStatusSchema = z.enum([

@@ -85,6 +85,8 @@ export interface Injection {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: unknown;
+  /** answer only after this long (a GitHub that hangs; the call is in `calls` at once) */
+  readonly delayMs?: number;
 }
 
 interface ActiveInjection {
@@ -501,6 +503,8 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     const injected = this.takeInjection(method, path);
     if (injected && !injected.afterProcessing) {
       record(injected.status, undefined, true);
+      if (injected.delayMs) await new Promise((resolve) => setTimeout(resolve, injected.delayMs).unref());
+      if (res.destroyed || req.socket.destroyed) return; // the client went away meanwhile
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
 

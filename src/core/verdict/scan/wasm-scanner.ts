@@ -71,6 +71,19 @@ function anchorScanModule(): WebAssembly.Module | null {
   return compiled;
 }
 
+/**
+ * Hands in the scanner precompiled, for runtimes that cannot compile WebAssembly from bytes
+ * (Cloudflare Workers imports the .wasm as a module instead); they then get the fast path too.
+ */
+export function useAnchorScanModule(module: WebAssembly.Module): void {
+  compiled = module;
+}
+
+/** Whether this runtime scans with WebAssembly (else the parser takes its regex path). */
+export function anchorScanAvailable(): boolean {
+  return anchorScanModule() !== null;
+}
+
 /** Lines found by one scan; positions are relative to the buffer start. */
 export interface AnchorHits {
   readonly count: number;

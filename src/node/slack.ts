@@ -1,37 +1,24 @@
 // The Slack app on the Node server: `/slack/events` as one more handler in Probot's chain
-// (same port as the GitHub webhooks), the Web API client, and the smoke-run notifier the
-// GitHub side calls. Requests are verified by the runtime-neutral core (it also refuses
-// timestamps from the future, which Bolt's own check lets through), then handed to a Bolt
-// App whose `/hcp` listener acks with the core's answer: Bolt routes and acks on Node,
-// the same core serves the fetch-style edge adapter.
+// (same port as the GitHub webhooks). Requests are verified by the runtime-neutral core
+// (src/slack/app.ts; it also refuses timestamps from the future, which Bolt's own check lets
+// through), then handed to a Bolt App whose `/hcp` listener acks with the core's answer:
+// Bolt routes and acks on Node, the same core answers on the edge hosts.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
+import { BodyTooLarge, readBodyCapped } from "./body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
-import type { Language } from "web-tree-sitter";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { KeyedQueue } from "../github/queue.ts";
-import type { SmokeRequest, Store } from "../store/types.ts";
-import { createSlackCommands, effectiveSlackConfig, type SlackLog } from "./commands.ts";
-import { createSlackCore, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "./core.ts";
-import { createSlackRuns } from "./runs.ts";
-import { createSlackWebApi } from "./web-api.ts";
+import { createSlackApp, SLACK_EVENTS_PATH, type SlackAppOptions } from "../slack/app.ts";
+import type { SlackLog } from "../slack/commands.ts";
+import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/core.ts";
+import type { SmokeRequest } from "../store/types.ts";
 
-export const SLACK_EVENTS_PATH = "/slack/events";
+export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";
 
-export interface SlackNodeOptions {
-  signingSecret: string;
-  botToken: string;
-  apiUrl: string;
-  /** GitHub REST base URL (https://api.github.com or https://HOST/api/v3), for web links. */
-  githubApiUrl: string;
-  store: Store;
+export interface SlackNodeOptions extends Omit<SlackAppOptions, "accept" | "log"> {
   queue: KeyedQueue;
-  python: () => Promise<Language>;
   log: SlackLog & { error(obj: object, msg?: string): void };
-  nowSeconds?: () => number;
-  /** SLACK_TEAM_ID (see SlackCommandDeps.teamId). */
-  teamId?: string;
 }
 
 export interface SlackNode {
@@ -40,51 +27,23 @@ export interface SlackNode {
   notify(request: SmokeRequest, state: SmokeState): Promise<void>;
 }
 
-export function githubWebUrl(apiUrl: string): string {
-  const u = new URL(apiUrl);
-  if (u.hostname === "api.github.com") return "https://github.com";
-  return `${u.protocol}//${u.host}`;
-}
-
 export function createSlackNode(options: SlackNodeOptions): SlackNode {
-  let gateway: GitHubGateway | undefined;
-  const web = createSlackWebApi({ token: options.botToken, apiUrl: options.apiUrl });
-  const notifyChannels = new Map<string, { at: number; channel: Promise<string | undefined> }>();
-
-  /** The repo's notify_channel, cached a minute so a run's state changes cost one config read. */
-  function notifyChannel(repoFull: string): Promise<string | undefined> {
-    const hit = notifyChannels.get(repoFull);
-    if (hit && Date.now() - hit.at < 60_000) return hit.channel;
-    const [owner, repo] = repoFull.split("/") as [string, string];
-    const channel = (async () => {
-      const found = await gateway?.repository(owner, repo);
-      if (!found?.config.ok) return undefined;
-      return (await effectiveSlackConfig(found, found.config.config)).notify_channel ?? undefined;
-    })().catch(() => undefined);
-    notifyChannels.set(repoFull, { at: Date.now(), channel });
-    return channel;
-  }
-
-  const runs = createSlackRuns({ web, store: options.store, webUrl: githubWebUrl(options.githubApiUrl), notifyChannel, log: options.log });
-  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, python: options.python, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
-  const core = createSlackCore({
-    signingSecret: options.signingSecret,
-    store: options.store,
-    ...(options.nowSeconds ? { nowSeconds: options.nowSeconds } : {}),
+  const slack = createSlackApp({
+    ...options,
     // The job yields once first, so the ack is written before any of the work's own steps run.
-    schedule: (key, work, command) => void options.queue.enqueue(key, async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      await run(work, command);
-    }),
+    accept: claimThenSchedule(options.store, (key, work, command) =>
+      void options.queue.enqueue(key, async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        await slack.run(work, command);
+      }),
+    ),
   });
-
+  const core = slack.core;
   const bolt = createBoltApp(options, core);
 
   return {
-    setGateway(g) {
-      gateway = g;
-    },
-    notify: (request, state) => runs.notify(request, state),
+    setGateway: (g) => slack.setGateway(g),
+    notify: (request, state) => slack.notify(request, state),
     async handler(req, res) {
       const path = (req.url ?? "").split("?")[0];
       if (path !== SLACK_EVENTS_PATH) return false;

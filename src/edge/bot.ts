@@ -1,0 +1,205 @@
+// The whole bot behind one fetch handler, for Deno and Cloudflare Workers: GitHub webhooks
+// (verified, written as a durable job with their claim, answered 202; the work runs after
+// the answer), Slack's /hcp (the shared Slack core), and /healthz. The runtime entries
+// (workers/main.ts, deno/main.ts) supply the store, the Python grammar and how a job
+// reaches `runJob` (a Queue, or this process); everything else is the same modules Node runs.
+import type { Language } from "web-tree-sitter";
+import { anchorScanAvailable } from "../core/verdict/index.ts";
+import { createApp } from "../github/app.ts";
+import type { HostLog } from "../github/host.ts";
+import { readCapped } from "../host/read-capped.ts";
+import { healthReport } from "../host/health.ts";
+import { readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
+import { createJobRunner, DEFAULT_JOB_POLICY, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
+import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
+import type { SlackWork } from "../slack/commands.ts";
+import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
+import type { Job, Store } from "../store/types.ts";
+import { createEdgeGitHub, type Delivery } from "./github.ts";
+import { checkPrivateKey } from "./key.ts";
+
+/** GitHub caps payloads at 25 MB; real ones are under 1 MB (a 65,536-character PR body included). */
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** A delivery id is claimed for a month: no redelivery can run its work twice. */
+const DELIVERY_CLAIM_SECONDS = 30 * 24 * 3600;
+
+export interface EdgeRuntime {
+  name: "workerd" | "deno";
+  store: Store;
+  python: () => Promise<Language>;
+  /** Hands an accepted job to the runtime, to reach `runJob` after the answer. */
+  dispatch(job: Job): Promise<void>;
+  log: HostLog;
+  /** How PRIVATE_KEY_PATH is read; undefined where there is no file system. */
+  readFile?: ReadTextFile;
+}
+
+export interface EdgeBot {
+  fetch(request: Request): Promise<Response>;
+  runJob(id: string): Promise<RunOutcome>;
+  /** Starts jobs nobody runs (an isolate evicted or a process killed mid-job). */
+  recover(): Promise<void>;
+  /** Every minute: recover, then the queue-timeout sweep. */
+  scheduled(): Promise<void>;
+}
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+
+/** The body as text, or undefined past `max` bytes (reading stops there). */
+async function readLimited(request: Request, max: number): Promise<string | undefined> {
+  if (Number(request.headers.get("content-length") ?? "0") > max) return undefined;
+  if (!request.body) return "";
+  return (await readCapped(request.body, max)) ?? undefined;
+}
+
+/** Job timings from the environment (tests shorten them); a bad value is a SettingsError. */
+export function jobPolicy(env: Record<string, string | undefined>): JobPolicy {
+  const read = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new SettingsError(`${name} must be a positive number of seconds`);
+    return n;
+  };
+  return {
+    leaseSeconds: read("HCP_JOB_LEASE_SECONDS", DEFAULT_JOB_POLICY.leaseSeconds),
+    retrySeconds: read("HCP_JOB_RETRY_SECONDS", DEFAULT_JOB_POLICY.retrySeconds),
+    unleasedSeconds: read("HCP_JOB_UNLEASED_SECONDS", DEFAULT_JOB_POLICY.unleasedSeconds),
+    attempts: DEFAULT_JOB_POLICY.attempts,
+  };
+}
+
+export async function createEdgeBot(env: Record<string, string | undefined>, runtime: EdgeRuntime): Promise<EdgeBot> {
+  const started = Date.now();
+  const settings = readSettings(env, runtime.readFile);
+  if (settings.mode !== "app") throw new SettingsError("APP_ID, PRIVATE_KEY and WEBHOOK_SECRET are required: the edge deployment has no setup page (register the App with `npm start` on Node, or by hand)");
+  const privateKey = await checkPrivateKey(settings.privateKey!);
+  const policy = jobPolicy(env);
+  const { store, log } = runtime;
+  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, log });
+
+  async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
+    const written = await store.enqueueJob(job, claim);
+    if (!written) return false;
+    // The job is in the store: if handing it on fails, the minute's recovery starts it.
+    await runtime.dispatch(written).catch((error: unknown) => log.warn({ err: error, job: written.id }, "handing a job to the runtime failed; the recovery sweep starts it"));
+    return true;
+  }
+
+  const slack: SlackApp | undefined = settings.slack
+    ? createSlackApp({
+        ...settings.slack,
+        githubApiUrl: settings.baseUrl,
+        store,
+        python: runtime.python,
+        log,
+        accept: (claim, key, work, command) => accept({ key, kind: "slack", payload: JSON.stringify({ work, command }) }, claim),
+      })
+    : undefined;
+
+  let sweep: (() => Promise<void>) | undefined;
+  createApp({
+    python: runtime.python,
+    botLogin: settings.botLogin,
+    store,
+    runner: gh.runner,
+    smoke: { ...(slack ? { notify: slack.notify } : {}), ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}) },
+    onGateway: (gateway) => slack?.setGateway(gateway),
+    schedule: (s) => {
+      sweep = s;
+    },
+  })(gh.host);
+
+  const jobs = createJobRunner({
+    store,
+    policy,
+    log,
+    async execute(job) {
+      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id);
+      if (job.kind === "slack" && slack) {
+        const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
+        return slack.run(work, command);
+      }
+      throw new Error(`no runner for a ${job.kind} job here`);
+    },
+  });
+
+  async function recover(): Promise<void> {
+    for (const job of await jobs.stale()) await runtime.dispatch(job);
+  }
+
+  async function webhook(request: Request): Promise<Response> {
+    const body = await readLimited(request, MAX_WEBHOOK_BYTES);
+    if (body === undefined) return json(413, { error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
+    if (!(await gh.verify(body, request.headers.get("x-hub-signature-256")))) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
+    const id = request.headers.get("x-github-delivery");
+    const name = request.headers.get("x-github-event");
+    if (!id || !name || id.length > 200 || !/^[a-z_]{1,64}$/.test(name)) return json(400, { error: "x-github-delivery and x-github-event are required" });
+    let payload: Delivery["payload"];
+    try {
+      payload = JSON.parse(body) as Delivery["payload"];
+    } catch {
+      return json(400, { error: "the body is not JSON" });
+    }
+    const delivery: Delivery = { id, name, payload };
+    const key = await gh.route(delivery);
+    if (key === undefined) return json(200, { ok: true, ignored: true });
+    const accepted = await accept({ key, kind: "github", payload: `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"payload":${body}}` }, { key: `webhook:${id}`, ttlSeconds: DELIVERY_CLAIM_SECONDS });
+    if (!accepted) log.info({ delivery: id }, "delivery already accepted; ignoring the redelivery");
+    return json(accepted ? 202 : 200, { ok: true, ...(accepted ? {} : { duplicate: true }) });
+  }
+
+  async function slackEvents(request: Request): Promise<Response> {
+    if (!slack) return json(404, { error: "Slack is off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)" });
+    const body = await readLimited(request, MAX_SLACK_BODY_BYTES);
+    if (body === undefined) return json(413, { error: "body too large" });
+    const res = await slack.core.handle({ method: request.method, header: (n) => request.headers.get(n), body });
+    return new Response(res.body, { status: res.status, headers: res.headers });
+  }
+
+  async function health(request: Request): Promise<Response> {
+    const report = await healthReport({
+      authorization: request.headers.get("authorization"),
+      token: settings.healthToken,
+      started,
+      github: "configured",
+      store,
+      slack: slack ? "on" : "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)",
+      extra: { runtime: runtime.name, verdictScanner: anchorScanAvailable() ? "webassembly" : "regex" },
+    });
+    return json(report.status, report.body);
+  }
+
+  return {
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      try {
+        if (path === "/healthz" && request.method === "GET") return await health(request);
+        if (path === settings.webhookPath) return request.method === "POST" ? await webhook(request) : json(405, { error: "POST only" });
+        if (path === SLACK_EVENTS_PATH) return await slackEvents(request);
+        return json(404, { error: "not found" });
+      } catch (error) {
+        log.error({ err: error, path }, "request failed");
+        return json(500, { error: "internal error" });
+      }
+    },
+    runJob: (id) => jobs.run(id),
+    recover,
+    async scheduled() {
+      await recover();
+      await sweep?.();
+    },
+  };
+}
+
+/** A bot whose settings are wrong answers every request with the one-line reason (and logs it). */
+export function misconfigured(error: unknown, log: HostLog): EdgeBot {
+  const reason = error instanceof SettingsError ? error.message : `start-up failed: ${(error as Error).message ?? String(error)}`;
+  log.error({ err: error }, reason);
+  return {
+    fetch: async () => json(503, { status: "misconfigured", error: reason }),
+    runJob: async () => ({ kind: "wait", seconds: 60, reason: "delayed" }),
+    recover: async () => {},
+    scheduled: async () => {},
+  };
+}

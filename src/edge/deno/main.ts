@@ -1,0 +1,80 @@
+// The Deno entry (`deno run`, Deno Deploy): Deno.serve on HOST/PORT, the store on Deno KV,
+// jobs run in this process right after the answer (written with their claim first, so a
+// process that dies mid-job loses nothing), and a minute's Deno.cron that restarts jobs
+// whose lease passed and runs the queue-timeout sweep; the same recovery runs at start.
+import { useAnchorScanModule } from "../../core/verdict/index.ts";
+import { KeyedQueue } from "../../github/queue.ts";
+import type { RunOutcome } from "../../jobs/runner.ts";
+import { KvStore, type Kv } from "../../store/kv.ts";
+import type { Job } from "../../store/types.ts";
+import { createEdgeBot, jobPolicy, type EdgeBot } from "../bot.ts";
+import { consoleLog } from "../log.ts";
+import { pythonFromModules } from "../python.ts";
+import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
+
+interface DenoApi {
+  env: { toObject(): Record<string, string> };
+  readTextFileSync(path: string): string;
+  mkdirSync(path: string, options: { recursive: boolean }): void;
+  openKv(path?: string): Promise<Kv>;
+  serve(options: { hostname: string; port: number; onListen(addr: { hostname: string; port: number }): void }, handler: (request: Request) => Promise<Response>): { finished: Promise<void> };
+  cron(name: string, schedule: string, handler: () => Promise<void>): Promise<void>;
+  exit(code: number): never;
+}
+
+const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
+const env = Deno.env.toObject();
+const log = consoleLog(env.LOG_LEVEL, { runtime: "deno" });
+
+/** HCP_DATA_DIR/hcp-bot.kv locally; Deno Deploy's own KV when deployed (and no folder is named). */
+async function openStore(): Promise<KvStore> {
+  if (env.DENO_DEPLOYMENT_ID && !env.HCP_DATA_DIR) return new KvStore(await Deno.openKv(), "Deno Deploy KV");
+  const dir = env.HCP_DATA_DIR ?? ".hcp-bot-data";
+  Deno.mkdirSync(dir, { recursive: true });
+  const path = `${dir.replace(/\/$/, "")}/hcp-bot.kv`;
+  return new KvStore(await Deno.openKv(path), path);
+}
+
+useAnchorScanModule(anchorScan);
+const queue = new KeyedQueue(4, log);
+let bot!: EdgeBot;
+
+/** Runs a job here; a retry or a wait is tried again here too (the cron covers a process that dies meanwhile). */
+function runHere(job: Pick<Job, "id" | "key">, tries = 0): void {
+  void queue.enqueue(job.key, async () => {
+    const outcome: RunOutcome = await bot.runJob(job.id);
+    if ((outcome.kind === "wait" || outcome.kind === "retry") && tries < 20) {
+      setTimeout(() => runHere(job, tries + 1), outcome.seconds * 1000);
+    }
+  });
+}
+
+try {
+  const store = await openStore();
+  bot = await createEdgeBot(env, {
+    name: "deno",
+    store,
+    python: pythonFromModules(treeSitterRuntime, pythonGrammar),
+    dispatch: async (job) => runHere(job),
+    log,
+    readFile: (path) => Deno.readTextFileSync(path),
+  });
+} catch (error) {
+  console.error(`hcp-bot: ${(error as Error).message}`);
+  Deno.exit(1);
+}
+
+await bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+// Between cron ticks (a minute apart, and absent without --unstable-cron) a job left by a dead
+// process is restarted once its lease has passed.
+setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
+if (typeof Deno.cron === "function") void Deno.cron("hcp-bot recovery and queue timeouts", "* * * * *", () => bot.scheduled());
+else log.warn({}, "Deno.cron is not available (run with --unstable-cron, as deno.json says): stale jobs restart only at start-up");
+Deno.serve(
+  {
+    hostname: env.HOST ?? "0.0.0.0",
+    port: Number(env.PORT ?? 3000),
+    onListen: ({ hostname, port }) => console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port })),
+  },
+  (request) => bot.fetch(request),
+);

@@ -1,0 +1,20 @@
+// tree-sitter on edge runtimes: both WebAssembly modules arrive precompiled (imported as
+// modules by the runtime entry), because Workers refuse to compile WebAssembly from bytes.
+import { Language, Parser } from "web-tree-sitter";
+
+export function pythonFromModules(runtime: WebAssembly.Module, grammar: WebAssembly.Module): () => Promise<Language> {
+  let loading: Promise<Language> | undefined;
+  return () => {
+    loading ??= (async () => {
+      await Parser.init({
+        instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+          const instance = new WebAssembly.Instance(runtime, imports);
+          done(instance, runtime);
+          return instance.exports;
+        },
+      });
+      return Language.loadSync(grammar);
+    })();
+    return loading;
+  };
+}

@@ -1,0 +1,59 @@
+// The Cloudflare Workers entry: `export default { fetch, queue, scheduled }` plus the store's
+// Durable Object class. Webhook and Slack work goes through the JOBS queue (a consumer has
+// minutes, not waitUntil's seconds, and retries); the cron trigger restarts jobs an evicted
+// isolate left and runs the queue-timeout sweep. The bot is built once per isolate.
+import { useAnchorScanModule } from "../../core/verdict/index.ts";
+import { createEdgeBot, misconfigured, type EdgeBot } from "../bot.ts";
+import { consoleLog } from "../log.ts";
+import { pythonFromModules } from "../python.ts";
+import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
+import { durableObjectStore } from "./store-object.ts";
+import type { MessageBatch, WorkerEnv } from "./types.ts";
+
+export { HcpStore } from "./store-object.ts";
+
+useAnchorScanModule(anchorScan);
+const python = pythonFromModules(treeSitterRuntime, pythonGrammar);
+const bots = new WeakMap<object, Promise<EdgeBot>>();
+
+function settingsOf(env: WorkerEnv): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+function botFor(env: WorkerEnv): Promise<EdgeBot> {
+  let bot = bots.get(env);
+  if (!bot) {
+    const settings = settingsOf(env);
+    const log = consoleLog(settings.LOG_LEVEL, { runtime: "workerd" });
+    bot = createEdgeBot(settings, {
+      name: "workerd",
+      store: durableObjectStore(env.STORE),
+      python,
+      dispatch: (job) => env.JOBS.send({ job: job.id }),
+      log,
+    }).catch((error: unknown) => misconfigured(error, log));
+    bots.set(env, bot);
+  }
+  return bot;
+}
+
+export default {
+  async fetch(request: Request, env: WorkerEnv): Promise<Response> {
+    return (await botFor(env)).fetch(request);
+  },
+
+  async queue(batch: MessageBatch<{ job: string }>, env: WorkerEnv): Promise<void> {
+    const bot = await botFor(env);
+    await Promise.all(
+      batch.messages.map(async (message) => {
+        const outcome = await bot.runJob(message.body.job).catch((error: unknown) => ({ kind: "retry" as const, seconds: 30, error }));
+        if (outcome.kind === "wait" || outcome.kind === "retry") message.retry({ delaySeconds: Math.ceil(outcome.seconds) });
+        else message.ack();
+      }),
+    );
+  },
+
+  async scheduled(_event: unknown, env: WorkerEnv): Promise<void> {
+    await (await botFor(env)).scheduled();
+  },
+};

@@ -1,0 +1,175 @@
+// Settings from the environment, with Probot's names, for every host (the Node server, Deno,
+// Cloudflare Workers). A missing or malformed setting stops start-up with one line that
+// names it and says what is expected. Runtime-neutral: the host hands in how to read a file.
+import * as z from "zod";
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+
+export interface ServerSettings {
+  mode: "app" | "setup";
+  appId?: number;
+  privateKey?: string;
+  webhookSecret?: string;
+  port: number;
+  host: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** REST base URL: https://api.github.com, or http(s)://GHE_HOST/api/v3. */
+  baseUrl: string;
+  webhookPath: string;
+  dataDir: string;
+  /** Overrides the bot's login (`slug[bot]`), skipping the GET /app lookup. */
+  botLogin?: string;
+  /** The Slack app; undefined when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set. */
+  slack?: SlackSettings;
+  /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
+  smokeMaxActive?: number;
+  /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
+  healthToken?: string;
+  /** The web pages: GitHub's web host (links, OAuth) and who may see the smoke-run history. */
+  web: WebSettings;
+}
+
+export type RunsAccess =
+  | { access: "off" }
+  | {
+      access: "github";
+      /** The GitHub App's OAuth client (Probot's setup flow writes both to .env). */
+      clientId: string;
+      clientSecret: string;
+      /** Keys the session cookies; derived from the client secret unless HCP_SESSION_SECRET is set. */
+      sessionSecret: string;
+      /** The server's public URL (the OAuth callback is PUBLIC_URL/auth/callback); default: the request's host. */
+      publicUrl?: string;
+    };
+
+export interface WebSettings {
+  /** https://github.com, or GHE_PROTOCOL://GHE_HOST: pull-request links and the OAuth endpoints. */
+  githubWebUrl: string;
+  runs: RunsAccess;
+}
+
+export interface SlackSettings {
+  signingSecret: string;
+  botToken: string;
+  /** Web API base URL ending in "/": https://slack.com/api/ unless a proxy or a test says otherwise. */
+  apiUrl: string;
+  /** SLACK_TEAM_ID: the workspace whose bare user ids `slack.users` maps (unless a config names one). */
+  teamId?: string;
+}
+
+export class SettingsError extends Error {}
+
+const Env = z.object({
+  APP_ID: z
+    .string()
+    .regex(/^\d+$/, "must be the numeric App ID from the app's settings page")
+    .optional(),
+  PRIVATE_KEY: z
+    .string()
+    .refine((k) => k.includes("-----BEGIN") && k.includes("PRIVATE KEY-----"), "must be a PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+    .optional(),
+  PRIVATE_KEY_PATH: z.string().min(1).optional(),
+  WEBHOOK_SECRET: z.string().min(1, "must not be empty").optional(),
+  PORT: z
+    .string()
+    .regex(/^\d+$/, "must be a number between 0 and 65535")
+    .refine((p) => Number(p) <= 65535, "must be a number between 0 and 65535")
+    .optional(),
+  HOST: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+  GHE_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(:\d+)?$/, "must be a host name with an optional port, without a scheme or path (e.g. github.example.com)")
+    .optional(),
+  GHE_PROTOCOL: z.enum(["http", "https"]).optional(),
+  WEBHOOK_PATH: z.string().startsWith("/").optional(),
+  HCP_DATA_DIR: z.string().min(1).optional(),
+  HCP_BOT_LOGIN: z.string().min(1).optional(),
+  NODE_ENV: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
+  SLACK_TEAM_ID: z.string().regex(/^[TE][A-Z0-9]{2,}$/, "must be a Slack team id such as T012ABCDEF").optional(),
+  HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
+  HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
+  HCP_RUNS_ACCESS: z.enum(["off", "github"], { error: "must be off (the default) or github (sign in with GitHub)" }).optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  HCP_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  HCP_PUBLIC_URL: z.url({ protocol: /^https?$/, error: "must be the server's public http(s) URL, such as https://hcp-bot.example.com" }).optional(),
+});
+
+function firstProblem(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `${issue.path.join(".")} ${issue.message}`;
+}
+
+/** PEM with literal "\n" sequences (as some secret stores hand it over) is unescaped. */
+function normalizePem(key: string): string {
+  return key.includes("\\n") && !key.includes("\n") ? key.replace(/\\n/g, "\n") : key;
+}
+
+/** Both Slack secrets or neither: one alone is a mistake worth stopping for. */
+function slackSettings(e: z.infer<typeof Env>): SlackSettings | undefined {
+  if (!e.SLACK_SIGNING_SECRET && !e.SLACK_BOT_TOKEN) return undefined;
+  if (!e.SLACK_SIGNING_SECRET) throw new SettingsError("SLACK_SIGNING_SECRET is missing (SLACK_BOT_TOKEN is set): copy it from the Slack app's Basic Information page");
+  if (!e.SLACK_BOT_TOKEN) throw new SettingsError("SLACK_BOT_TOKEN is missing (SLACK_SIGNING_SECRET is set): copy the Bot User OAuth Token from the Slack app's OAuth & Permissions page");
+  const api = e.SLACK_API_URL ?? "https://slack.com/api/";
+  return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/`, ...(e.SLACK_TEAM_ID ? { teamId: e.SLACK_TEAM_ID } : {}) };
+}
+
+function runsAccess(e: z.infer<typeof Env>): RunsAccess {
+  if (e.HCP_RUNS_ACCESS !== "github") return { access: "off" };
+  if (!e.GITHUB_CLIENT_ID || !e.GITHUB_CLIENT_SECRET) {
+    throw new SettingsError("HCP_RUNS_ACCESS=github needs GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET: the GitHub App's client id and a client secret (its settings page; Probot's setup flow writes them to .env)");
+  }
+  return {
+    access: "github",
+    clientId: e.GITHUB_CLIENT_ID,
+    clientSecret: e.GITHUB_CLIENT_SECRET,
+    sessionSecret: e.HCP_SESSION_SECRET ?? `client-secret:${e.GITHUB_CLIENT_SECRET}`,
+    ...(e.HCP_PUBLIC_URL ? { publicUrl: e.HCP_PUBLIC_URL.replace(/\/+$/, "") } : {}),
+  };
+}
+
+/** How a host reads PRIVATE_KEY_PATH; throws an error with a `code` (ENOENT...) when it cannot. */
+export type ReadTextFile = (path: string) => string;
+
+export function readSettings(env: Record<string, string | undefined>, readFile: ReadTextFile | undefined): ServerSettings {
+  const blank = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = Env.safeParse(blank);
+  if (!parsed.success) throw new SettingsError(firstProblem(parsed.error));
+  const e = parsed.data;
+  let privateKey = e.PRIVATE_KEY ? normalizePem(e.PRIVATE_KEY) : undefined;
+  if (!privateKey && e.PRIVATE_KEY_PATH) {
+    if (!readFile) throw new SettingsError("PRIVATE_KEY_PATH cannot be used here (no file system): set PRIVATE_KEY to the key's text");
+    try {
+      privateKey = readFile(e.PRIVATE_KEY_PATH);
+    } catch (error) {
+      throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} cannot be read: ${(error as { code?: string }).code ?? String(error)}`);
+    }
+    if (!privateKey.includes("PRIVATE KEY-----")) throw new SettingsError(`PRIVATE_KEY_PATH ${e.PRIVATE_KEY_PATH} does not hold a PEM private key`);
+  }
+  const base = {
+    port: e.PORT !== undefined ? Number(e.PORT) : 3000,
+    host: e.HOST ?? "0.0.0.0",
+    logLevel: e.LOG_LEVEL ?? "info",
+    baseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
+    webhookPath: e.WEBHOOK_PATH ?? "/api/github/webhooks",
+    dataDir: e.HCP_DATA_DIR ?? ".hcp-bot-data",
+    botLogin: e.HCP_BOT_LOGIN,
+    slack: slackSettings(e),
+    ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
+    ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
+    web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },
+  };
+  const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
+  if (credentials.every((c) => c === undefined)) {
+    if (e.NODE_ENV === "production") throw new SettingsError("APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET are required when NODE_ENV=production; without them the bot only serves its setup page");
+    return { ...base, mode: "setup", logLevel: base.logLevel };
+  }
+  if (!e.APP_ID) throw new SettingsError("APP_ID is missing (the other GitHub App credentials are set)");
+  if (!privateKey) throw new SettingsError("PRIVATE_KEY or PRIVATE_KEY_PATH is missing (the other GitHub App credentials are set)");
+  if (!e.WEBHOOK_SECRET) throw new SettingsError("WEBHOOK_SECRET is missing: webhooks cannot be verified without it");
+  return { ...base, mode: "app", appId: Number(e.APP_ID), privateKey, webhookSecret: e.WEBHOOK_SECRET };
+}

@@ -1,0 +1,90 @@
+// Runs durable jobs (src/store/types.ts, JobStore) for any host: take the job's lease, keep
+// it while the work runs, then complete it, or on failure keep it for a retry after a delay
+// or give it up (its claim released, so GitHub's redelivery runs it). The host decides how
+// a job reaches `run` (a Queue message on Workers, the same process on Deno) and how often
+// `stale` is asked for jobs an evicted isolate or a killed process left behind.
+import type { HostLog } from "../github/host.ts";
+import type { Job, JobStore } from "../store/types.ts";
+
+export interface JobPolicy {
+  /** How long a lease lasts; it is renewed every third of that while the job runs. */
+  leaseSeconds: number;
+  /** Runs of a failing job before it is given up. */
+  attempts: number;
+  /** Delay before the first retry, doubled for each further one. */
+  retrySeconds: number;
+  /** A job nobody leased for this long lost the message that should have started it. */
+  unleasedSeconds: number;
+}
+
+export const DEFAULT_JOB_POLICY: JobPolicy = { leaseSeconds: 120, attempts: 5, retrySeconds: 10, unleasedSeconds: 60 };
+
+export type RunOutcome =
+  | { kind: "done" }
+  /** Nothing to run: done before, or given up. */
+  | { kind: "gone" }
+  /** Not its turn yet (an older job of its key runs, another owner holds it, a retry delay): try again then. */
+  | { kind: "wait"; seconds: number; reason: "behind" | "busy" | "delayed" }
+  | { kind: "retry"; seconds: number; error: unknown }
+  | { kind: "given-up"; error: unknown };
+
+export interface JobRunnerOptions {
+  store: JobStore;
+  policy: JobPolicy;
+  execute: (job: Job) => Promise<void>;
+  log: HostLog;
+  /** A fresh lease owner per run, so two runs of one job in one isolate cannot share a lease. */
+  newOwner?: () => string;
+}
+
+export interface JobRunner {
+  run(id: string): Promise<RunOutcome>;
+  /** Jobs to start again: a lease or retry delay passed, or never started. */
+  stale(): Promise<Job[]>;
+}
+
+const secondsUntil = (date: Date) => Math.max(1, Math.ceil((date.getTime() - Date.now()) / 1000));
+
+export function createJobRunner(o: JobRunnerOptions): JobRunner {
+  const newOwner = o.newOwner ?? (() => crypto.randomUUID());
+  const { store, policy } = o;
+
+  async function run(id: string): Promise<RunOutcome> {
+    const owner = newOwner();
+    const lease = await store.leaseJob(id, owner, policy.leaseSeconds);
+    if (!lease.ok) {
+      switch (lease.reason) {
+        case "gone":
+          return { kind: "gone" };
+        case "behind":
+          return { kind: "wait", seconds: Math.min(5, policy.retrySeconds), reason: "behind" };
+        case "busy":
+        case "delayed":
+          return { kind: "wait", seconds: secondsUntil(lease.until), reason: lease.reason };
+      }
+    }
+    const job = lease.job;
+    const heartbeat = setInterval(() => {
+      store.leaseJob(id, owner, policy.leaseSeconds).catch((error: unknown) => o.log.warn({ err: error, job: id }, "renewing a job's lease failed"));
+    }, (policy.leaseSeconds * 1000) / 3);
+    try {
+      await o.execute(job);
+    } catch (error) {
+      clearInterval(heartbeat);
+      if (job.attempts >= policy.attempts) {
+        o.log.error({ err: error, job: id, kind: job.kind, key: job.key, attempts: job.attempts }, "job failed for the last time; given up");
+        await store.failJob(id, owner);
+        return { kind: "given-up", error };
+      }
+      const seconds = policy.retrySeconds * 2 ** (job.attempts - 1);
+      o.log.warn({ err: error, job: id, kind: job.kind, key: job.key, attempts: job.attempts, retryInSeconds: seconds }, "job failed; it runs again later");
+      await store.failJob(id, owner, seconds);
+      return { kind: "retry", seconds, error };
+    }
+    clearInterval(heartbeat);
+    if (!(await store.completeJob(id, owner))) o.log.warn({ job: id }, "job finished after its lease passed to another run");
+    return { kind: "done" };
+  }
+
+  return { run, stale: () => store.listStaleJobs(policy.unleasedSeconds) };
+}

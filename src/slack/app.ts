@@ -1,0 +1,80 @@
+// The Slack app, whatever serves it: the Web API client, the channel messages that follow
+// smoke runs, the command handlers and the request core, wired together. The Node server
+// puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
+import type { Language } from "web-tree-sitter";
+import type { SmokeState } from "../core/render/smoke.ts";
+import type { GitHubGateway } from "../github/app.ts";
+import type { SmokeRequest, Store } from "../store/types.ts";
+import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
+import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./core.ts";
+import { createSlackRuns } from "./runs.ts";
+import { createSlackWebApi } from "./web-api.ts";
+
+export const SLACK_EVENTS_PATH = "/slack/events";
+
+export interface SlackAppOptions {
+  signingSecret: string;
+  botToken: string;
+  apiUrl: string;
+  /** GitHub REST base URL (https://api.github.com or https://HOST/api/v3), for web links. */
+  githubApiUrl: string;
+  store: Store;
+  python: () => Promise<Language>;
+  log: SlackLog;
+  /** How the host takes an acknowledged command's work (with its claim) to run after the ack. */
+  accept: SlackCoreDeps["accept"];
+  nowSeconds?: () => number;
+  /** SLACK_TEAM_ID (see SlackCommandDeps.teamId). */
+  teamId?: string;
+}
+
+export interface SlackApp {
+  core: SlackCore;
+  /** Runs an acknowledged command's work (the host calls it after the ack). */
+  run(work: SlackWork, command: DeferredCommand): Promise<void>;
+  setGateway(gateway: GitHubGateway): void;
+  /** SmokeDeps.notify: the channel message follows the run. */
+  notify(request: SmokeRequest, state: SmokeState): Promise<void>;
+}
+
+export function githubWebUrl(apiUrl: string): string {
+  const u = new URL(apiUrl);
+  if (u.hostname === "api.github.com") return "https://github.com";
+  return `${u.protocol}//${u.host}`;
+}
+
+export function createSlackApp(options: SlackAppOptions): SlackApp {
+  let gateway: GitHubGateway | undefined;
+  const web = createSlackWebApi({ token: options.botToken, apiUrl: options.apiUrl });
+  const notifyChannels = new Map<string, { at: number; channel: Promise<string | undefined> }>();
+
+  /** The repo's notify_channel, cached a minute so a run's state changes cost one config read. */
+  function notifyChannel(repoFull: string): Promise<string | undefined> {
+    const hit = notifyChannels.get(repoFull);
+    if (hit && Date.now() - hit.at < 60_000) return hit.channel;
+    const [owner, repo] = repoFull.split("/") as [string, string];
+    const channel = (async () => {
+      const found = await gateway?.repository(owner, repo);
+      if (!found?.config.ok) return undefined;
+      return (await effectiveSlackConfig(found, found.config.config)).notify_channel ?? undefined;
+    })().catch(() => undefined);
+    notifyChannels.set(repoFull, { at: Date.now(), channel });
+    return channel;
+  }
+
+  const runs = createSlackRuns({ web, store: options.store, webUrl: githubWebUrl(options.githubApiUrl), notifyChannel, log: options.log });
+  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, python: options.python, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
+  const core = createSlackCore({
+    signingSecret: options.signingSecret,
+    accept: options.accept,
+    ...(options.nowSeconds ? { nowSeconds: options.nowSeconds } : {}),
+  });
+  return {
+    core,
+    run,
+    setGateway(g) {
+      gateway = g;
+    },
+    notify: (request, state) => runs.notify(request, state),
+  };
+}

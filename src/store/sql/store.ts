@@ -1,0 +1,253 @@
+// The store's queries over a synchronous SQLite driver (driver.ts). Each method is one
+// transaction, so two events cannot both pass a check (a claim, a status transition, a
+// job's lease). SqliteStore (Node, better-sqlite3) and the Workers Durable Object wrap it;
+// nothing here knows which SQLite it talks to.
+import { applyPatch, auditLimit, checkClaim, checkLease, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "../records.ts";
+import {
+  StoreError,
+  type AuditInput,
+  type AuditRecord,
+  type Job,
+  type LeaseResult,
+  type NewJob,
+  type NewSmokeRequest,
+  type SmokeRequest,
+  type SmokeListQuery,
+  type SmokeRequestPatch,
+  type UpdateResult,
+} from "../types.ts";
+import type { SqlDriver, SqlValue } from "./driver.ts";
+import { AUDIT_COLUMNS, auditFromRow, jobFromRow, MIGRATIONS, REQUEST_COLUMNS, requestFromRow, toCell } from "./schema.ts";
+
+const ACTIVE_SQL = "status IN ('dispatched', 'queued', 'running')";
+/** Delivery ids never come back after their TTL, so expired claims are swept now and then. */
+const SWEEP_EVERY = 100;
+
+export interface ClaimRequest {
+  key: string;
+  ttlSeconds: number;
+  owner?: string;
+}
+
+// One statement decides a claim: insert, take over an expired claim, or renew one's own;
+// an unexpired claim of another owner is left alone (RETURNING then yields no row).
+const CLAIM_SQL = `INSERT INTO idempotency (key, expires_at, owner) VALUES (?, ?, ?)
+  ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at, owner = excluded.owner
+  WHERE idempotency.expires_at <= ? OR (excluded.owner IS NOT NULL AND idempotency.owner = excluded.owner)
+  RETURNING key`;
+
+export class SqlStore {
+  private claimsSinceSweep = 0;
+
+  constructor(
+    private readonly db: SqlDriver,
+    private readonly now: () => Date,
+    private readonly newId: () => string,
+  ) {}
+
+  schemaVersion(): number {
+    const row = this.db.all("SELECT MAX(version) AS v FROM schema_migrations")[0];
+    return Number(row?.v ?? 0);
+  }
+
+  /** Applies the missing migrations, each in its own transaction, and refuses a newer schema. */
+  migrate(): void {
+    this.db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+    const current = this.schemaVersion();
+    const latest = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+    if (current > latest) {
+      throw new StoreError(`the database has schema v${current}, newer than this hcp-bot knows (v${latest}); run the newer hcp-bot or use another HCP_DATA_DIR`);
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      this.db.transaction(() => {
+        // Another process may have applied it between our read and this write lock.
+        if (this.schemaVersion() >= m.version) return;
+        this.db.exec(m.sql);
+        this.db.all("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, this.now().getTime()]);
+      });
+    }
+  }
+
+  /** Claims several keys in one transaction (one commit for a burst); one result per request. */
+  claimMany(batch: readonly ClaimRequest[]): boolean[] {
+    for (const c of batch) checkClaim(c.key, c.ttlSeconds);
+    const now = this.now().getTime();
+    return this.db.transaction(() => {
+      const claimed = batch.map((c) => this.claimIn(c, now));
+      this.claimsSinceSweep += batch.length;
+      if (this.claimsSinceSweep >= SWEEP_EVERY) {
+        this.claimsSinceSweep = 0;
+        this.db.all("DELETE FROM idempotency WHERE expires_at <= ?", [now]);
+      }
+      return claimed;
+    });
+  }
+
+  private claimIn(c: ClaimRequest, now: number): boolean {
+    return this.db.all(CLAIM_SQL, [c.key, now + Math.ceil(c.ttlSeconds * 1000), c.owner ?? null, now]).length === 1;
+  }
+
+  release(key: string): void {
+    this.db.all("DELETE FROM idempotency WHERE key = ?", [key]);
+  }
+
+  createSmokeRequest(input: NewSmokeRequest): SmokeRequest {
+    const request = newRequest(input, this.newId(), this.now());
+    const cols = REQUEST_COLUMNS.map(([, c]) => c);
+    this.db.transaction(() =>
+      this.db.all(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind))),
+    );
+    return request;
+  }
+
+  updateSmokeRequest(id: string, patch: SmokeRequestPatch): UpdateResult {
+    // Read and write under one write lock, so two events cannot both pass the transition check.
+    return this.db.transaction((): UpdateResult => {
+      const row = this.db.all("SELECT * FROM smoke_requests WHERE id = ?", [id])[0];
+      if (!row) return { ok: false, reason: "not-found", detail: `no smoke request ${id}` };
+      const result = applyPatch(requestFromRow(row), patch, this.now());
+      if (!result.ok) return result;
+      const sets = REQUEST_COLUMNS.filter(([f]) => f !== "id");
+      this.db.all(`UPDATE smoke_requests SET ${sets.map(([, c]) => `${c} = ?`).join(", ")} WHERE id = ?`, [...sets.map(([f, , kind]) => toCell(result.request[f], kind)), id]);
+      return result;
+    });
+  }
+
+  private requests(sql: string, params: SqlValue[]): SmokeRequest[] {
+    return this.db.all(sql, params).map(requestFromRow);
+  }
+
+  getSmokeRequest(id: string): SmokeRequest | undefined {
+    return this.requests("SELECT * FROM smoke_requests WHERE id = ?", [id])[0];
+  }
+
+  findByRunId(runId: number): SmokeRequest | undefined {
+    return this.requests("SELECT * FROM smoke_requests WHERE run_id = ? ORDER BY rowid DESC LIMIT 1", [runId])[0];
+  }
+
+  activeForPr(repo: string, pr: number): SmokeRequest[] {
+    return this.requests(`SELECT * FROM smoke_requests WHERE repo = ? AND pr = ? AND ${ACTIVE_SQL} ORDER BY rowid`, [repo, pr]);
+  }
+
+  countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): number {
+    const sql = "SELECT COUNT(*) AS n FROM smoke_requests WHERE github_login = ? AND status != 'refused' AND created_at >= ?";
+    return installationId === undefined
+      ? this.count(sql, [githubLogin, since.getTime()])
+      : this.count(`${sql} AND installation_id = ?`, [githubLogin, since.getTime(), installationId]);
+  }
+
+  countActive(repo?: string): number {
+    return repo === undefined
+      ? this.count(`SELECT COUNT(*) AS n FROM smoke_requests WHERE ${ACTIVE_SQL}`, [])
+      : this.count(`SELECT COUNT(*) AS n FROM smoke_requests WHERE ${ACTIVE_SQL} AND repo = ?`, [repo]);
+  }
+
+  countRequests(): number {
+    return this.count("SELECT COUNT(*) AS n FROM smoke_requests", []);
+  }
+
+  private count(sql: string, params: SqlValue[]): number {
+    return Number(this.db.all(sql, params)[0]?.n ?? 0);
+  }
+
+  listQueuedOlderThan(date: Date): SmokeRequest[] {
+    return this.requests("SELECT * FROM smoke_requests WHERE status IN ('dispatched', 'queued') AND COALESCE(dispatched_at, created_at) < ? ORDER BY rowid", [date.getTime()]);
+  }
+
+  listSmokeRequests(q: SmokeListQuery): SmokeRequest[] {
+    const limit = listLimit(q.limit);
+    if (q.repos.length === 0) return [];
+    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`];
+    const params: SqlValue[] = [...q.repos];
+    if (q.status !== undefined) {
+      where.push("status = ?");
+      params.push(q.status);
+    }
+    if (q.githubLogin !== undefined) {
+      where.push("github_login = ?");
+      params.push(q.githubLogin);
+    }
+    if (q.before !== undefined) {
+      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+      params.push(q.before.createdAt.getTime(), q.before.createdAt.getTime(), q.before.id);
+    }
+    return this.requests(`SELECT * FROM smoke_requests WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit]);
+  }
+
+  listSmokeRepos(): string[] {
+    return this.db.all("SELECT DISTINCT repo FROM smoke_requests ORDER BY repo").map((r) => String(r.repo));
+  }
+
+  audit(input: AuditInput): AuditRecord {
+    const draft = newAudit(input, 0, this.now());
+    const cols = AUDIT_COLUMNS.map(([, c]) => c);
+    const [row] = this.db.transaction(() =>
+      this.db.all(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind))),
+    );
+    return { ...draft, id: Number(row?.id) };
+  }
+
+  auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): AuditRecord[] {
+    const limit = auditLimit(options.limit);
+    const rows =
+      options.requestId !== undefined
+        ? this.db.all("SELECT * FROM audit_log WHERE request_id = ? ORDER BY id DESC LIMIT ?", [options.requestId, limit])
+        : options.repo === undefined
+          ? this.db.all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", [limit])
+          : this.db.all("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?", [options.repo, limit]);
+    return rows.map(auditFromRow).filter((r) => options.repo === undefined || r.repo === options.repo);
+  }
+
+  // ------------------------------------------------------------------ durable jobs
+
+  enqueueJob(input: NewJob, claim?: { key: string; ttlSeconds: number }): Job | undefined {
+    const job = newJob(input, this.newId(), this.now(), claim?.key ?? null);
+    if (claim) checkClaim(claim.key, claim.ttlSeconds);
+    return this.db.transaction(() => {
+      if (claim && !this.claimIn({ key: claim.key, ttlSeconds: claim.ttlSeconds }, job.createdAt.getTime())) return undefined;
+      this.db.all("INSERT INTO jobs (id, key, kind, payload, claim_key, attempts, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)", [job.id, job.key, job.kind, job.payload, job.claim, job.createdAt.getTime()]);
+      return job;
+    });
+  }
+
+  leaseJob(id: string, owner: string, seconds: number): LeaseResult {
+    checkLease(owner, seconds);
+    const now = this.now().getTime();
+    return this.db.transaction((): LeaseResult => {
+      const row = this.db.all("SELECT * FROM jobs WHERE id = ?", [id])[0];
+      if (!row) return { ok: false, reason: "gone" };
+      const job = jobFromRow(row);
+      const refused = leaseRefusal(job, owner, now);
+      if (refused) return refused;
+      const first = this.db.all("SELECT id FROM jobs WHERE key = ? ORDER BY seq LIMIT 1", [job.key])[0];
+      if (first && first.id !== id) return { ok: false, reason: "behind", waitingFor: String(first.id) };
+      const renewing = job.leaseOwner === owner;
+      const leased: Job = { ...job, leaseOwner: owner, leaseUntil: new Date(now + seconds * 1000), attempts: job.attempts + (renewing ? 0 : 1) };
+      this.db.all("UPDATE jobs SET lease_owner = ?, lease_until = ?, attempts = ? WHERE id = ?", [owner, leased.leaseUntil!.getTime(), leased.attempts, id]);
+      return { ok: true, job: leased };
+    });
+  }
+
+  completeJob(id: string, owner: string): boolean {
+    return this.db.transaction(() => this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING id", [id, owner]).length === 1);
+  }
+
+  failJob(id: string, owner: string, retryAfterSeconds?: number): void {
+    this.db.transaction(() => {
+      if (retryAfterSeconds !== undefined) {
+        this.db.all("UPDATE jobs SET lease_owner = NULL, lease_until = ? WHERE id = ? AND lease_owner = ?", [this.now().getTime() + Math.ceil(retryAfterSeconds * 1000), id, owner]);
+        return;
+      }
+      const [gone] = this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING claim_key", [id, owner]);
+      if (gone?.claim_key) this.release(String(gone.claim_key));
+    });
+  }
+
+  listStaleJobs(unleasedSeconds: number): Job[] {
+    const now = this.now().getTime();
+    return this.db
+      .all("SELECT * FROM jobs WHERE (lease_until IS NOT NULL AND lease_until <= ?) OR (lease_until IS NULL AND created_at <= ?) ORDER BY seq", [now, now - unleasedSeconds * 1000])
+      .map(jobFromRow);
+  }
+}

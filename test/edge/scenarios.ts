@@ -1,0 +1,304 @@
+// The edge deployment's behaviour, the same scenarios on workerd and on Deno: the built
+// bundle, driven over loopback with real signatures against the fake GitHub (validated by
+// GitHub's OpenAPI description, App JWTs checked) and the fake Slack, polling the fakes'
+// state (the answer comes before the work, so there is nothing to wait on but the fakes).
+import { createHmac, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { appKeys, completeSmokeRun, hcpRecipe, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
+import { startEdge, until, type EdgeProcess, type RuntimeName } from "./runtimes.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const SECRET = "edge-webhook-secret";
+const SLACK_SECRET = "edge-slack-secret";
+const HEALTH_TOKEN = "edge-operator-health-token";
+const OWNER = "acme";
+const REPO = "mb";
+const INSTALLATION = 9;
+const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
+const CONFIG = `smoke:
+  quotas: {per_user_per_day: 1000, max_queued: 1000}
+slack:
+  users: {T0TEAM/U0MAINT: maint}
+  channels: [C0SMOKE]
+`;
+/** a2a+p2p without hierarchical_context_parallel_sizes: HCP001 with a one-click fix. */
+const BROKEN_RECIPE = hcpRecipe("llama3_8b", { sizes: false });
+
+export function defineEdgeScenarios(runtime: RuntimeName): void {
+  let gh: FakeGitHub;
+  let slack: FakeSlack;
+  let bot: EdgeProcess;
+  let env: Record<string, string>;
+  let prCounter = 0;
+
+  const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
+  const repoKey = `${OWNER}/${REPO}`;
+
+  async function deliver(event: string, payload: object, o: { id?: string; signature?: string | null; body?: string } = {}): Promise<number> {
+    const body = o.body ?? JSON.stringify(payload);
+    const signature = o.signature === undefined ? `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}` : o.signature;
+    const res = await fetch(`${bot.url}/api/github/webhooks`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-github-event": event, "x-github-delivery": o.id ?? randomUUID(), ...(signature === null ? {} : { "x-hub-signature-256": signature }) },
+      body,
+    });
+    await res.text();
+    return res.status;
+  }
+
+  function openPr(files: Record<string, string>, author = "author"): { number: number; sha: string } {
+    const number = ++prCounter;
+    const sha = (0x5000 + number).toString(16).padStart(40, "c");
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${number}`, base: "main", sha, files });
+    gh.addPullRequest({ owner: OWNER, repo: REPO, number, user: author, head: { sha, ref: `pr-${number}` }, files: Object.entries(files).map(([filename, contents]) => ({ filename, contents, status: "added" as const })) });
+    return { number, sha };
+  }
+
+  const prPayload = (pr: { number: number; sha: string }, action = "opened") => ({
+    action,
+    number: pr.number,
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login: "author", id: 3, type: "User" },
+    pull_request: { number: pr.number, head: { sha: pr.sha, ref: `pr-${pr.number}` }, draft: false, html_url: `${gh.url}/${OWNER}/${REPO}/pull/${pr.number}`, state: "open" },
+  });
+
+  const commentPayload = (pr: number, body: string, login: string) => ({
+    action: "created",
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login, id: 50, type: "User" },
+    issue: { number: pr, pull_request: { url: `${gh.apiUrl}/repos/${OWNER}/${REPO}/pulls/${pr}` }, user: { login: "author" } },
+    comment: { id: Math.floor(Math.random() * 1e9), body, user: { login, id: 50, type: "User" } },
+  });
+
+  const runPayload = (run: { id: number; status: string; conclusion: string | null; requestId: string }) => ({
+    action: run.status === "completed" ? "completed" : "in_progress",
+    installation: { id: INSTALLATION },
+    repository: repository(),
+    sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" },
+    workflow_run: {
+      id: run.id,
+      status: run.status,
+      conclusion: run.conclusion,
+      display_title: `hcp-smoke ${run.requestId}`,
+      name: "hcp-smoke",
+      event: "workflow_dispatch",
+      head_branch: "main",
+      path: ".github/workflows/hcp-smoke.yml",
+      html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${run.id}`,
+    },
+  });
+
+  const checkRuns = (sha: string, name: string) => [...gh.state.checkRuns.values()].filter((c) => c.headSha === sha && c.name === name);
+  const reviews = (pr: number) => [...gh.state.reviews.values()].filter((r) => r.pullNumber === pr);
+  const comments = (pr: number) => [...gh.state.issueComments.values()].filter((c) => c.issueNumber === pr);
+  const dispatchesFor = (sha: string) => gh.state.dispatches.filter((d) => d.inputs.sha === sha);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+
+  /** The run uploads `log` as its artifact and completes; the bot hears of it. */
+  async function finishRun(sha: string, log: string, facts = runnerFacts()) {
+    const sent = await until("the dispatch", () => dispatchesFor(sha)[0]);
+    const requestId = String(sent.inputs.request_id);
+    await completeSmokeRun(gh, { runId: sent.runId, requestId }, { "smoke.log": log, "verdict.json": facts });
+    expect(await deliver("workflow_run", runPayload({ id: sent.runId, status: "completed", conclusion: "success", requestId }))).toBe(202);
+    return until("the smoke check run to complete", () => checkRuns(sha, "HCP smoke").find((c) => c.status === "completed"), 30_000);
+  }
+
+  beforeAll(async () => {
+    gh = await startFakeGitHub({ appId: 77, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
+    slack = await startFakeSlack({ token: "xoxb-test" });
+    gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
+    gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": CONFIG } } });
+    const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as {
+      "run-name": string;
+      on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } };
+      jobs: { smoke: { name: string } };
+    };
+    gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    gh.setPermission("maint", "write");
+    gh.setPermission("reader", "read");
+    gh.setPermission("author", "write");
+    env = {
+      APP_ID: "77",
+      // PKCS#1, as GitHub hands it out: the edge host wraps it for WebCrypto.
+      PRIVATE_KEY: appKeys.privateKey,
+      WEBHOOK_SECRET: SECRET,
+      GHE_HOST: new URL(gh.url).host,
+      GHE_PROTOCOL: "http",
+      SLACK_SIGNING_SECRET: SLACK_SECRET,
+      SLACK_BOT_TOKEN: "xoxb-test",
+      SLACK_API_URL: slack.apiUrl,
+      HCP_DATA_DIR: mkdtempSync(join(tmpdir(), `hcp-edge-${runtime}-`)),
+      LOG_LEVEL: "error",
+      HCP_JOB_LEASE_SECONDS: "3",
+      HCP_JOB_RETRY_SECONDS: "1",
+      HCP_JOB_UNLEASED_SECONDS: "2",
+      HCP_HEALTH_TOKEN: HEALTH_TOKEN,
+    };
+    bot = await startEdge(runtime, env);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (process.env.EDGE_DEBUG) console.log(bot?.output());
+    await bot?.stop();
+    await gh?.close();
+    await slack?.close();
+  });
+
+  afterEach(() => {
+    expect(gh.violations).toEqual([]);
+    expect(slack.violations).toEqual([]);
+  });
+
+  describe(`the bot on ${runtime}`, { timeout: 30_000 }, () => {
+    it("says in /healthz which runtime, store and verdict scanner it has, to the operator's token only", async () => {
+      const anyone = await fetch(`${bot.url}/healthz`);
+      expect(anyone.status).toBe(200);
+      expect(await anyone.json()).toEqual({ status: "ok" });
+      const wrong = await fetch(`${bot.url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN.replace(/.$/, "x")}` } });
+      expect(await wrong.json()).toEqual({ status: "ok" });
+      const res = await fetch(`${bot.url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } });
+      const health = (await res.json()) as { status: string; runtime: string; store: { kind: string; ok: boolean }; slack: string; verdictScanner: string };
+      expect(res.status).toBe(200);
+      expect(health).toMatchObject({ status: "ok", runtime, store: { kind: runtime === "workerd" ? "durable-object" : "deno-kv", ok: true }, slack: "on", verdictScanner: "webassembly" });
+    });
+
+    it("reviews an opened PR once: check run, inline suggestion, summary; a redelivery does nothing", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      const id = randomUUID();
+      expect(await deliver("pull_request", prPayload(pr), { id })).toBe(202);
+      const summary = await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")));
+      expect(checkRuns(pr.sha, "HCP review")).toMatchObject([{ status: "completed", conclusion: "failure" }]);
+      expect(reviews(pr.number)).toHaveLength(1);
+      const inline = [...gh.state.reviewComments.values()].filter((c) => c.pullNumber === pr.number);
+      expect(inline.some((c) => c.body.includes("```suggestion"))).toBe(true);
+      expect(summary.user.login).toBe("hcp-bot[bot]");
+
+      expect(await deliver("pull_request", prPayload(pr), { id })).toBe(200);
+      await settle();
+      expect(reviews(pr.number)).toHaveLength(1);
+      expect(comments(pr.number)).toHaveLength(1);
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+    });
+
+    it("refuses a missing, malformed or forged signature with 401 and calls nothing; 413 for a huge body", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      const before = gh.calls.length;
+      expect(await deliver("pull_request", prPayload(pr), { signature: null })).toBe(401);
+      expect(await deliver("pull_request", prPayload(pr), { signature: "sha256=zz" })).toBe(401);
+      expect(await deliver("pull_request", prPayload(pr), { signature: "" })).toBe(401);
+      expect(await deliver("pull_request", prPayload(pr), { signature: `sha256=${"0".repeat(64)}` })).toBe(401);
+      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
+      await settle();
+      expect(gh.calls.length).toBe(before);
+      expect(checkRuns(pr.sha, "HCP review")).toEqual([]);
+    });
+
+    it("dispatches /hcp smoke by a writer once, on the default branch with the pinned SHA; refuses a reader", async () => {
+      const pr = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      expect(await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"))).toBe(202);
+      const sent = await until("the dispatch", () => dispatchesFor(pr.sha)[0]);
+      expect(sent).toMatchObject({ ref: "main", inputs: { sha: pr.sha, recipe: "llama32_1b_pretrain_config", expect_hcp: "true" } });
+      await until("the smoke reply", () => comments(pr.number).find((c) => c.body.includes("hcp-bot:smoke")));
+      expect(checkRuns(pr.sha, "HCP smoke")).toMatchObject([{ status: "queued" }]);
+      // The runner's job starts: the check run follows.
+      const job = { action: "in_progress", installation: { id: INSTALLATION }, repository: repository(), sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" }, workflow_job: { id: 77, run_id: sent.runId, status: "in_progress", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${sent.runId}/job/77` } };
+      expect(await deliver("workflow_job", job)).toBe(202);
+      await until("the smoke check run to be in progress", () => checkRuns(pr.sha, "HCP smoke").find((c) => c.status === "in_progress"));
+
+      const other = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      expect(await deliver("issue_comment", commentPayload(other.number, "/hcp smoke", "reader"))).toBe(202);
+      const refusal = await until("the refusal", () => comments(other.number).find((c) => c.body.includes("no smoke run")));
+      expect(refusal.body).toMatch(/@reader no smoke run: .*write/);
+      expect(dispatchesFor(other.sha)).toEqual([]);
+      expect(dispatchesFor(pr.sha)).toHaveLength(1);
+    });
+
+    it("judges completed runs from their log artifact: a passing HCP log succeeds, a flat one fails", async () => {
+      const good = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      expect(await deliver("issue_comment", commentPayload(good.number, "/hcp smoke", "maint"))).toBe(202);
+      expect(await finishRun(good.sha, trainingLog(PASSING_RUN_LOG))).toMatchObject({ conclusion: "success" });
+
+      const flat = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      expect(await deliver("issue_comment", commentPayload(flat.number, "/hcp smoke", "maint"))).toBe(202);
+      const done = await finishRun(flat.sha, trainingLog("c_nccl_cp2_flat.log"), JSON.stringify({ exitCode: 0 }));
+      expect(done.conclusion).toBe("failure");
+      await until("the PR comment to show the verdict", () => comments(flat.number).find((c) => /hcp.inactive|HCP.*(inactive|off)/i.test(c.body)));
+    });
+
+    it("starts a smoke run from the check run's button", async () => {
+      const pr = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      const payload = {
+        action: "requested_action",
+        installation: { id: INSTALLATION },
+        repository: repository(),
+        sender: { login: "maint", id: 50, type: "User" },
+        requested_action: { identifier: "hcp-smoke" },
+        check_run: { id: 1, name: "HCP review", head_sha: pr.sha, pull_requests: [{ number: pr.number, head: { sha: pr.sha } }] },
+      };
+      expect(await deliver("check_run", payload)).toBe(202);
+      expect(await until("the dispatch", () => dispatchesFor(pr.sha)[0])).toMatchObject({ ref: "main", inputs: { sha: pr.sha } });
+    });
+
+    it("runs Slack /hcp smoke: the ack at once, the dispatch, and the channel message follows the run to its verdict", async () => {
+      const pr = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      const responseId = randomUUID();
+      const body = slashCommandForm(`smoke ${OWNER}/${REPO}#${pr.number}`, { channel_id: "C0SMOKE", user_id: "U0MAINT", response_url: slack.responseUrl(responseId), trigger_id: `t.${randomUUID()}` });
+      const ts = Math.floor(Date.now() / 1000);
+      const post = () =>
+        fetch(`${bot.url}/slack/events`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}` },
+          body,
+        });
+      const ack = await post();
+      expect(ack.status).toBe(200);
+      expect(((await ack.json()) as { text: string }).text).toMatch(/Smoke run on acme\/mb#/);
+      expect(((await (await post()).json()) as { text: string }).text).toMatch(/already received/);
+      await until("the dispatch", () => dispatchesFor(pr.sha)[0]);
+      const message = await until("the channel message", () => [...slack.messages.values()].find((m) => m.channel === "C0SMOKE" && m.text.includes(`#${pr.number}`)));
+      await finishRun(pr.sha, trainingLog(PASSING_RUN_LOG));
+      await until("the message to show the verdict", () => {
+        const now = slack.messages.get(`${message.channel}:${message.ts}`);
+        return now && now.updates > 0 && /PASS|pass/.test(JSON.stringify(now.blocks)) ? now : undefined;
+      });
+      expect(dispatchesFor(pr.sha)).toHaveLength(1);
+      await until("the ephemeral follow-up", () => slack.responses(responseId).find((r) => JSON.stringify(r).includes("dispatched")));
+    });
+
+    it("retries a job whose GitHub calls failed, after a delay, and posts once", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // Four 500s outlast the Octokit retries of the first run; the job's own retry succeeds.
+      gh.inject({ method: "POST", path: /\/check-runs$/, status: 500, times: 4 });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")));
+      expect(gh.calls.filter((c) => c.injected && c.path.endsWith("/check-runs"))).toHaveLength(4);
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+    });
+
+    it("completes a job cut off after the answer exactly once, when the runtime comes back", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // The first run hangs on its check-run post; the runtime dies while it waits.
+      gh.inject({ method: "POST", path: /\/check-runs$/, status: 500, delayMs: 60_000 });
+      const before = gh.calls.length;
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      await until("the first run to reach GitHub's check-run post", () => gh.calls.slice(before).find((c) => c.injected && c.path.endsWith("/check-runs")));
+      await bot.interrupt(3500); // past the 3 s lease nobody renews any more
+      await bot.scheduled();
+      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")), 30_000);
+      await settle();
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+      expect(comments(pr.number)).toHaveLength(1);
+    }, 60_000);
+  });
+}

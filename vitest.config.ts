@@ -1,0 +1,20 @@
+import { configDefaults, defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      { extends: true, test: { name: "core", exclude: [...configDefaults.exclude, "test/edge/**"], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: "edge",
+          include: ["test/edge/**/*.test.ts"],
+          // dist/edge is built once for these suites; they run after the others, so workerd and
+          // Deno do not compete on 2 cores with the timing-sensitive process tests.
+          globalSetup: ["test/edge/build.setup.ts"],
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
+  },
+});
