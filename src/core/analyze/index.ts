@@ -5,7 +5,7 @@ import { Parser, type Language } from "web-tree-sitter";
 import type { Finding, ProjectFacts, Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
-import { extractPython } from "../recipe/python/index.ts";
+import { extractPython, ModuleLibrary, parseModule } from "../recipe/python/index.ts";
 import { extractYaml } from "../recipe/yaml.ts";
 import { extractMarkdown, extractShell } from "../recipe/launch/index.ts";
 import { extractTePins } from "../recipe/pins.ts";
@@ -24,6 +24,11 @@ export interface AnalyzeOptions {
   severity?: Record<string, Severity>;
   /** Files larger than this are reported, not parsed. Default 16 MiB. */
   maxFileBytes?: number;
+  /**
+   * Python modules that are not analyzed themselves but whose builders and constants the
+   * analyzed files may import (a worker's shard gets the modules its files import).
+   */
+  library?: readonly SourceFile[];
 }
 
 export interface AnalysisReport {
@@ -47,18 +52,19 @@ export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): 
  * The per-file half of the analysis: each file's units, diagnostics and pins, independent
  * of the other files (so a runtime with threads may extract shards in parallel).
  */
-export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes">): ExtractResult[] {
+export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes" | "library">): ExtractResult[] {
   const parser = new Parser();
   parser.setLanguage(options.python);
+  const library = new ModuleLibrary([...files, ...(options.library ?? [])], (f) => parseModule(f, parser));
   try {
-    return files.map((f) => extractFile(f, parser, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
+    return files.map((f) => extractFile(f, parser, library, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
   } finally {
     parser.delete();
   }
 }
 
 /** The whole-project half: launch lines over their recipes, pins, and the rules. */
-export function judge(files: readonly SourceFile[], results: readonly ExtractResult[], options: Omit<AnalyzeOptions, "python" | "maxFileBytes">): AnalysisReport {
+export function judge(files: readonly SourceFile[], results: readonly ExtractResult[], options: Omit<AnalyzeOptions, "python" | "maxFileBytes" | "library">): AnalysisReport {
   const units = results.flatMap((r) => r.units);
   const diagnostics = results.flatMap((r) => r.diagnostics);
   const project: ProjectFacts = {
@@ -74,7 +80,7 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   return { files: files.length, units: judged, findings, diagnostics, project };
 }
 
-function extractFile(file: SourceFile, parser: Parser, maxChars: number): ExtractResult {
+function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {
   const kind = classifyFile(file.path);
   const empty: ExtractResult = { units: [], diagnostics: [], tePins: [] };
   if (!kind) return empty;
@@ -98,7 +104,7 @@ function extractFile(file: SourceFile, parser: Parser, maxChars: number): Extrac
     };
   }
   try {
-    return runExtractor(kind, file, parser);
+    return runExtractor(kind, file, parser, library);
   } catch (error) {
     // Extractors are written not to throw; if one does, the file is reported and the rest goes on.
     const message = error instanceof Error ? error.message : String(error);
@@ -109,10 +115,10 @@ function extractFile(file: SourceFile, parser: Parser, maxChars: number): Extrac
   }
 }
 
-function runExtractor(kind: FileKind, file: SourceFile, parser: Parser): ExtractResult {
+function runExtractor(kind: FileKind, file: SourceFile, parser: Parser, library: ModuleLibrary): ExtractResult {
   switch (kind) {
     case "python":
-      return extractPython(file, parser);
+      return extractPython(file, parser, library);
     case "yaml":
       return extractYaml(file);
     case "shell":

@@ -4,13 +4,28 @@
 import type { Parser, Tree } from "web-tree-sitter";
 import { LineIndex, location, type SourceFile } from "../../model/source.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
-import { scanModule } from "./module.ts";
+import type { ModuleLibrary } from "./library.ts";
+import { scanModule, type ModuleInfo } from "./module.ts";
 import { buildTree, firstSyntaxError } from "./tree.ts";
 import { extractUnits } from "./units.ts";
 
 export { modeOf, isRecipeName } from "./units.ts";
 
-export function extractPython(file: SourceFile, parser: Parser): ExtractResult {
+export { ModuleLibrary } from "./library.ts";
+
+/** A module's definitions, for the library (other files' builders); undefined when it cannot be parsed. */
+export function parseModule(file: SourceFile, parser: Parser): ModuleInfo | undefined {
+  const tree = parser.parse(file.text);
+  if (!tree) return undefined;
+  try {
+    return scanModule(file.path, file.text, new LineIndex(file.text), buildTree(tree, file.text));
+  } finally {
+    tree.delete();
+  }
+}
+
+/** `library`: the other modules of the analyzed tree, whose builders and constants recipes may import. */
+export function extractPython(file: SourceFile, parser: Parser, library?: ModuleLibrary): ExtractResult {
   const result = emptyResult();
   let tree: Tree | null = null;
   try {
@@ -23,7 +38,7 @@ export function extractPython(file: SourceFile, parser: Parser): ExtractResult {
     const syntax = syntaxDiagnostic(file, tree, index);
     if (syntax) result.diagnostics.push(syntax);
     const root = buildTree(tree, file.text);
-    const extracted = extractUnits(scanModule(file.path, file.text, index, root));
+    const extracted = extractUnits(scanModule(file.path, file.text, index, root), library);
     result.units = extracted.units;
     result.diagnostics.push(...extracted.diagnostics);
   } catch (error) {

@@ -12,6 +12,7 @@ import {
 import type { Diagnostic } from "../types.ts";
 import { BudgetExceeded, Evaluator, type EvalNote, type Frame } from "./evaluator.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
+import type { ModuleLibrary } from "./library.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
 import { named, textOf, type PyNode } from "./tree.ts";
 import { toValue, type ObjV, type V } from "./values.ts";
@@ -22,8 +23,8 @@ type Notes = ConfigUnit["notes"];
 const PROVIDER_CLASS = /Provider|TransformerConfig|ModelConfig|ModelParallelConfig/;
 const WORKLOAD_CTOR = /(?:^|\.)\w*Workload\w*Config$/;
 
-export function extractUnits(mod: ModuleInfo): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
-  const ev = new Evaluator(mod);
+export function extractUnits(mod: ModuleInfo, library?: ModuleLibrary): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
+  const ev = new Evaluator(mod, library);
   const out = { units: [] as ConfigUnit[], diagnostics: [] as Diagnostic[] };
   for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
   for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
@@ -278,13 +279,15 @@ function toSettings(mod: ModuleInfo, values: Map<SettingKey, V>, unit: Range, no
   return settings;
 }
 
-function toSetting(mod: ModuleInfo, key: SettingKey, v: V, unit: Range): Setting {
+function toSetting(unitMod: ModuleInfo, key: SettingKey, v: V, unit: Range): Setting {
   const { s, e } = v.o;
-  const inside = s >= unit.s && e <= unit.e;
+  // A value written in another module (a builder imported from there) points into that file.
+  const mod = v.o.mod ?? unitMod;
+  const inside = mod === unitMod && s >= unit.s && e <= unit.e;
   const via = [...v.o.via];
   if (!inside) {
     const item = itemAt(mod, s);
-    if (item) via.push(`${describeItem(item.label)} line ${mod.index.point(s).line}`);
+    if (item) via.push(`${describeItem(item.label)}${mod === unitMod ? "" : ` in ${mod.path}`} line ${mod.index.point(s).line}`);
   }
   return {
     key,

@@ -2,6 +2,7 @@
 // expression it came from (its origin) so a setting can point at the exact text to fix.
 import type { Known, OriginKind, Value } from "../../model/settings.ts";
 import { known, unknown } from "../../model/settings.ts";
+import type { ModuleInfo } from "./module.ts";
 
 export interface Org {
   /** UTF-16 offsets of the value expression. */
@@ -12,6 +13,8 @@ export interface Org {
   via: readonly string[];
   /** The expression is not this value's own text (a replaced section): fixes must add an override instead. */
   pinned?: boolean;
+  /** The module the expression is in, when it is not the module being extracted (a builder imported from elsewhere). */
+  mod?: ModuleInfo;
 }
 
 export interface Lit {
