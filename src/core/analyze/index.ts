@@ -13,12 +13,15 @@ import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
 import { runRules } from "../rules/engine.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
+import { nvlinkDomainOf } from "./hardware.ts";
 
 export interface AnalyzeOptions {
   /** The tree-sitter Python grammar, loaded by the runtime adapter. */
   python: Language;
-  /** GPUs in one NVLink domain (HCP018). Default 8 (H100/H200 nodes). */
+  /** GPUs in one NVLink domain where a unit's hardware folder does not say (HCP018, sizes fixes). Default 8 (H100/H200 nodes). */
   gpusPerNode?: number;
+  /** Where gpusPerNode came from, for messages ("--gpus-per-node", ".github/hcp-bot.yml gpus_per_node"). */
+  gpusPerNodeSource?: string;
   select?: string[];
   ignore?: string[];
   severity?: Record<string, Severity>;
@@ -69,8 +72,14 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   const diagnostics = results.flatMap((r) => r.diagnostics);
   const project: ProjectFacts = {
     gpusPerNode: options.gpusPerNode ?? 8,
+    gpusPerNodeSource: options.gpusPerNode !== undefined ? (options.gpusPerNodeSource ?? "as configured") : "the default for 8-GPU H100/H200 nodes",
     transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
   };
+  // The hardware folder of a unit's file says how large its NVLink domain is; a launch line gets its recipe's.
+  for (const u of units) {
+    const domain = u.nvlinkDomain ?? nvlinkDomainOf(u.location.file);
+    if (domain) u.nvlinkDomain = domain;
+  }
   const judged = composeUnits(units, files);
   const findings = runRules(judged, project, {
     select: options.select,

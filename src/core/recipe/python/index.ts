@@ -9,7 +9,7 @@ import { scanModule, type ModuleInfo } from "./module.ts";
 import { buildTree, firstSyntaxError } from "./tree.ts";
 import { extractUnits } from "./units.ts";
 
-export { modeOf, isRecipeName } from "./units.ts";
+export { isRecipeName } from "./units.ts";
 
 export { ModuleLibrary } from "./library.ts";
 

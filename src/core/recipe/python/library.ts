@@ -135,3 +135,47 @@ function commonPrefix(a: string, b: string): number {
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   return i;
 }
+
+/**
+ * The modules of `all` that `files` import, directly or through up to `depth` further
+ * imports, that are not in `files` themselves: what an extractor of `files` needs in its
+ * library. Read from import statements only (nothing is parsed).
+ */
+export function importClosure(files: readonly SourceFile[], all: readonly SourceFile[], depth = MAX_HOPS): SourceFile[] {
+  const paths = new ModuleLibrary(all, () => undefined);
+  const byPath = new Map(all.map((f) => [f.path, f]));
+  const own = new Set(files.map((f) => f.path));
+  const seen = new Set<string>(own);
+  const out: SourceFile[] = [];
+  let frontier = files.filter((f) => f.path.endsWith(".py"));
+  for (let level = 0; level <= depth && frontier.length > 0; level++) {
+    const next: SourceFile[] = [];
+    for (const file of frontier) {
+      for (const target of importedPaths(paths, file)) {
+        if (seen.has(target)) continue;
+        seen.add(target);
+        const f = byPath.get(target);
+        if (!f) continue;
+        out.push(f);
+        next.push(f);
+      }
+    }
+    frontier = next;
+  }
+  return out;
+}
+
+function importedPaths(paths: ModuleLibrary, file: SourceFile): string[] {
+  const imports = scanImports(file.text);
+  const out: string[] = [];
+  const add = (module: string, level: number) => {
+    const p = paths.pathOf(file.path, module, level);
+    if (p) out.push(p);
+  };
+  for (const b of imports.names.values()) {
+    add(b.module, b.level);
+    if (b.name !== null) add(b.module ? `${b.module}.${b.name}` : b.name, b.level);
+  }
+  for (const s of imports.stars) add(s.module, s.level);
+  return out;
+}

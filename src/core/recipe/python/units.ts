@@ -1,10 +1,10 @@
 // Which parts of a module are configuration units, and their effective settings.
 import { location, pointLocation, type Location } from "../../model/source.ts";
 import {
+  runRecipeMode,
   SECTIONS,
   type Anchor,
   type ConfigUnit,
-  type Mode,
   type Section,
   type Setting,
   type SettingKey,
@@ -73,6 +73,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   let frame: Frame | null = null;
   let dataset: ObjV | null = null;
   let datasetType: string | undefined;
+  let modelBuilder: string | undefined;
   let baseRecipe: string | undefined;
   try {
     const run = ev.runUnitFunction(fn);
@@ -84,6 +85,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
       flattenConfig(result, values);
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
+      modelBuilder = modelBuilderOf(result.fields.get("model"));
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
@@ -108,9 +110,10 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
     location: loc(mod, fn.nameNode),
     settings,
     anchors: frame ? recipeAnchors(mod, fn, frame) : {},
-    mode: modeOf(fn.name, dataset?.ctor),
+    mode: runRecipeMode(fn.name),
     ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
-    ...gpusOf(fn.name, undefined),
+    ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
+    ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
     ...(baseRecipe ? { baseRecipe } : {}),
@@ -216,8 +219,8 @@ function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit
     location: loc(mod, def.target),
     settings: toSettings(mod, values, def.stmt, notes),
     anchors: {},
-    mode: isPeft ? "peft" : modeOf(def.name, undefined),
-    ...gpusOf(def.name, numGpus?.k === "lit" && typeof numGpus.v === "number" ? numGpus.v : undefined),
+    mode: isPeft ? "peft" : runRecipeMode(def.name),
+    ...gpusOf(numGpus?.k === "lit" && typeof numGpus.v === "number" ? numGpus.v : undefined),
     complete: true,
     notes,
   };
@@ -320,22 +323,26 @@ function collectNotes(mod: ModuleInfo, raw: EvalNote[]): Notes {
   return notes;
 }
 
-// ---------------------------------------------------------------- names
+// ---------------------------------------------------------------- names and builders
 
-export function modeOf(name: string, datasetCtor: string | undefined): Mode {
-  const n = name.toLowerCase();
-  if (/(?:^|_)(?:peft|lora|dora|qlora)(?:_|$)/.test(n)) return "peft";
-  if (/(?:^|_)(?:sft|finetune|finetuning|fine_tune)(?:_|$)/.test(n)) return "sft";
-  if (/(?:^|_)pretrain(?:ing)?(?:_|$)/.test(n)) return "pretrain";
-  if (datasetCtor && /finetun|sft|squad|chat/i.test(datasetCtor)) return "sft";
-  return "unknown";
+/** Classes whose unset fields are Megatron-Core's TransformerConfig defaults (no bridge in between). */
+const GENERIC_MODEL_CLASSES = /^(?:TransformerConfig|ModelParallelConfig|GPTModelProvider|GPTModelConfig)$/;
+
+/**
+ * What built cfg.model when its unset fields may not be Megatron-Core's defaults: an
+ * unanalyzed call (AutoBridge, a provider factory), or a provider class whose bridge or
+ * __post_init__ we do not run. Undefined for a generic config class, None or no model.
+ */
+function modelBuilderOf(model: V | undefined): string | undefined {
+  if (model?.k !== "obj") return undefined;
+  if (model.opaque !== null) return model.ctor;
+  const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
+  return GENERIC_MODEL_CLASSES.test(name) ? undefined : `${model.ctor}(...)`;
 }
 
-function gpusOf(name: string, declared: number | undefined): { gpus?: number } {
-  const m = /(?:^|_)(\d+)gpus?(?:_|$)/i.exec(name);
-  const fromName = m ? Number(m[1]) : undefined;
-  const gpus = fromName ?? declared;
-  return gpus !== undefined && Number.isInteger(gpus) && gpus > 0 ? { gpus } : {};
+/** The world size a workload constant declares (`num_gpus`); recipe names are not read for it. */
+function gpusOf(declared: number | undefined): { gpus?: number } {
+  return declared !== undefined && Number.isInteger(declared) && declared > 0 ? { gpus: declared } : {};
 }
 
 function loc(mod: ModuleInfo, n: PyNode): Location {

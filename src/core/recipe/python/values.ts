@@ -56,6 +56,8 @@ export interface ObjV {
   role: string | null;
   /** Created only because an attribute of an unanalyzed object was read; not a real assignment. */
   auto: boolean;
+  /** Base classes of the class that built it, when that class was analyzed (nearest first). */
+  bases?: string[];
   o: Org;
 }
 export type V = Lit | Unk | ListV | DictV | ObjV;

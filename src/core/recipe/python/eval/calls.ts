@@ -146,7 +146,11 @@ function argumentFor(m: Machine, p: ParamInfo, args: Args, positional: V | undef
 
 function construct(m: Machine, name: string, args: Args, n: PyNode, kind: OriginKind, def: { cls: ClassDef; mod: ModuleInfo } | undefined): ObjV {
   const o = obj(name, args.open, m.org(n, kind));
-  if (def) for (const [k, v] of m.inModule(def.mod, () => classDefaults(m, def.cls))) o.fields.set(k, v);
+  if (def) {
+    for (const [k, v] of m.inModule(def.mod, () => classDefaults(m, def.cls))) o.fields.set(k, v);
+    const bases = m.inModule(def.mod, () => baseNames(m, def.cls, 0));
+    if (bases.length > 0) o.bases = bases;
+  }
   for (const [k, v] of args.kw) {
     o.fields.delete(k);
     o.fields.set(k, v);
@@ -179,6 +183,21 @@ export function classDefaults(m: Machine, cls: ClassDef, depth = 0): Map<string,
   return fields;
 }
 
+/** Names of a class's bases as written, and theirs when they are analyzed too (for isinstance-like checks). */
+function baseNames(m: Machine, cls: ClassDef, depth: number): string[] {
+  if (depth > MAX_CLASS_DEPTH) return [];
+  const out: string[] = [];
+  for (const base of cls.bases) {
+    const name = m.text(base);
+    out.push(name);
+    if (base.t !== "identifier") continue;
+    const local = m.mod.classes.get(name);
+    const parent = local ? { cls: local, mod: m.mod } : resolvedClass(m.library?.resolveName(m.mod, name));
+    if (parent && parent.cls !== cls) out.push(...m.inModule(parent.mod, () => baseNames(m, parent.cls, depth + 1)));
+  }
+  return out;
+}
+
 function resolvedClass(target: ResolvedName | undefined): { cls: ClassDef; mod: ModuleInfo } | undefined {
   return target?.kind === "class" ? { cls: target.cls, mod: target.mod } : undefined;
 }
@@ -189,6 +208,7 @@ function replace(m: Machine, args: Args, n: PyNode, kind: OriginKind): V {
   if (base?.k === "obj") {
     copy.opaque = base.opaque;
     copy.role = base.role;
+    if (base.bases) copy.bases = base.bases;
     for (const [k, v] of base.fields) copy.fields.set(k, v);
   } else copy.opaque = `the object given to replace() (${base?.k === "unk" ? base.why : "not known"})`;
   for (const [k, v] of args.kw) {
