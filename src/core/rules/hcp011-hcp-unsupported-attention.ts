@@ -45,7 +45,9 @@ export const rule = defineRule({
       `${quote(UPSTREAM.T9("learnable"))}; TE 2.8 … 2.11 print the same with the braces unformatted ` +
       `(${quote(UPSTREAM.T8_2_8_TO_2_11)}); before 2.8 there is no such check and softmax_type does not exist. ` +
       `Every release from 1.12: ${quote(UPSTREAM.T3("alibi"))}`,
-    example: 'cfg.model.window_size = (4096, 0)\ncfg.model.cp_comm_type = "a2a+p2p"',
+    example:
+      'cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = "a2a+p2p"\ncfg.model.hierarchical_context_parallel_sizes = [2, 2]\n' +
+      "cfg.model.window_size = (4096, 0)",
     fix: "Use cp_comm_type 'a2a' on the affected layers (sliding window also works with 'all_gather'); drop hierarchical_context_parallel_sizes when no a2a+p2p layer is left.",
   },
   check(unit: ConfigUnit, project: ProjectFacts): RuleReport[] {

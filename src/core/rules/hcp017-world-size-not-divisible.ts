@@ -18,7 +18,7 @@ export const rule = defineRule({
       `Megatron-Core refuses the layout while building the process groups: RuntimeError ${quote(UPSTREAM.M5(4, 8))} ` +
       "(parallel_state.initialize_model_parallel; Bridge's decentralized path prints the same). Megatron-LM stops earlier in " +
       `its argument check: ${quote(UPSTREAM.MLM_WORLD(4, 8))}`,
-    example: "torchrun --nproc_per_node=4 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config -tp 2 -cp 4",
+    example: "torchrun --nproc_per_node=4 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config -tp 2 -pp 1 -cp 4",
     fix: "Change TP, PP or CP so their product divides the number of GPUs, or run on a multiple of that product.",
   },
   check(unit: ConfigUnit): RuleReport[] {

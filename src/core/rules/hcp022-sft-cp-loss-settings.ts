@@ -30,7 +30,7 @@ export const rule = defineRule({
       "(--mode, or the mode run_recipe infers from the recipe name) is judged after run_recipe's " +
       "sync_finetuning_cp_invariants, which sets both.",
     why: `Megatron-Bridge rejects both for finetuning: ${quote(UPSTREAM.B2)} and ${quote(UPSTREAM.B3)}`,
-    example: "cfg = _sft_common()\ncfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True",
+    example: "cfg = _sft_common()\ncfg.dataset = GPTSFTDatasetConfig(seq_length=2048)\ncfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True",
     fix: "Set cfg.model.calculate_per_token_loss = True and cfg.ddp.average_in_collective = False.",
   },
   check(unit: ConfigUnit): RuleReport[] {
