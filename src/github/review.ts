@@ -213,6 +213,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const report = analyze(sources, {
     python: await deps.python(),
     gpusPerNode: config.gpus_per_node,
+    gpusPerNodeSource: `gpus_per_node in ${CONFIG_PATH} (8 unless set there)`,
     select: config.rules.select,
     ignore: config.rules.ignore,
     severity: config.rules.severity,
