@@ -114,3 +114,30 @@ export function candidatePaths(fromPath: string, module: string, level: number):
   }
   return [...new Set(out)];
 }
+
+/**
+ * Where the modules a file imports from its own repository may live, for a reader that
+ * cannot list the tree (the PR review reads files by path at a commit). Relative imports
+ * resolve next to the file; absolute ones only under the folder holding the file's own
+ * top-level package (`megatron.bridge.…` from `src/megatron/bridge/…`), so third-party
+ * imports (`torch`, `megatron.core` from a Bridge file) cost at most a missing path.
+ */
+export function importCandidates(fromPath: string, text: string): string[] {
+  const imports = scanImports(text);
+  const segments = fromPath.split("/");
+  const out = new Set<string>();
+  const add = (module: string, level: number) => {
+    if (level === 0) {
+      const top = module.split(".")[0] ?? "";
+      if (!top || segments.lastIndexOf(top, segments.length - 2) < 0) return;
+    }
+    // The first candidate is the package-root (or relative) one; the second, next to the file, only for relative imports.
+    for (const p of candidatePaths(fromPath, module, level).slice(0, 2)) out.add(p);
+  };
+  for (const b of imports.names.values()) {
+    add(b.module, b.level);
+    if (b.name !== null) add(b.module ? `${b.module}.${b.name}` : b.name, b.level);
+  }
+  for (const s of imports.stars) add(s.module, s.level);
+  return [...out];
+}
