@@ -66,3 +66,26 @@ describe("hcp-bot lint input", () => {
     expect(run.stderr).not.toMatch(/\bat \S+:\d+/);
   }, 60_000);
 });
+
+describe("hcp-bot lint follows builders inside the analyzed tree", () => {
+  it("a folder with the builder module: the kwargs recipe is judged; the recipe file alone stays unknown", async () => {
+    const root = join(dir, "tree");
+    const family = join(root, "src/megatron/bridge/recipes/llama");
+    execFileSync("mkdir", ["-p", join(family, "h100")]);
+    writeFileSync(
+      join(family, "common.py"),
+      "def _llama3_common(context_parallel_size=1, cp_comm_type=None):\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = context_parallel_size\n    cfg.model.cp_comm_type = cp_comm_type\n    return cfg\n",
+    );
+    const recipeFile = join(family, "h100", "llama3.py");
+    writeFileSync(
+      recipeFile,
+      'from megatron.bridge.recipes.llama.common import _llama3_common\n\n\ndef llama3_8b_64k_pretrain_config(**user_kwargs):\n    kw = {"context_parallel_size": 4, "cp_comm_type": "a2a+p2p"}\n    return _llama3_common(**{**kw, **user_kwargs})\n',
+    );
+    const tree = await hcpBot(["lint", root]);
+    expect(tree.code).toBe(1);
+    expect(tree.stdout).toMatch(/llama3\.py:5:\d+: error HCP001/);
+    const alone = await hcpBot(["lint", recipeFile]);
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).not.toMatch(/HCP001/);
+  }, 60_000);
+});

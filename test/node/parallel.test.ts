@@ -31,4 +31,27 @@ describe("ParallelAnalyzer", () => {
       await analyzer.close();
     }
   }, 60_000);
+
+  it("gives every shard the modules its recipes import builders from, wherever those modules landed", async () => {
+    const corpus = generateCorpus(140, 20, 20, 7);
+    const builder = {
+      path: "src/megatron/bridge/recipes/zz_family/common.py",
+      text: "def _zz_common(context_parallel_size=1, cp_comm_type=None):\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = context_parallel_size\n    cfg.model.cp_comm_type = cp_comm_type\n    return cfg\n",
+    };
+    const kwargs = {
+      path: "src/megatron/bridge/recipes/zz_family/h100/zz.py",
+      text: "from megatron.bridge.recipes.zz_family.common import _zz_common\n\n\ndef zz_pretrain_config(**user_kwargs):\n    kw = {\"context_parallel_size\": 4, \"cp_comm_type\": \"a2a+p2p\"}\n    return _zz_common(**{**kw, **user_kwargs})\n",
+    };
+    // The builder first and the recipe last: size-balanced shards put them on different threads.
+    const files = [builder, ...corpus.files, kwargs];
+    const python = await loadPythonLanguage();
+    const analyzer = new ParallelAnalyzer(2);
+    try {
+      const threaded = await analyzer.analyze(files, { python });
+      expect(threaded.findings.some((f) => f.ruleId === "HCP001" && f.location.file === kwargs.path)).toBe(true);
+      expect(threaded.findings).toEqual(analyze(files, { python }).findings);
+    } finally {
+      await analyzer.close();
+    }
+  }, 60_000);
 });
