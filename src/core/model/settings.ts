@@ -196,7 +196,11 @@ export const ConfigUnitSchema = z.object({
    * bridge may set cp_comm_type, as Mistral's does) or a provider class.
    */
   modelBuilder: z.string().optional(),
-  /** The world size: `--nproc_per_node * --nnodes` on a launch line, `num_gpus` of a workload constant. */
+  /**
+   * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
+   * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
+   * "for representation purposes only".
+   */
   gpus: z.number().int().positive().optional(),
   /**
    * GPUs in one NVLink domain, from the hardware namespace of the unit's path

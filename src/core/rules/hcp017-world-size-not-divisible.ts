@@ -11,9 +11,9 @@ export const rule = defineRule({
   severity: "error",
   doc: {
     checks:
-      "The world size a unit runs on (a launch line's --nproc_per_node × --nnodes, a workload constant's num_gpus) is not a " +
-      "multiple of tensor_model_parallel_size × pipeline_model_parallel_size × context_parallel_size. A GPU count in a " +
-      "recipe's name is not a world size: nothing is judged from names.",
+      "The world size a launch line runs on (--nproc_per_node × --nnodes) is not a multiple of tensor_model_parallel_size × " +
+      "pipeline_model_parallel_size × context_parallel_size. A GPU count in a recipe's name is not a world size (nothing is " +
+      "judged from names), nor is a perf workload's num_gpus (\"for representation purposes only\", WorkloadBaseConfig).",
     why:
       `Megatron-Core refuses the layout while building the process groups: RuntimeError ${quote(UPSTREAM.M5(4, 8))} ` +
       "(parallel_state.initialize_model_parallel; Bridge's decentralized path prints the same). Megatron-LM stops earlier in " +

@@ -13,17 +13,21 @@ export type ResolvedName =
   | { kind: "module"; mod: ModuleInfo };
 
 const MAX_HOPS = 5;
-const MAX_MODULES = 512;
 /** Larger modules are not builders anyone imports; they are not parsed as library modules. */
 const MAX_MODULE_CHARS = 2_000_000;
+/** Parsed modules kept at once (by source size); the least recently used are dropped and parsed again if needed. */
+const MAX_CACHED_CHARS = 6_000_000;
 
 export type ParseModule = (file: SourceFile) => ModuleInfo | undefined;
 
 export class ModuleLibrary {
   private readonly files = new Map<string, SourceFile>();
+  /** In least-recently-used order. */
   private readonly parsed = new Map<string, ModuleInfo | null>();
+  private cachedChars = 0;
   private readonly imports = new Map<string, ModuleImports>();
-  private readonly names = new Map<ModuleInfo, Map<string, ResolvedName | null>>();
+  // Weak: the modules being extracted come and go; their answers must not keep their trees alive.
+  private readonly names = new WeakMap<ModuleInfo, Map<string, ResolvedName | null>>();
   private suffixes: Map<string, string[]> | undefined;
 
   constructor(
@@ -84,10 +88,21 @@ export class ModuleLibrary {
   }
 
   private module(path: string): ModuleInfo | undefined {
-    if (this.parsed.has(path)) return this.parsed.get(path) ?? undefined;
+    if (this.parsed.has(path)) {
+      const hit = this.parsed.get(path) ?? null;
+      this.parsed.delete(path);
+      this.parsed.set(path, hit);
+      return hit ?? undefined;
+    }
     const file = this.files.get(path);
-    const mod = file && file.text.length <= MAX_MODULE_CHARS && this.parsed.size < MAX_MODULES ? this.parse(file) : undefined;
+    const mod = file && file.text.length <= MAX_MODULE_CHARS ? this.parse(file) : undefined;
     this.parsed.set(path, mod ?? null);
+    this.cachedChars += mod ? file!.text.length : 0;
+    for (const [old, info] of this.parsed) {
+      if (this.cachedChars <= MAX_CACHED_CHARS || old === path) break;
+      this.parsed.delete(old);
+      if (info) this.cachedChars -= info.text.length;
+    }
     return mod;
   }
 
@@ -147,7 +162,8 @@ export function importClosure(files: readonly SourceFile[], all: readonly Source
   const own = new Set(files.map((f) => f.path));
   const seen = new Set<string>(own);
   const out: SourceFile[] = [];
-  let frontier = files.filter((f) => f.path.endsWith(".py"));
+  // A module without a def (a compatibility module that only re-exports names) runs no builder.
+  let frontier = files.filter((f) => f.path.endsWith(".py") && DEFINES.test(f.text));
   for (let level = 0; level <= depth && frontier.length > 0; level++) {
     const next: SourceFile[] = [];
     for (const file of frontier) {
@@ -164,6 +180,8 @@ export function importClosure(files: readonly SourceFile[], all: readonly Source
   }
   return out;
 }
+
+const DEFINES = /^[ \t]*(?:async[ \t]+)?def[ \t]/m;
 
 function importedPaths(paths: ModuleLibrary, file: SourceFile): string[] {
   const imports = scanImports(file.text);

@@ -209,7 +209,6 @@ function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit
     if (key) setLast(values, key, v);
   }
   const notes = collectNotes(mod, ev.notes);
-  const numGpus = value.fields.get("num_gpus");
   const peft = value.fields.get("peft");
   const isPeft = peft?.k === "lit" && typeof peft.v === "string" && peft.v.toLowerCase() !== "none";
   return {
@@ -219,8 +218,9 @@ function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit
     location: loc(mod, def.target),
     settings: toSettings(mod, values, def.stmt, notes),
     anchors: {},
+    // num_gpus is not read: WorkloadBaseConfig says it is "for representation purposes only"
+    // (the GPU count comes from the launcher's -ng/--num_gpus).
     mode: isPeft ? "peft" : runRecipeMode(def.name),
-    ...gpusOf(numGpus?.k === "lit" && typeof numGpus.v === "number" ? numGpus.v : undefined),
     complete: true,
     notes,
   };
@@ -338,11 +338,6 @@ function modelBuilderOf(model: V | undefined): string | undefined {
   if (model.opaque !== null) return model.ctor;
   const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
   return GENERIC_MODEL_CLASSES.test(name) ? undefined : `${model.ctor}(...)`;
-}
-
-/** The world size a workload constant declares (`num_gpus`); recipe names are not read for it. */
-function gpusOf(declared: number | undefined): { gpus?: number } {
-  return declared !== undefined && Number.isInteger(declared) && declared > 0 ? { gpus: declared } : {};
 }
 
 function loc(mod: ModuleInfo, n: PyNode): Location {
