@@ -16,6 +16,9 @@ COPY package.json app.yml ./
 COPY bin ./bin
 COPY src ./src
 COPY templates ./templates
+COPY fixtures/playground ./fixtures/playground
+# The playground's browser bundle (dist/web), so the server does not build it at start.
+RUN node --import tsx src/web/build.ts
 RUN useradd --system --uid 10001 --home-dir /app hcpbot && chown -R hcpbot /app
 USER hcpbot
 ENV PORT=3000 HCP_DATA_DIR=/app/data

@@ -164,10 +164,12 @@ async function serve(io: Io): Promise<number> {
   // Loaded on demand: linting should not pay for Probot's start-up.
   const { startServer } = await import("./node/server.ts");
   const server = await startServer(settings);
+  // The playground's files are built now, so the first visitor does not wait for esbuild.
+  void server.web.files.prepare().catch((error: Error) => io.err(`hcp-bot: the playground could not be built: ${error.message}\n`));
   io.err(
     settings.mode === "app"
       ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
-      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml\n`,
+      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml (or http://localhost:${server.port}/playground to try the rules first)\n`,
   );
   const stop = async () => {
     await server.stop();
