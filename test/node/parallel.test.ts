@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { generateCorpus } from "../../bench/corpus.ts";
 import { analyze } from "../../src/core/analyze/index.ts";
+import { importClosure } from "../../src/core/recipe/python/library.ts";
 import { ParallelAnalyzer, shard } from "../../src/node/parallel.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 
@@ -54,4 +55,13 @@ describe("ParallelAnalyzer", () => {
       await analyzer.close();
     }
   }, 60_000);
+
+  it("a shard's library follows re-exports through the shard's own modules (a compatibility module in the same shard)", () => {
+    const recipe = { path: "src/megatron/bridge/perf_recipes/fam/b300/fam.py", text: "from megatron.bridge.recipes.fam.fam import fam_config\n\n\ndef fam_perf_config():\n    return fam_config()\n" };
+    const alias = { path: "src/megatron/bridge/recipes/fam/fam.py", text: "from megatron.bridge.recipes.fam.h100.fam import (\n    fam_h100_config as fam_config,\n)\n" };
+    const h100 = { path: "src/megatron/bridge/recipes/fam/h100/fam.py", text: "def fam_h100_config():\n    return ConfigContainer()\n" };
+    expect(importClosure([recipe, alias], [recipe, alias, h100]).map((f) => f.path)).toEqual([h100.path]);
+    // A file without a def runs no builder: it needs no library of its own.
+    expect(importClosure([alias], [recipe, alias, h100])).toEqual([]);
+  });
 });

@@ -160,10 +160,11 @@ export function importClosure(files: readonly SourceFile[], all: readonly Source
   const paths = new ModuleLibrary(all, () => undefined);
   const byPath = new Map(all.map((f) => [f.path, f]));
   const own = new Set(files.map((f) => f.path));
-  const seen = new Set<string>(own);
   const out: SourceFile[] = [];
-  // A module without a def (a compatibility module that only re-exports names) runs no builder.
+  // A file without a def (a compatibility module that only re-exports names) runs no builder, so
+  // it needs no library; a re-exporting __init__.py reached from a builder is still followed.
   let frontier = files.filter((f) => f.path.endsWith(".py") && DEFINES.test(f.text));
+  const seen = new Set<string>(frontier.map((f) => f.path));
   for (let level = 0; level <= depth && frontier.length > 0; level++) {
     const next: SourceFile[] = [];
     for (const file of frontier) {
@@ -172,7 +173,8 @@ export function importClosure(files: readonly SourceFile[], all: readonly Source
         seen.add(target);
         const f = byPath.get(target);
         if (!f) continue;
-        out.push(f);
+        // A module of the shard itself is not sent again, but what it imports is (a re-export chain).
+        if (!own.has(target)) out.push(f);
         next.push(f);
       }
     }
