@@ -3,8 +3,10 @@
 // as if it were written in the recipe's own file. Bounded: a name is followed through at
 // most MAX_HOPS re-exports, and at most MAX_MODULES modules are parsed per extraction.
 import type { SourceFile } from "../../model/source.ts";
+import type { Diagnostic } from "../types.ts";
 import { candidatePaths, scanImports, type ImportBinding, type ModuleImports } from "./imports.ts";
 import type { ClassDef, ConstDef, FnDef, ModuleInfo } from "./module.ts";
+import type { V } from "./values.ts";
 
 export type ResolvedName =
   | { kind: "fn"; fn: FnDef; mod: ModuleInfo }
@@ -18,17 +20,26 @@ const MAX_MODULE_CHARS = 2_000_000;
 /** Parsed modules kept at once (by source size); the least recently used are dropped and parsed again if needed. */
 const MAX_CACHED_CHARS = 6_000_000;
 
-export type ParseModule = (file: SourceFile) => ModuleInfo | undefined;
+/** A parsed module and its first syntax error (reported by the file's own extraction). */
+export interface ParsedModule {
+  mod: ModuleInfo;
+  syntax: Diagnostic | null;
+}
+
+export type ParseModule = (file: SourceFile) => ParsedModule | undefined;
 
 export class ModuleLibrary {
   private readonly files = new Map<string, SourceFile>();
   /** In least-recently-used order. */
-  private readonly parsed = new Map<string, ModuleInfo | null>();
+  private readonly parsed = new Map<string, ParsedModule | null>();
+  private targets: Set<string> | undefined;
   private cachedChars = 0;
   private readonly imports = new Map<string, ModuleImports>();
   // Weak: the modules being extracted come and go; their answers must not keep their trees alive.
   private readonly names = new WeakMap<ModuleInfo, Map<string, ResolvedName | null>>();
   private suffixes: Map<string, string[]> | undefined;
+  /** Results of builders called without arguments, evaluated once per extraction (see calls.ts). */
+  readonly memo = new WeakMap<FnDef, V>();
 
   constructor(
     files: readonly SourceFile[],
@@ -88,6 +99,11 @@ export class ModuleLibrary {
   }
 
   private module(path: string): ModuleInfo | undefined {
+    return this.parsedModule(path)?.mod;
+  }
+
+  /** The file parsed (once per extraction, within the cache budget); undefined when it is not in the tree. */
+  parsedModule(path: string): ParsedModule | undefined {
     if (this.parsed.has(path)) {
       const hit = this.parsed.get(path) ?? null;
       this.parsed.delete(path);
@@ -95,15 +111,24 @@ export class ModuleLibrary {
       return hit ?? undefined;
     }
     const file = this.files.get(path);
-    const mod = file && file.text.length <= MAX_MODULE_CHARS ? this.parse(file) : undefined;
-    this.parsed.set(path, mod ?? null);
-    this.cachedChars += mod ? file!.text.length : 0;
+    const parsed = file && file.text.length <= MAX_MODULE_CHARS ? this.parse(file) : undefined;
+    this.parsed.set(path, parsed ?? null);
+    this.cachedChars += parsed ? file!.text.length : 0;
     for (const [old, info] of this.parsed) {
       if (this.cachedChars <= MAX_CACHED_CHARS || old === path) break;
       this.parsed.delete(old);
-      if (info) this.cachedChars -= info.text.length;
+      if (info) this.cachedChars -= info.mod.text.length;
     }
-    return mod;
+    return parsed;
+  }
+
+  /** Whether some file of the tree imports this one (then its extraction shares the library's parse). */
+  isImportTarget(path: string): boolean {
+    if (!this.targets) {
+      this.targets = new Set();
+      for (const file of this.files.values()) for (const p of importedPaths(this, file)) this.targets.add(p);
+    }
+    return this.targets.has(path);
   }
 
   /** The file holding `module`: the usual places first, then any file whose path ends with the dotted name. */

@@ -158,3 +158,35 @@ export function sameValue(a: V, b: V, depth = 0): boolean {
   if ((a.k === "obj" && b.k === "obj") || (a.k === "dict" && b.k === "dict")) return false;
   return false;
 }
+
+/**
+ * A copy of a value whose objects, dicts and lists are new (shared references stay shared
+ * within the copy), so a caller may change it without changing the original.
+ */
+export function copyValue(v: V, seen = new Map<V, V>()): V {
+  const done = seen.get(v);
+  if (done) return done;
+  switch (v.k) {
+    case "lit":
+    case "unk":
+      return v;
+    case "list": {
+      const out: ListV = { k: "list", items: [], o: v.o };
+      seen.set(v, out);
+      for (const item of v.items) out.items.push(copyValue(item, seen));
+      return out;
+    }
+    case "dict": {
+      const out: DictV = { k: "dict", map: new Map(), open: v.open, o: v.o };
+      seen.set(v, out);
+      for (const [key, item] of v.map) out.map.set(key, copyValue(item, seen));
+      return out;
+    }
+    case "obj": {
+      const out: ObjV = { ...v, fields: new Map() };
+      seen.set(v, out);
+      for (const [key, item] of v.fields) out.fields.set(key, copyValue(item, seen));
+      return out;
+    }
+  }
+}

@@ -7,7 +7,7 @@ import type { OriginKind } from "../../../model/settings.ts";
 import type { ResolvedName } from "../library.ts";
 import type { ClassDef, FnDef, ModuleInfo, ParamInfo } from "../module.ts";
 import { named, type PyNode } from "../tree.ts";
-import { lit, obj, reorigin, truthy, unk, type DictV, type ObjV, type Org, type V } from "../values.ts";
+import { copyValue, lit, obj, reorigin, truthy, unk, type DictV, type ObjV, type Org, type V } from "../values.ts";
 import { mergedDict, setField, splatInto } from "./containers.ts";
 import { ev } from "./expressions.ts";
 import { isScalar, MAX_CALL_DEPTH, newFrame, type Args, type Frame, type Machine, type Status } from "./machine.ts";
@@ -91,6 +91,19 @@ function evalArgs(m: Machine, argNode: PyNode, f: Frame): Args {
 
 /** Runs `fn` (defined in `mod`) on evaluated arguments; the caller's module stays current for the result. */
 function callFunction(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: PyNode, kind: OriginKind): V {
+  // A builder of another module called without arguments (`_pretrain_common()`) gives the same
+  // result for every recipe: evaluate it once per extraction, hand each caller its own copy.
+  const memoizable = mod !== m.root && m.library !== undefined && m.branchDepth === 0 && args.pos.length === 0 && args.kw.size === 0 && args.open === null;
+  if (memoizable) {
+    const hit = m.library!.memo.get(fn);
+    if (hit) return copyValue(hit);
+  }
+  const result = evaluateCall(m, fn, mod, args, n, kind);
+  if (memoizable && !isScalar(result)) m.library!.memo.set(fn, copyValue(result));
+  return result;
+}
+
+function evaluateCall(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: PyNode, kind: OriginKind): V {
   if (m.active.includes(fn)) return unk(`${fn.name}() calls itself`, m.org(n, kind));
   if (m.active.length >= MAX_CALL_DEPTH) return unk(`calls nested too deeply at ${fn.name}()`, m.org(n, kind));
   const frame = newFrame(false);
