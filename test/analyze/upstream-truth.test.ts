@@ -277,6 +277,33 @@ def llama3_8b_64k_pretrain_config(**user_kwargs):
     expect(f).toHaveLength(1);
     expect(f[0]!.location.range.start.line).toBe(5);
   });
+  it("recipes sharing a builder of another module each get their own copy of its result", () => {
+    const two = {
+      path: "src/megatron/bridge/recipes/llama/h100/two.py",
+      text: `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def a_pretrain_config():
+    cfg = _pretrain_common()
+    cfg.model = GPTModelProvider()
+    cfg.model.context_parallel_size = 4
+    cfg.model.cp_comm_type = "a2a+p2p"
+    return cfg
+
+
+def b_pretrain_config():
+    cfg = _pretrain_common()
+    cfg.model = GPTModelProvider()
+    return cfg
+`,
+    };
+    const report = analyze([COMMON, two], { python });
+    const b = report.units.find((u) => u.name === "b_pretrain_config")!;
+    expect(b.settings["model.cp_comm_type"]).toBeUndefined();
+    expect(b.settings["ddp.average_in_collective"]?.value).toEqual({ known: true, value: true });
+    expect(report.findings.filter((f) => f.ruleId === "HCP001").map((f) => f.unitName)).toEqual(["a_pretrain_config"]);
+  });
+
   it("without the builder in the tree the recipe's values stay unknown, and nothing is guessed", () => {
     const report = analyze([kwargs], { python });
     expect(report.units[0]!.settings["model.cp_comm_type"]).toBeUndefined();
