@@ -9,7 +9,7 @@ import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
-import { collectPaths, InputError, readSources } from "./node/files.ts";
+import { collectPaths, displayPath, InputError, readSources } from "./node/files.ts";
 import { loadPythonLanguage } from "./node/treesitter.ts";
 import { ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
@@ -80,8 +80,9 @@ async function lint(argv: string[], io: Io): Promise<number> {
 
   await rejectUnknownExplicitFiles(positionals);
   const paths = await collectPaths(positionals, { all: opts.all });
-  const files = await readSources(paths);
-  const explicitBinary = files.find((f, i) => positionals.includes(paths[i]!) && f.text.includes("\u0000"));
+  const { files, unread } = await readSources(paths);
+  const given = new Set(positionals.map((p) => displayPath(p)));
+  const explicitBinary = files.find((f) => given.has(f.path) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
   const analyzer = new ParallelAnalyzer();
@@ -89,6 +90,7 @@ async function lint(argv: string[], io: Io): Promise<number> {
     .analyze(files, {
       python: await loadPythonLanguage(),
       gpusPerNode: opts["gpus-per-node"],
+      gpusPerNodeSource: "--gpus-per-node",
       select: ruleIdList(opts.select),
       ignore: ruleIdList(opts.ignore),
     })
@@ -120,6 +122,10 @@ async function lint(argv: string[], io: Io): Promise<number> {
       io.out(formatReportGithub(report.findings, report.diagnostics));
       break;
   }
+  // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
+  const unanalyzed = [...unread, ...report.diagnostics.filter((d) => d.code === "too-large" || d.code === "unreadable").map((d) => ({ path: d.file, reason: d.message }))];
+  for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
+  if (unanalyzed.length > 0) return EXIT.usage;
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
   return failed ? EXIT.findings : EXIT.ok;
 }

@@ -13,6 +13,7 @@ import { parsePatch } from "../core/review/diff.ts";
 import { CHECK_NAME, fingerprintsIn, planReview, SUMMARY_MARKER, type Annotation, type ReviewPlan, type ReviewedFile } from "../core/review/plan.ts";
 import { tePinChangeNotes, type ChangedFile } from "../core/review/te-pin.ts";
 import { ALL_RULES } from "../core/rules/index.ts";
+import { readBlobs, readImportedModules } from "./blobs.ts";
 
 type Octokit = BotOctokit;
 
@@ -50,9 +51,6 @@ export const SMOKE_ACTION = {
 
 // GitHub's own cap on the files list of a pull request.
 const MAX_PR_FILES = 3000;
-// A GraphQL query reads up to this many blobs at once.
-// (GitHub allows far more nodes per query; 250 keeps a 3000-file PR to 12 queries.)
-const BLOBS_PER_QUERY = 250;
 // Dependency files that carry the Transformer Engine pin: read with the PR's files so HCP010/HCP014 know the version.
 const PIN_FILES = ["uv.lock", "pyproject.toml"];
 
@@ -80,26 +78,6 @@ async function listPullFiles(octokit: Octokit, t: PullTarget): Promise<ChangedFi
     if (files.length >= MAX_PR_FILES) break;
   }
   return files.slice(0, MAX_PR_FILES);
-}
-
-function graphqlString(s: string): string {
-  return JSON.stringify(s);
-}
-
-/** File texts at a commit, many per request through GraphQL (one REST call per file otherwise). */
-async function readBlobs(octokit: Octokit, t: PullTarget, paths: readonly string[]): Promise<Map<string, string | null>> {
-  const texts = new Map<string, string | null>();
-  for (let i = 0; i < paths.length; i += BLOBS_PER_QUERY) {
-    const chunk = paths.slice(i, i + BLOBS_PER_QUERY);
-    const fields = chunk.map((p, j) => `f${j}: object(expression: ${graphqlString(`${t.headSha}:${p}`)}) { ... on Blob { text isBinary } }`);
-    const query = `query { repository(owner: ${graphqlString(t.owner)}, name: ${graphqlString(t.repo)}) { ${fields.join(" ")} } }`;
-    const result = await octokit.graphql<{ repository: Record<string, { text: string | null; isBinary: boolean } | null> }>(query);
-    chunk.forEach((p, j) => {
-      const blob = result.repository[`f${j}`];
-      texts.set(p, blob && !blob.isBinary ? blob.text : null);
-    });
-  }
-  return texts;
 }
 
 async function findCheckRun(octokit: Octokit, t: PullTarget) {
@@ -218,12 +196,17 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const changed = await listPullFiles(octokit, t);
   const reviewed = changed.filter((f) => f.status !== "removed" && inScope(f.filename));
   const pins = PIN_FILES.filter((p) => !reviewed.some((f) => f.filename === p));
-  const texts = reviewed.length ? await readBlobs(octokit, t, [...reviewed.map((f) => f.filename), ...pins]) : new Map<string, string | null>();
+  const commit = { owner: t.owner, repo: t.repo, sha: t.headSha };
+  const texts = reviewed.length ? await readBlobs(octokit, commit, [...reviewed.map((f) => f.filename), ...pins]) : new Map<string, string | null>();
 
   const sources = [...texts].filter((e): e is [string, string] => e[1] !== null).map(([path, text]) => ({ path, text }));
+  // Builders the changed recipes import from other modules, at the same SHA (judged with them, not reported on).
+  const library = sources.length ? await readImportedModules(octokit, commit, sources) : [];
   const report = analyze(sources, {
+    library,
     python: await deps.python(),
     gpusPerNode: config.gpus_per_node,
+    gpusPerNodeSource: `gpus_per_node in ${CONFIG_PATH} (8 unless set there)`,
     select: config.rules.select,
     ignore: config.rules.ignore,
     severity: config.rules.severity,

@@ -16,6 +16,7 @@ import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./
 import { pinHead } from "./pin.ts";
 import { verdictForRun } from "./run-verdict.ts";
 import { commentOnce, createOnce } from "./writes.ts";
+import { readBlobs, readImportedModules } from "./blobs.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = BotOctokit;
@@ -104,21 +105,15 @@ interface TreeEntry {
 async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean }> {
   const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: sha, recursive: "true" });
   const inRecipes = compileGlobs(RECIPE_GLOBS);
-  const paths = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path && inRecipes(e.path)).map((e) => e.path!);
-  const files: { path: string; text: string }[] = [];
-  for (let i = 0; i < paths.length; i += 250) {
-    const chunk = paths.slice(i, i + 250);
-    const fields = chunk.map((p, j) => `f${j}: object(expression: ${JSON.stringify(`${sha}:${p}`)}) { ... on Blob { text isBinary } }`);
-    const result = await octokit.graphql<{ repository: Record<string, { text: string | null; isBinary: boolean } | null> }>(
-      `query { repository(owner: ${JSON.stringify(r.owner)}, name: ${JSON.stringify(r.repo)}) { ${fields.join(" ")} } }`,
-    );
-    chunk.forEach((p, j) => {
-      const blob = result.repository[`f${j}`];
-      if (blob?.text && !blob.isBinary) files.push({ path: p, text: blob.text });
-    });
-  }
+  const blobs = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path).map((e) => e.path!);
+  const commit = { owner: r.owner, repo: r.repo, sha };
+  const texts = await readBlobs(octokit, commit, blobs.filter((p) => inRecipes(p)));
+  const files = [...texts].filter((e): e is [string, string] => e[1] !== null && e[1] !== "").map(([path, text]) => ({ path, text }));
+  // Builders the recipes import from outside the recipe folders, read at the same SHA (the tree says which exist).
+  const inTree = new Set(blobs);
+  const library = await readImportedModules(octokit, commit, files, (p) => inTree.has(p));
   files.push({ path: PREFLIGHT_FILE, text: `#!/usr/bin/env bash\n${plan.launchLine()}\n` });
-  const report = analyze(files, { python });
+  const report = analyze(files, { python, library });
   const launch = report.units.find((u) => u.location.file === PREFLIGHT_FILE);
   return {
     findings: report.findings.filter((f) => f.unitId === launch?.id),

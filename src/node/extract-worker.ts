@@ -8,6 +8,7 @@ import { loadPythonLanguage } from "./treesitter.ts";
 interface Job {
   id: number;
   files: SourceFile[];
+  library: SourceFile[];
   maxFileBytes?: number;
 }
 
@@ -16,7 +17,7 @@ parentPort!.on("message", (job: Job) => {
   try {
     // A JSON string crosses the thread boundary about twice as fast as a structured clone of
     // the same nested objects, and the stringify half runs here, in parallel.
-    parentPort!.postMessage({ id: job.id, json: JSON.stringify(extractFiles(job.files, { python, maxFileBytes: job.maxFileBytes })) });
+    parentPort!.postMessage({ id: job.id, json: JSON.stringify(extractFiles(job.files, { python, library: job.library, maxFileBytes: job.maxFileBytes })) });
   } catch (error) {
     parentPort!.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
   }

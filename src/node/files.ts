@@ -1,6 +1,7 @@
 // Reads the files named on the command line: files as given, folders through the
 // default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
 // a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
+import type { Stats } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { SourceFile } from "../core/model/source.ts";
@@ -34,7 +35,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
 }
 
 /** Display path: relative to the working folder when below it, with `/` separators. */
-function displayPath(p: string, cwd: string): string {
+export function displayPath(p: string, cwd = process.cwd()): string {
   const rel = relative(cwd, p);
   const shown = rel.startsWith("..") ? p : rel;
   return shown.split(sep).join("/");
@@ -54,6 +55,10 @@ export async function collectPaths(inputs: readonly string[], options: CollectOp
       picked.add(input);
       continue;
     }
+    if (!info.isDirectory()) {
+      // Reading /dev/zero never ends and a FIFO blocks: only regular files and folders are linted.
+      throw new InputError(`cannot lint ${input}: it is a ${specialKind(info)}, not a regular file or folder`);
+    }
     const found: string[] = [];
     await walk(input, found);
     for (const f of found) {
@@ -65,15 +70,45 @@ export async function collectPaths(inputs: readonly string[], options: CollectOp
   return [...picked].sort();
 }
 
-export async function readSources(paths: readonly string[], cwd = process.cwd()): Promise<SourceFile[]> {
-  return Promise.all(
-    paths.map(async (p) => {
+function specialKind(info: Stats): string {
+  if (info.isCharacterDevice()) return "character device";
+  if (info.isBlockDevice()) return "block device";
+  if (info.isFIFO()) return "FIFO (named pipe)";
+  if (info.isSocket()) return "socket";
+  return "special file";
+}
+
+/**
+ * Files above this many bytes are not read: UTF-8 needs at least one byte per character
+ * and at most four, so such a file is certainly over the analyzer's 16 Mi-character limit.
+ */
+export const MAX_READ_BYTES = 4 * 16 * 1024 * 1024;
+
+export interface ReadResult {
+  files: SourceFile[];
+  /** Files that were not read, with why (too large); the caller reports them, never skips them quietly. */
+  unread: Array<{ path: string; reason: string }>;
+}
+
+export async function readSources(paths: readonly string[], cwd = process.cwd()): Promise<ReadResult> {
+  const read = await Promise.all(
+    paths.map(async (p): Promise<SourceFile | { path: string; reason: string }> => {
+      const path = displayPath(p, cwd);
       try {
+        const info = await stat(p);
+        if (!info.isFile()) return { path, reason: `it is a ${specialKind(info)}, not a regular file` };
+        if (info.size > MAX_READ_BYTES) return { path, reason: `${info.size} bytes is over the 16 Mi-character limit` };
         const bytes = await readFile(p);
-        return { path: displayPath(p, cwd), text: bytes.toString("utf8") };
+        return { path, text: bytes.toString("utf8") };
       } catch (error) {
         throw new InputError(`cannot read ${p}: ${(error as Error).message}`);
       }
     }),
   );
+  const out: ReadResult = { files: [], unread: [] };
+  for (const r of read) {
+    if ("text" in r) out.files.push(r);
+    else out.unread.push(r);
+  }
+  return out;
 }

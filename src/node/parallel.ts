@@ -6,6 +6,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { extractFiles, judge, type AnalysisReport, type AnalyzeOptions } from "../core/analyze/index.ts";
 import type { SourceFile } from "../core/model/source.ts";
+import { importClosure } from "../core/recipe/python/library.ts";
 import type { ExtractResult } from "../core/recipe/types.ts";
 
 const PARALLEL_MIN_CHARS = 2_000_000;
@@ -43,12 +44,12 @@ class ExtractWorker {
     });
   }
 
-  async extract(files: SourceFile[], maxFileBytes?: number): Promise<ExtractResult[]> {
+  async extract(files: SourceFile[], library: SourceFile[], maxFileBytes?: number): Promise<ExtractResult[]> {
     await this.ready;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, files, maxFileBytes });
+      this.worker.postMessage({ id, files, library, maxFileBytes });
     });
   }
 
@@ -87,7 +88,13 @@ export class ParallelAnalyzer {
     if (this.threads < 2 || chars < PARALLEL_MIN_CHARS) return judge(files, extractFiles(files, options), options);
     while (this.workers.length < this.threads) this.workers.push(new ExtractWorker());
     const shards = shard(files, this.threads);
-    const parts = await Promise.all(shards.map((indexes, k) => this.workers[k]!.extract(indexes.map((i) => files[i]!), options.maxFileBytes)));
+    const parts = await Promise.all(
+      shards.map((indexes, k) => {
+        const shardFiles = indexes.map((i) => files[i]!);
+        // Each shard also gets the modules its recipes import builders from (they may sit in another shard).
+        return this.workers[k]!.extract(shardFiles, importClosure(shardFiles, files), options.maxFileBytes);
+      }),
+    );
     const results: ExtractResult[] = new Array(files.length);
     shards.forEach((indexes, k) => indexes.forEach((fileIndex, j) => (results[fileIndex] = parts[k]![j]!)));
     return judge(files, results, options);

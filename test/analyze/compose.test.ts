@@ -79,7 +79,9 @@ describe("run_recipe's sync steps", () => {
   it("forces the fine-tuning loss settings for SFT data with CP > 1", () => {
     const sft = {
       path: "s.py",
-      text: "def x_sft_config():\n    cfg = _sft_common()\n    cfg.model.context_parallel_size = 1\n    cfg.ddp.average_in_collective = True\n    return cfg\n",
+      text:
+        "def x_sft_config():\n    cfg = _sft_common()\n    cfg.dataset = GPTSFTDatasetConfig(seq_length=2048)\n" +
+        "    cfg.model.context_parallel_size = 1\n    cfg.ddp.average_in_collective = True\n    return cfg\n",
     };
     const launch = { path: "l.sh", text: "python scripts/training/run_recipe.py --recipe x_sft_config -cp 2\n" };
     const report = analyze([sft, launch], { python });

@@ -60,6 +60,13 @@ const CASES: Case[] = [
   },
   { rule: "HCP013", kinds: ALL, positive: { "model.context_parallel_size": 2, "model.cp_comm_type": "allgather" }, negative: { "model.context_parallel_size": 2, "model.cp_comm_type": "all_gather" } },
   { rule: "HCP014", kinds: ALL, te: "1.11.0", positive: HCP, negative: { ...HCP, "model.cp_comm_type": "a2a", "model.hierarchical_context_parallel_sizes": null } },
+  {
+    rule: "HCP017",
+    // A world size is known on launch lines only (--nproc_per_node: 4 for run_recipe, 8 for Megatron-LM here).
+    kinds: ["hydra", "markdown", "mlm"],
+    positive: { "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 1, "model.context_parallel_size": 8 },
+    negative: { "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1, "model.context_parallel_size": 4 },
+  },
   { rule: "HCP016", kinds: ALL, positive: { "model.context_parallel_size": 2, "model.transformer_impl": "local" }, negative: { "model.context_parallel_size": 2, "model.transformer_impl": "transformer_engine" } },
   { rule: "HCP018", kinds: ALL, positive: { ...HCP, "model.tensor_model_parallel_size": 8 }, negative: { ...HCP, "model.tensor_model_parallel_size": 2 } },
   { rule: "HCP020", kinds: ALL, positive: { "model.context_parallel_size": 1, "model.cp_comm_type": "a2a+p2p" }, negative: { "model.context_parallel_size": 1, "model.cp_comm_type": "a2a" } },
@@ -83,7 +90,9 @@ function recipeName(c: Case): string {
 function python(c: Case, config: Config): string {
   const body = Object.entries(config).map(([k, v]) => `    cfg.${k} = ${renderPython(v)}`);
   const common = c.mode === "sft" ? "_sft_common" : "_pretrain_common";
-  return [`def ${recipeName(c)}():`, `    cfg = ${common}()`, ...body, "    return cfg", ""].join("\n");
+  // Bridge's fine-tuning checks key on the dataset class, so an SFT case names one.
+  const dataset = c.mode === "sft" ? ["    cfg.dataset = GPTSFTDatasetConfig(seq_length=2048)"] : [];
+  return [`def ${recipeName(c)}():`, `    cfg = ${common}()`, ...dataset, ...body, "    return cfg", ""].join("\n");
 }
 
 function yaml(config: Config): string {

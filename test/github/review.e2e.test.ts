@@ -161,7 +161,7 @@ describe("pull request review", () => {
     expect(check.output.title).toMatch(/look right/);
     expect(await issueComments(1)).toEqual([]);
     expect(await reviewComments(1)).toEqual([]);
-  });
+  }, 30_000); // the first review loads the Python grammar
 
   it("posts errors on changed lines as suggestions, a failing check and one summary", async () => {
     const head = openPr(2, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -271,7 +271,8 @@ describe("pull request review", () => {
     const check = await latestCheck(head);
     expect(check.output.annotations_count).toBeGreaterThanOrEqual(240);
     expect(callsTo("GET", /\/pulls\/8\/files$/, mark)).toHaveLength(2);
-    expect(callsTo("POST", /graphql$/, mark)).toHaveLength(1); // 120 files + 2 pin files in one query
+    // 120 files + 2 pin files in one query, then one query for the modules they import (recipes/common.py, absent here).
+    expect(callsTo("POST", /graphql$/, mark)).toHaveLength(2);
     const posted = callsTo("POST", /\/pulls\/8\/reviews$/, mark);
     expect(posted).toHaveLength(1);
     expect((posted[0]!.body as { comments: unknown[] }).comments).toHaveLength(30);
@@ -336,5 +337,48 @@ describe("pull request review", () => {
       check_run: { id: check.id, name: "HCP review", head_sha: head, pull_requests: [{ number: 14, head: { sha: head, ref: "feature-14" }, base: { sha: "b".repeat(40), ref: "main" } }] },
     });
     expect(callsTo("GET", /\/pulls\/14\/files$/, mark)).toHaveLength(1);
+  });
+
+  it("judges a kwargs-style recipe with its builder from another module, read at the head SHA in the same batched GraphQL reads", async () => {
+    const COMMON = "src/megatron/bridge/recipes/llama/common.py";
+    const builder = `from megatron.bridge.recipes.common import _pretrain_common
+
+
+def _llama3_common(context_parallel_size: int = 1, cp_comm_type=None, hierarchical_context_parallel_sizes=None, seq_length: int = 4096):
+    cfg = _pretrain_common()
+    cfg.model.context_parallel_size = context_parallel_size
+    cfg.model.cp_comm_type = cp_comm_type
+    cfg.model.hierarchical_context_parallel_sizes = hierarchical_context_parallel_sizes
+    cfg.dataset.seq_length = seq_length
+    cfg.model.seq_length = seq_length
+    return cfg
+`;
+    const recipe = (extra: string) => `from megatron.bridge.recipes.llama.common import _llama3_common
+
+
+def llama3_8b_64k_pretrain_config(**user_kwargs):
+    recommended_kwargs = {"context_parallel_size": 4, "cp_comm_type": "a2a+p2p"${extra}, "seq_length": 65536}
+    return _llama3_common(**{**recommended_kwargs, **user_kwargs})
+`;
+    const KWARGS = "src/megatron/bridge/recipes/llama/h100/llama3_kwargs.py";
+    // The builder is on the default branch only; the PR does not touch it.
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { [COMMON]: builder } });
+    const mark = gh.calls.length;
+    const head = openPr(40, { [KWARGS]: recipe("") });
+    await deliver("pull_request", prPayload("opened", 40, head));
+    expect((await latestCheck(head)).conclusion).toBe("failure");
+    const inline = await reviewComments(40);
+    const hcp001 = inline.find((c) => c.body.includes("HCP001"))!;
+    expect(hcp001.path).toBe(KWARGS);
+    expect(hcp001.line).toBe(5); // the "a2a+p2p" in the kwargs dict, which the builder in common.py assigns
+    // The imported module was read at the head SHA through GraphQL (no REST call per file).
+    const reads = callsTo("POST", /graphql$/, mark).map((c) => JSON.stringify(c.body));
+    expect(reads.some((q) => q.includes(`${head}:${COMMON}`))).toBe(true);
+    expect(callsTo("GET", /\/contents\//, mark).filter((c) => c.path.includes("common.py"))).toEqual([]);
+
+    // Counter-example: the same recipe with valid sizes is clean.
+    const fixed = openPr(41, { [KWARGS]: recipe(', "hierarchical_context_parallel_sizes": [2, 2]') });
+    await deliver("pull_request", prPayload("opened", 41, fixed));
+    expect((await latestCheck(fixed)).conclusion).toBe("success");
   });
 });

@@ -723,6 +723,42 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect(visibleText(reply.body)).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
   }, 30_000);
 
+  it("follows a builder the recipe imports from outside the recipe folders, read at the pinned SHA", async () => {
+    const BUILDER = "src/megatron/bridge/training/shared_builders.py";
+    const RECIPE_WITH_IMPORT = `from megatron.bridge.training.shared_builders import _long_context_common
+
+
+def imported_builder_pretrain_config():
+    cfg = _long_context_common()
+    cfg.model.tensor_model_parallel_size = 1
+    return cfg
+`;
+    const builder = (seq: number) =>
+      `def _long_context_common():\n    cfg = ConfigContainer(model=GPTModelProvider(), dataset=GPTDatasetConfig(seq_length=${seq}))\n    cfg.model.seq_length = ${seq}\n    return cfg\n`;
+    const open = (seq: number) => {
+      const number = ++prCounter;
+      const sha = number.toString(16).padStart(40, "e");
+      gh.addCommit({ owner: OWNER, repo: REPO, branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE_WITH_IMPORT, [BUILDER]: builder(seq) } });
+      gh.addPullRequest({ owner: OWNER, repo: REPO, number, user: "author", head: { sha, ref: `pr-${number}` }, files: [{ filename: RECIPE_FILE, contents: RECIPE_WITH_IMPORT, status: "modified" }, { filename: BUILDER, contents: builder(seq), status: "added" }] });
+      return { number, sha };
+    };
+    // 8190 is not a multiple of 2 × CP 4: only the builder (outside recipes/**) says so.
+    const bad = open(8190);
+    const before = dispatches().length;
+    const mark = gh.calls.length;
+    await deliver("issue_comment", commentPayload(bad.number, "/hcp smoke recipe=imported_builder_pretrain_config", "maint"));
+    expect(dispatches().length).toBe(before);
+    const reply = (await comments(bad.number)).at(-1)!.body;
+    expect(reply).toMatch(/pre-flight check found/);
+    expect(reply).toMatch(/HCP007/);
+    const reads = gh.calls.slice(mark).filter((c) => c.method === "POST" && /graphql$/.test(c.path)).map((c) => JSON.stringify(c.body));
+    expect(reads.some((q) => q.includes(`${bad.sha}:${BUILDER}`))).toBe(true);
+    // Counter-example: the same recipe over a builder with a length CP can split is dispatched.
+    const good = open(8192);
+    await deliver("issue_comment", commentPayload(good.number, "/hcp smoke recipe=imported_builder_pretrain_config", "maint"));
+    expect(dispatches().length - before).toBe(1);
+  }, 60_000);
+
   it("answers a grammar error with what is allowed", async () => {
     const pr = openPr();
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke cp=4; rm -rf /", "maint"));

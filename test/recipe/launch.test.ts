@@ -187,7 +187,7 @@ describe("bad input never throws", () => {
   it("handles empty, binary and oversized files", () => {
     expect(extractShell({ path: "e.sh", text: "" })).toEqual({ units: [], diagnostics: [], tePins: [] });
     expect(extractShell({ path: "b.sh", text: "run_recipe.py\u0000\u0001" }).diagnostics[0]?.code).toBe("unreadable");
-    const big = `torchrun run_recipe.py -cp 2 ${"x".repeat(5 * 1024 * 1024)}`;
+    const big = `torchrun run_recipe.py -cp 2 ${"x".repeat(17 * 1024 * 1024)}`; // over the 16 Mi-character limit
     expect(extractShell({ path: "big.sh", text: big }).diagnostics[0]?.code).toBe("too-large");
     expect(extractMarkdown({ path: "big.md", text: big }).diagnostics[0]?.code).toBe("too-large");
   });

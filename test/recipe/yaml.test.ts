@@ -181,7 +181,7 @@ describe("bad YAML", () => {
   it("empty, binary, oversized and garbage never throw", () => {
     expect(extractYaml({ path: "e.yaml", text: "" })).toEqual({ units: [], diagnostics: [], tePins: [] });
     expect(extractYaml({ path: "b.yaml", text: "model:\u0000\u0001" }).diagnostics[0]?.code).toBe("unreadable");
-    expect(extractYaml({ path: "big.yaml", text: `model:\n  a: ${"x".repeat(5 * 1024 * 1024)}\n` }).diagnostics[0]?.code).toBe("too-large");
+    expect(extractYaml({ path: "big.yaml", text: `model:\n  a: ${"x".repeat(17 * 1024 * 1024)}\n` }).diagnostics[0]?.code).toBe("too-large");
     for (const text of ["model: [", "model:\n  - a\n  b: c", "dataset: *nope", "? model\n: {", "model: !!binary x\n--- \n..."]) {
       expect(() => extractYaml({ path: "g.yaml", text })).not.toThrow();
     }

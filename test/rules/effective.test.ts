@@ -4,7 +4,8 @@ import {
   commTypes,
   compareVersions,
   hcpContext,
-  isDsaModel,
+  dsaAttention,
+  namedLikeDsa,
   parseVersion,
   resolve,
   teOlderThan,
@@ -98,7 +99,15 @@ describe("versions and model families", () => {
     ["recipes/deepseek/deepseek_v3.py", false],
     ["recipes/glm/glm45.py", false],
     ["recipes/misc/dsaturn.py", false],
-  ])("isDsaModel(%s) = %s", (file, expected) => {
-    expect(isDsaModel(pythonRecipe("def r():\n    return cfg\n", { file }))).toBe(expected);
+  ])("namedLikeDsa(%s) = %s, and the name never makes it DSA", (file, expected) => {
+    const unit = pythonRecipe("def r():\n    return cfg\n", { file });
+    expect(namedLikeDsa(unit)).toBe(expected);
+    expect(dsaAttention(unit)).toBe("no"); // a complete unit without the setting: MCore's default None
+  });
+
+  it("dsaAttention reads experimental_attention_variant: dsa, another variant, unknown", () => {
+    expect(dsaAttention(pythonRecipe('def r():\n    cfg.model.experimental_attention_variant = "dsa"\n    return cfg\n'))).toBe("yes");
+    expect(dsaAttention(pythonRecipe('def r():\n    cfg.model.experimental_attention_variant = "gdn"\n    return cfg\n'))).toBe("no");
+    expect(dsaAttention(yamlOverride("model:\n  cp_comm_type: allgather\n"))).toBe("unknown");
   });
 });

@@ -1,6 +1,8 @@
 // HCP007 and HCP008: sequence lengths.
 import { describe, expect, it } from "vitest";
 import { applyFix, hydraLaunch, mergeLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { analyze } from "../../src/core/analyze/index.ts";
+import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 import { check, only } from "./run.ts";
 
 const recipe = (body: string) => `def qwen3_600m_sft_8gpu_h100_bf16_128k_config():
@@ -68,9 +70,12 @@ describe("HCP008 model/dataset seq_length", () => {
     expect(applyFix("recipes/example.py", t, f.fix)).toContain("cfg.dataset.seq_length = 16384");
   });
 
-  it("hydra: overriding only model.seq_length is a warning; fix adds dataset.seq_length", () => {
+  it("hydra: overriding only model.seq_length is a warning; fix adds dataset.seq_length", async () => {
     const line = "torchrun scripts/training/run_recipe.py --recipe llama32_1b_pretrain_config model.seq_length=16384";
-    const f = only("HCP008", hydraLaunch(line));
+    // Through the extractor and the composition, where run_recipe's sync discards the override.
+    const report = analyze([{ path: "scripts/launch.sh", text: line }], { python: await loadPythonLanguage(), select: ["HCP008"] });
+    expect(report.findings).toHaveLength(1);
+    const f = report.findings[0]!;
     expect(f.severity).toBe("warning");
     expect(f.message).toContain("silently discarded");
     expect(f.message).toContain("model.seq_length is 16384 (scripts/launch.sh:1)");

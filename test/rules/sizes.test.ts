@@ -27,7 +27,7 @@ describe("HCP001 a2a+p2p without sizes", () => {
     expect(f.message).toContain(`model.cp_comm_type is 'a2a+p2p' (${RECIPE_FILE}:7)`);
     expect(f.message).toContain("hierarchical_context_parallel_sizes must be set when cp_comm_type contains 'a2a+p2p'.");
     expect(f.message).toContain("Bridge PR #2665");
-    expect(f.message).toContain("[8, 2] (a2a 8 × p2p 2 = context_parallel_size 16)");
+    expect(f.message).toContain("[8, 2] (a2a 8 × p2p 2 = context_parallel_size 16, placed for 8 GPUs per NVLink domain (the default for 8-GPU H100/H200 nodes))");
     expect(f.related.map((r) => r.location.range.start.line)).toEqual([6]);
     const fixed = applyFix(RECIPE_FILE, text, f.fix);
     expect(fixed).toContain('cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [8, 2]\n    return cfg');
@@ -239,7 +239,7 @@ describe("HCP018 a2a level spans nodes", () => {
 `);
     const f = only("HCP018", pythonRecipe(t));
     expect(f.severity).toBe("warning");
-    expect(f.message).toContain("spans TP 2 × 8 = 16 GPUs, more than the 8 GPUs of one node");
+    expect(f.message).toContain("spans TP 2 × 8 = 16 GPUs, more than the 8 GPUs of one NVLink domain (the default for 8-GPU H100/H200 nodes)");
     expect(applyFix("recipes/example.py", t, f.fix)).toContain("hierarchical_context_parallel_sizes = [4, 4]");
   });
   it("respects gpusPerNode (NVL72) and stays silent within a node", () => {

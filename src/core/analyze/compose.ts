@@ -1,8 +1,11 @@
 // A launch line names a recipe (`--recipe NAME`), and a recipe may start from a recipe of
 // another module; when that base was analyzed too, the unit is judged on top of it.
 // Launch lines through scripts/training/run_recipe.py also get what run_recipe does after
-// applying overrides (HEAD `recipe_runner.py`): model.seq_length is copied from
-// dataset.seq_length, and fine-tuning with CP > 1 forces the loss settings Bridge requires.
+// applying overrides and before validating (HEAD 067f987 `recipe_runner.py`):
+// sync_model_dataset_sequence_length copies dataset.seq_length into model.seq_length, and
+// sync_finetuning_cp_invariants, in a fine-tuning mode over fine-tuning data with CP > 1,
+// sets calculate_per_token_loss and clears average_in_collective. The rules judge what
+// run_recipe validates; an override it throws away is kept in `discarded` for HCP008.
 import { isFinetuningDataset } from "../model/dataset-types.ts";
 import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
@@ -74,25 +77,38 @@ export function applyOver(base: ConfigUnit, unit: ConfigUnit): ConfigUnit {
     name: unit.kind === "recipe" ? unit.name : `${unit.name} on ${base.name}`,
     settings: { ...inherited, ...unit.settings },
     anchors: { ...unit.anchors },
-    mode: unit.mode !== "unknown" ? unit.mode : base.mode,
+    // run_recipe takes the mode from --mode or from the name on the command line, not from the recipe.
+    mode: unit.mode,
     gpus: unit.gpus ?? base.gpus,
+    nvlinkDomain: unit.nvlinkDomain ?? base.nvlinkDomain,
     complete: base.complete,
     notes: [...unit.notes],
   };
   const datasetType = unit.datasetType ?? base.datasetType;
   if (datasetType !== undefined) merged.datasetType = datasetType;
+  const datasetBases = unit.datasetType !== undefined ? unit.datasetBases : base.datasetBases;
+  if (datasetBases !== undefined) merged.datasetBases = datasetBases;
+  else delete merged.datasetBases;
+  const modelBuilder = unit.modelBuilder ?? base.modelBuilder;
+  if (modelBuilder !== undefined) merged.modelBuilder = modelBuilder;
   if (merged.gpus === undefined) delete merged.gpus;
+  if (merged.nvlinkDomain === undefined) delete merged.nvlinkDomain;
   return unit.kind === "launch" ? withRunRecipeSync(merged) : merged;
 }
 
 /** What run_recipe does to the configuration after the overrides, before validation. */
-function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
+export function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
   const settings = { ...unit.settings };
   const dataset = settings["dataset.seq_length"];
   const model = settings["model.seq_length"];
-  // sync_model_dataset_sequence_length: the model takes the dataset's length. An override of
-  // model.seq_length alone stays visible, so HCP008 can say it is discarded.
-  if (dataset && !(model?.local && !dataset.local)) {
+  const discarded = [...(unit.discarded ?? [])];
+  // sync_model_dataset_sequence_length: the model takes the dataset's length (every dataset
+  // config has one). An override of model.seq_length alone never reaches validation.
+  if (model?.local && !dataset?.local) {
+    discarded.push(model);
+    delete settings["model.seq_length"];
+  }
+  if (dataset) {
     settings["model.seq_length"] = {
       ...dataset,
       key: "model.seq_length",
@@ -104,11 +120,11 @@ function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
   // averaging in the collective, whatever the recipe said.
   const cp = settings["model.context_parallel_size"];
   const cpAboveOne = cp?.value.known === true && typeof cp.value.value === "number" && cp.value.value > 1;
-  if ((unit.mode === "sft" || unit.mode === "peft") && isFinetuningDataset(unit.datasetType) && cpAboveOne) {
+  if ((unit.mode === "sft" || unit.mode === "peft") && isFinetuningDataset(unit) && cpAboveOne) {
     delete settings["model.calculate_per_token_loss"];
     delete settings["ddp.average_in_collective"];
   }
-  return { ...unit, settings };
+  return discarded.length > 0 ? { ...unit, settings, discarded } : { ...unit, settings };
 }
 
 /**
@@ -116,7 +132,9 @@ function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
  * another module) is replaced by the unit over its base; bases chain (a recipe of a recipe).
  */
 export function composeUnits(units: readonly ConfigUnit[], files: readonly SourceFile[]): ConfigUnit[] {
-  if (!units.some((u) => u.baseRecipe)) return [...units];
+  // A launch line whose recipe was not analyzed still gets run_recipe's sync on what it sets.
+  const synced = (u: ConfigUnit): ConfigUnit => (u.kind === "launch" ? withRunRecipeSync(u) : u);
+  if (!units.some((u) => u.baseRecipe)) return units.map(synced);
   const find = recipeIndex(units, recipeAliases(files));
   const resolved = new Map<ConfigUnit, ConfigUnit>();
   const resolving = new Set<ConfigUnit>();
@@ -131,5 +149,8 @@ export function composeUnits(units: readonly ConfigUnit[], files: readonly Sourc
     resolved.set(u, result);
     return result;
   };
-  return units.map(resolveUnit);
+  return units.map((u) => {
+    const r = resolveUnit(u);
+    return r === u ? synced(u) : r;
+  });
 }

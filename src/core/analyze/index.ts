@@ -5,7 +5,7 @@ import { Parser, type Language } from "web-tree-sitter";
 import type { Finding, ProjectFacts, Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
-import { extractPython } from "../recipe/python/index.ts";
+import { extractPython, ModuleLibrary, parseModule } from "../recipe/python/index.ts";
 import { extractYaml } from "../recipe/yaml.ts";
 import { extractMarkdown, extractShell } from "../recipe/launch/index.ts";
 import { extractTePins } from "../recipe/pins.ts";
@@ -13,17 +13,25 @@ import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
 import { runRules } from "../rules/engine.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
+import { nvlinkDomainOf } from "./hardware.ts";
 
 export interface AnalyzeOptions {
   /** The tree-sitter Python grammar, loaded by the runtime adapter. */
   python: Language;
-  /** GPUs in one NVLink domain (HCP018). Default 8 (H100/H200 nodes). */
+  /** GPUs in one NVLink domain where a unit's hardware folder does not say (HCP018, sizes fixes). Default 8 (H100/H200 nodes). */
   gpusPerNode?: number;
+  /** Where gpusPerNode came from, for messages ("--gpus-per-node", ".github/hcp-bot.yml gpus_per_node"). */
+  gpusPerNodeSource?: string;
   select?: string[];
   ignore?: string[];
   severity?: Record<string, Severity>;
   /** Files larger than this are reported, not parsed. Default 16 MiB. */
   maxFileBytes?: number;
+  /**
+   * Python modules that are not analyzed themselves but whose builders and constants the
+   * analyzed files may import (a worker's shard gets the modules its files import).
+   */
+  library?: readonly SourceFile[];
 }
 
 export interface AnalysisReport {
@@ -47,24 +55,31 @@ export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): 
  * The per-file half of the analysis: each file's units, diagnostics and pins, independent
  * of the other files (so a runtime with threads may extract shards in parallel).
  */
-export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes">): ExtractResult[] {
+export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes" | "library">): ExtractResult[] {
   const parser = new Parser();
   parser.setLanguage(options.python);
+  const library = new ModuleLibrary([...files, ...(options.library ?? [])], (f) => parseModule(f, parser));
   try {
-    return files.map((f) => extractFile(f, parser, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
+    return files.map((f) => extractFile(f, parser, library, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
   } finally {
     parser.delete();
   }
 }
 
 /** The whole-project half: launch lines over their recipes, pins, and the rules. */
-export function judge(files: readonly SourceFile[], results: readonly ExtractResult[], options: Omit<AnalyzeOptions, "python" | "maxFileBytes">): AnalysisReport {
+export function judge(files: readonly SourceFile[], results: readonly ExtractResult[], options: Omit<AnalyzeOptions, "python" | "maxFileBytes" | "library">): AnalysisReport {
   const units = results.flatMap((r) => r.units);
   const diagnostics = results.flatMap((r) => r.diagnostics);
   const project: ProjectFacts = {
     gpusPerNode: options.gpusPerNode ?? 8,
+    gpusPerNodeSource: options.gpusPerNode !== undefined ? (options.gpusPerNodeSource ?? "as configured") : "the default for 8-GPU H100/H200 nodes",
     transformerEngine: choosePin(results.flatMap((r) => r.tePins)),
   };
+  // The hardware folder of a unit's file says how large its NVLink domain is; a launch line gets its recipe's.
+  for (const u of units) {
+    const domain = u.nvlinkDomain ?? nvlinkDomainOf(u.location.file);
+    if (domain) u.nvlinkDomain = domain;
+  }
   const judged = composeUnits(units, files);
   const findings = runRules(judged, project, {
     select: options.select,
@@ -74,7 +89,7 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   return { files: files.length, units: judged, findings, diagnostics, project };
 }
 
-function extractFile(file: SourceFile, parser: Parser, maxChars: number): ExtractResult {
+function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {
   const kind = classifyFile(file.path);
   const empty: ExtractResult = { units: [], diagnostics: [], tePins: [] };
   if (!kind) return empty;
@@ -98,7 +113,7 @@ function extractFile(file: SourceFile, parser: Parser, maxChars: number): Extrac
     };
   }
   try {
-    return runExtractor(kind, file, parser);
+    return runExtractor(kind, file, parser, library);
   } catch (error) {
     // Extractors are written not to throw; if one does, the file is reported and the rest goes on.
     const message = error instanceof Error ? error.message : String(error);
@@ -109,10 +124,10 @@ function extractFile(file: SourceFile, parser: Parser, maxChars: number): Extrac
   }
 }
 
-function runExtractor(kind: FileKind, file: SourceFile, parser: Parser): ExtractResult {
+function runExtractor(kind: FileKind, file: SourceFile, parser: Parser, library: ModuleLibrary): ExtractResult {
   switch (kind) {
     case "python":
-      return extractPython(file, parser);
+      return extractPython(file, parser, library);
     case "yaml":
       return extractYaml(file);
     case "shell":

@@ -44,8 +44,10 @@ export type RuleDoc = z.infer<typeof RuleDocSchema>;
 export interface ProjectFacts {
   /** Transformer Engine version read from a pin, e.g. "2.15.0", with where it was read. */
   transformerEngine?: { version: string; location: Location; source: string };
-  /** GPUs in one NVLink domain; 8 for H100/H200 nodes unless configured. */
+  /** GPUs in one NVLink domain where a unit's path does not say; 8 for H100/H200 nodes unless configured. */
   gpusPerNode: number;
+  /** Where gpusPerNode came from ("--gpus-per-node", ".github/hcp-bot.yml gpus_per_node", the default). */
+  gpusPerNodeSource?: string;
 }
 
 /** What a rule returns: the finding without the fields the engine fills in. */

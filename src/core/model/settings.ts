@@ -24,6 +24,8 @@ export const SETTING_KEYS = [
   "model.num_query_groups",
   "model.transformer_impl",
   "model.window_size",
+  "model.window_attn_skip_freq",
+  "model.experimental_attention_variant",
   "model.qkv_format",
   "model.softmax_type",
   "model.position_embedding_type",
@@ -37,6 +39,7 @@ export const SETTING_KEYS = [
   "ddp.average_in_collective",
   "dataset.packed_sequence",
   "dataset.enable_offline_packing",
+  "dataset.enable_in_batch_packing",
   "dataset.packed_sequence_specs",
   "dataset.offline_packing_specs",
   "dataset.pad_seq_to_mult",
@@ -148,6 +151,20 @@ export type UnitKind = z.infer<typeof UnitKindSchema>;
 export const ModeSchema = z.enum(["pretrain", "sft", "peft", "unknown"]);
 export type Mode = z.infer<typeof ModeSchema>;
 
+/**
+ * The mode scripts/training/run_recipe.py infers from a recipe name when --mode is not
+ * given (recipe_metadata.infer_recipe_mode, Bridge HEAD 067f987): `_pretrain_` first, then
+ * `_sft_`/`_finetune_`, then `_dora_`, `_peft_`/`_lora_` (dora and lora are PEFT here).
+ */
+export function runRecipeMode(name: string | undefined): Mode {
+  if (!name) return "unknown";
+  const n = `_${name.toLowerCase().replace(/^_+|_+$/g, "")}_`;
+  if (n.includes("_pretrain_")) return "pretrain";
+  if (n.includes("_sft_") || n.includes("_finetune_")) return "sft";
+  if (n.includes("_dora_") || n.includes("_peft_") || n.includes("_lora_")) return "peft";
+  return "unknown";
+}
+
 export const ConfigUnitSchema = z.object({
   /** Stable id: `path::function` for recipes, `path:line` for launch lines, `path` for YAML. */
   id: z.string(),
@@ -158,16 +175,44 @@ export const ConfigUnitSchema = z.object({
   location: LocationSchema,
   settings: z.partialRecord(SettingKeySchema, SettingSchema),
   anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
-  /** pretrain / sft / peft: from the recipe name, `--mode`, or the dataset type. */
+  /**
+   * The training mode scripts/training/run_recipe.py runs the unit in: `--mode`, else what
+   * run_recipe infers from the recipe name (`_pretrain_` before `_sft_`/`_finetune_`, then
+   * `_dora_`, `_peft_`/`_lora_`). Only run_recipe's own sync reads it; Bridge's checks
+   * depend on the dataset type, never on a name.
+   */
   mode: ModeSchema,
   /**
-   * What built cfg.dataset: a class (`GPTSFTDatasetConfig`), a builder call
-   * (`default_squad_config()`), or a section of an unanalyzed builder (`_sft_common().dataset`).
-   * Bridge's fine-tuning checks (HCP022) apply only to fine-tuning dataset types.
+   * The class that built cfg.dataset (`GPTSFTDatasetConfig`), or the call whose result it
+   * is when that call was not analyzed. Bridge's fine-tuning checks (HCP022) apply only to
+   * fine-tuning dataset types.
    */
   datasetType: z.string().optional(),
-  /** GPU count a recipe name advertises (`..._32gpu_...`), or `--nproc_per_node * --nnodes`. */
+  /** Base classes of datasetType when its class was analyzed (isinstance also matches them). */
+  datasetBases: z.array(z.string()).optional(),
+  /**
+   * What built cfg.model when its unset fields may differ from Megatron-Core's defaults:
+   * an unanalyzed call (`AutoBridge.from_hf_pretrained(...).to_megatron_provider()`, whose
+   * bridge may set cp_comm_type, as Mistral's does) or a provider class.
+   */
+  modelBuilder: z.string().optional(),
+  /**
+   * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
+   * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
+   * "for representation purposes only".
+   */
   gpus: z.number().int().positive().optional(),
+  /**
+   * GPUs in one NVLink domain, from the hardware namespace of the unit's path
+   * (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`), with where it came from.
+   */
+  nvlinkDomain: z.object({ gpus: z.number().int().positive(), source: z.string() }).optional(),
+  /**
+   * Overrides the entry point throws away before validating: run_recipe copies
+   * dataset.seq_length over model.seq_length, so a launch line's model.seq_length alone
+   * never reaches the run (HCP008 says so; the other rules judge what runs).
+   */
+  discarded: z.array(SettingSchema).optional(),
   /**
    * True when every source of the unit's values was analyzed (a recipe function, or a
    * launch line merged with its analyzed recipe): an unset key then has the upstream

@@ -2,8 +2,8 @@
 // diagnostic instead of spending time (or throwing) on them.
 import type { Diagnostic } from "./types.ts";
 
-/** Larger inputs are reported as too-large: launch scripts, docs and overrides are far smaller. */
-export const MAX_TEXT_CHARS = 4_000_000;
+/** Larger inputs are reported as too-large (the analyzer's one limit, 16 Mi characters). */
+export const MAX_TEXT_CHARS = 16 * 1024 * 1024;
 
 /** A NUL in the first 8 KiB is the same heuristic git uses to call a file binary. */
 function looksBinary(text: string): boolean {

@@ -92,22 +92,41 @@ function documentErrors(file: SourceFile, index: LineIndex, doc: Document.Parsed
 // ---------------------------------------------------------------------------------------
 // Override files
 
-function isOverrideFile(root: YAMLMap): boolean {
+/**
+ * An override file has a ConfigContainer field holding a mapping. When every top-level key
+ * is a ConfigContainer field that is enough; otherwise the document must also set one of
+ * the settings we read, which tells an override file with a stray key (a typo, a field of
+ * a newer Bridge, a tool's own key: ignored one by one, never costing the rest of the file)
+ * from other YAML that happens to have a `model:` mapping (model cards: `model: {hf_id: …}`).
+ */
+function overrideShape(root: YAMLMap): "override" | "maybe" | "none" {
   let sections = 0;
+  let foreign = false;
   for (const item of root.items) {
     const key = isScalar(item.key) ? item.key.value : undefined;
-    if (typeof key !== "string" || !CONFIG_CONTAINER_FIELDS.has(key)) return false;
-    if (isMap(item.value)) sections++;
+    if (typeof key !== "string" || !CONFIG_CONTAINER_FIELDS.has(key)) foreign = true;
+    else if (isMap(item.value)) sections++;
   }
-  return sections > 0;
+  if (sections === 0) return "none";
+  return foreign ? "maybe" : "override";
+}
+
+function ignoredKeys(file: SourceFile, index: LineIndex, root: YAMLMap): ConfigUnit["notes"] {
+  return root.items.flatMap((item) => {
+    const key = isScalar(item.key) ? item.key.value : undefined;
+    if (typeof key === "string" && CONFIG_CONTAINER_FIELDS.has(key)) return [];
+    return [{ message: `${String(key)}: is not a ConfigContainer field; ignored`, location: nodeLocation(file, index, item.key) }];
+  });
 }
 
 function overrideUnit(file: SourceFile, index: LineIndex, doc: Document.Parsed): ConfigUnit | undefined {
   const root = doc.contents;
-  if (!isMap(root) || !isOverrideFile(root)) return undefined;
+  if (!isMap(root)) return undefined;
+  const shape = overrideShape(root);
+  if (shape === "none") return undefined;
   const settings: Partial<Record<SettingKey, Setting>> = {};
   const anchors: ConfigUnit["anchors"] = {};
-  const notes: ConfigUnit["notes"] = [];
+  const notes: ConfigUnit["notes"] = ignoredKeys(file, index, root);
   for (const section of SECTIONS) {
     const pair = root.items.find((p) => isScalar(p.key) && p.key.value === section);
     const anchor = pair ? sectionAnchor(file, index, pair) : missingSectionAnchor(file, index, section);
@@ -117,6 +136,7 @@ function overrideUnit(file: SourceFile, index: LineIndex, doc: Document.Parsed):
       notes.push({ message: `${section}: is not a mapping; its settings are not read`, location: nodeLocation(file, index, pair.value) });
     }
   }
+  if (shape === "maybe" && Object.keys(settings).length === 0) return undefined;
   const start = root.range[0];
   return {
     id: file.path,

@@ -17,7 +17,12 @@
 //   so "cp_comm_type unset" implies "no a2a+p2p" everywhere (see `commTypes`).
 // * Only when `unit.complete` (every source analyzed): parallel sizes default to 1,
 //   cp_comm_type to None (Transformer Engine then uses p2p), transformer_impl to
-//   "transformer_engine". For an incomplete unit the unseen recipe may set them.
+//   "transformer_engine", experimental_attention_variant to None. For an incomplete unit
+//   the unseen recipe may set them. The model-builder keys (cp_comm_type, transformer_impl,
+//   experimental_attention_variant) also stay unknown when cfg.model comes from a builder
+//   we did not see through (`unit.modelBuilder`): bridges set them (Mistral's sets
+//   cp_comm_type "a2a" with sliding window, GLM-5's "allgather" and variant "dsa",
+//   Falcon-H1's provider transformer_impl "local").
 // * Never: seq lengths, head counts, num_layers, calculate_per_token_loss,
 //   average_in_collective (the common builders set it True!), packing (Bridge's
 //   `_sft_common` enables offline packing by default), qkv_format, window_size,
@@ -48,7 +53,17 @@ const COMPLETE_UNIT_DEFAULTS: Partial<Record<SettingKey, Known>> = {
   "model.expert_model_parallel_size": 1,
   "model.cp_comm_type": null,
   "model.transformer_impl": "transformer_engine",
+  "model.experimental_attention_variant": null,
+  "model.window_attn_skip_freq": null,
 };
+
+/** Model fields providers and bridges set themselves (HCP-RULES 1.3; models/**). */
+const BUILDER_KEYS: ReadonlySet<SettingKey> = new Set<SettingKey>([
+  "model.cp_comm_type",
+  "model.transformer_impl",
+  "model.experimental_attention_variant",
+  "model.window_attn_skip_freq",
+]);
 
 export function resolve(unit: ConfigUnit, key: SettingKey): Resolution {
   const setting = unit.settings[key];
@@ -59,6 +74,9 @@ export function resolve(unit: ConfigUnit, key: SettingKey): Resolution {
   }
   if (key in UNIVERSAL_DEFAULTS) {
     return { state: "default", value: UNIVERSAL_DEFAULTS[key] ?? null, why: "no upstream recipe or builder sets it" };
+  }
+  if (unit.complete && unit.modelBuilder !== undefined && BUILDER_KEYS.has(key)) {
+    return { state: "unknown", reason: `not set here, and cfg.model comes from ${unit.modelBuilder}, which may set it` };
   }
   if (unit.complete && key in COMPLETE_UNIT_DEFAULTS) {
     return { state: "default", value: COMPLETE_UNIT_DEFAULTS[key] ?? null, why: "upstream default" };
@@ -249,15 +267,63 @@ export function headsPerRank(unit: ConfigUnit): HeadsPerRank | undefined {
 // Model families and project facts
 
 /**
- * DeepSeek Sparse Attention models (GLM-5 `glm_moe_dsa`, DeepSeek-V3.2) use their own
- * attention, which accepts only cp_comm_type "allgather" (MCore M3). There is no
- * setting that says "DSA", so we read the unit id, file path and name: the upstream
- * modules are `models/glm_moe_dsa/glm5_bridge.py` and `perf_recipes/glm_moe_dsa/*`.
+ * Whether attention is DeepSeek Sparse Attention: Megatron-Core keys it on
+ * `experimental_attention_variant == "dsa"` (TransformerConfig.__post_init__, MCore pin
+ * 2a75ac1 and HEAD). Unknown when the variant is not known (a model from a bridge).
  */
-const DSA_PATTERN = /glm_moe_dsa|glm-?5(?![0-9])|(?<![a-z])dsa(?![a-z])|deepseek[_-]?v3[._-]?2|deepseek[_-]?v32|(?<![a-z])dsv32/;
+export function dsaAttention(unit: ConfigUnit): Tri {
+  const res = resolve(unit, "model.experimental_attention_variant");
+  const value = valueOf(res);
+  if (value === undefined) return "unknown";
+  return value === "dsa" ? "yes" : "no";
+}
 
-export function isDsaModel(unit: ConfigUnit): boolean {
-  return DSA_PATTERN.test(`${unit.id} ${unit.location.file} ${unit.name}`.toLowerCase());
+/**
+ * Names of the DeepSeek Sparse Attention families (GLM-5 `glm_moe_dsa`, DeepSeek-V3.2):
+ * only ever used to add a hint to an INFO finding, never to decide.
+ */
+const DSA_NAME = /glm_moe_dsa|glm-?5(?![0-9])|(?<![a-z])dsa(?![a-z])|deepseek[_-]?v3[._-]?2|deepseek[_-]?v32|(?<![a-z])dsv32/;
+
+export function namedLikeDsa(unit: ConfigUnit): boolean {
+  return DSA_NAME.test(`${unit.id} ${unit.location.file} ${unit.name}`.toLowerCase());
+}
+
+/** GPUs in one NVLink domain for this unit, and where the number came from. */
+export function nvlinkDomain(unit: ConfigUnit, project: ProjectFacts): { gpus: number; source: string } {
+  return unit.nvlinkDomain ?? { gpus: project.gpusPerNode, source: project.gpusPerNodeSource ?? "the default for 8-GPU H100/H200 nodes" };
+}
+
+// ---------------------------------------------------------------------------------
+// Sliding-window layers (Megatron-Core transformer/utils.py is_layer_window_attention)
+
+/**
+ * Transformer Engine's test for a window: not None and neither (-1, 0) nor (-1, -1)
+ * (attn_forward_func_with_cp, TE 2.8 and later). Undefined when the value is not a pair.
+ */
+export function isSlidingWindow(value: Known): boolean | undefined {
+  if (value === null || value === false) return false;
+  if (!Array.isArray(value) || value.length !== 2 || !value.every(isInt)) return undefined;
+  const [left, right] = value as [number, number];
+  return !(left === -1 && (right === 0 || right === -1));
+}
+
+/**
+ * Which 1-based layers Megatron-Core gives the window to: every layer without
+ * window_attn_skip_freq; with an int N every layer whose number is not a multiple of N;
+ * with a list the layers whose entry is truthy. Undefined when that cannot be known.
+ */
+export function windowLayers(unit: ConfigUnit, layers: number | undefined): ((layer: number) => boolean) | undefined {
+  const freq = valueOf(resolve(unit, "model.window_attn_skip_freq"));
+  if (freq === null) return () => true;
+  if (isInt(freq) && freq > 0) return (layer) => layer % freq !== 0;
+  if (Array.isArray(freq)) {
+    if (layers !== undefined && freq.length !== layers) return undefined;
+    return (layer) => {
+      const v = freq[layer - 1];
+      return v !== undefined && v !== 0 && v !== false && v !== null;
+    };
+  }
+  return undefined;
 }
 
 /** "2.15.0+42b84005" -> [2, 15, 0]; undefined when no leading version number. */

@@ -16,7 +16,8 @@ export const rule = defineRule({
     why:
       `Megatron-Bridge (since ${BRIDGE_PR_2665}) rejects it: ${quote(UPSTREAM.B6)} ` +
       "Stacks without that check build no hierarchical groups, Transformer Engine sees no CP group and silently runs " +
-      "without context parallelism (Bridge issue #2667: ~4200 vs ~1200 tokens/s/GPU, impossible TFLOP/s, worse loss).",
+      "without context parallelism (Bridge issue #2667: ~4200 vs ~1200 tokens/s/GPU, impossible TFLOP/s, worse loss). " +
+      `A Megatron-LM launch line stops in its own argument check: ${quote(UPSTREAM.M11)}`,
     example: 'cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = "a2a+p2p"',
     fix:
       "Set cfg.model.hierarchical_context_parallel_sizes = [a2a, p2p] with a2a × p2p == context_parallel_size, the a2a " +
@@ -31,7 +32,7 @@ export const rule = defineRule({
 
     const consequence =
       unit.kind === "mlm-launch"
-        ? `Megatron-LM's argument check rejects this: ${quote(UPSTREAM.M11)}; a Megatron-Bridge run rejects it too: ${quote(UPSTREAM.B6)}`
+        ? `Megatron-LM's argument check (megatron/training/arguments.py) rejects this: ${quote(UPSTREAM.M11)}`
         : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B6)}; stacks without ${BRIDGE_PR_2665} silently disable context parallelism`;
     const { text, fix } = cp ? fixForCp(unit, project, cp.value, types) : { text: unknownCpAdvice(), fix: undefined };
     const message = `${describe(types.setting)} but model.hierarchical_context_parallel_sizes is not set. ${consequence}. ${text}`;
@@ -55,8 +56,8 @@ function fixForCp(
   const split = splitFor(unit, project, cp);
   if (split) {
     return {
-      text: `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes)}; ${split.reasons.slice(1).join("; ")}.`,
-      fix: setSizesFix(unit, split.sizes),
+      text: `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes, unit, project)}; ${split.reasons.slice(1).join("; ")}.`,
+      fix: setSizesFix(unit, project, split.sizes),
     };
   }
   const layout = layoutFor(unit, project, cp);

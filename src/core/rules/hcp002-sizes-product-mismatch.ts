@@ -14,7 +14,8 @@ export const rule = defineRule({
     checks: "hierarchical_context_parallel_sizes is set and the product of its entries differs from context_parallel_size.",
     why:
       `Megatron-Bridge rejects it: ${quote(UPSTREAM.B7("[2, 4]", 8, 4))} Older stacks stop with a bare AssertionError ` +
-      "in parallel_state.initialize_model_parallel. The usual cause is changing CP (e.g. `-cp` on the command line) without the sizes.",
+      "in parallel_state.initialize_model_parallel, and Megatron-LM launch lines with a bare AssertionError in its argument " +
+      "check. The usual cause is changing CP (e.g. `-cp` on the command line) without the sizes.",
     example: "cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = \"a2a+p2p\"\ncfg.model.hierarchical_context_parallel_sizes = [2, 4]",
     fix: "Make the product equal context_parallel_size (CP=4 → [2, 2]), or set context_parallel_size to the product when CP was left unset.",
   },
@@ -26,11 +27,14 @@ export const rule = defineRule({
     const prod = product(ints);
     if (prod === cp.value) return [];
 
-    const upstream = quote(UPSTREAM.B7(repr(ints), prod, cp.value));
+    const rejects =
+      unit.kind === "mlm-launch"
+        ? "Megatron-LM's argument check stops with a bare AssertionError (arguments.py: `assert args.context_parallel_size == prod(args.hierarchical_context_parallel_sizes)`)."
+        : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B7(repr(ints), prod, cp.value))}`;
     const { text, fix } = remedy(unit, project, cp, prod);
     const message =
       `${describe(sizes.setting)}, whose product is ${prod}, but ${describeResolution("model.context_parallel_size", cp.res)}. ` +
-      `Megatron-Bridge rejects this: ${upstream} ${text}`;
+      `${rejects} ${text}`;
     return [reportAt(unit, sizes.setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];
   },
 });
@@ -46,7 +50,7 @@ function remedy(unit: ConfigUnit, project: ProjectFacts, cp: KnownInt, prod: num
   if (cp.value > 1) {
     const split = splitFor(unit, project, cp.value);
     if (split) {
-      return { text: `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes)}.`, fix: setSizesFix(unit, split.sizes) };
+      return { text: `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes, unit, project)}.`, fix: setSizesFix(unit, project, split.sizes) };
     }
     return { text: `Choose sizes whose product is ${cp.value}.`, fix: undefined };
   }

@@ -32,12 +32,15 @@ export const rule = defineRule({
 function typesText(types: CommTypes): string {
   if (types.state === "types" || types.state === "malformed") return describe(types.setting);
   if (types.state === "none" && types.setting) return describe(types.setting);
-  return "model.cp_comm_type is not set";
+  if (types.state === "none") return "model.cp_comm_type is not set (None)";
+  // Unknown stays unknown: the recipe or the model's bridge may set a type (never a2a+p2p upstream).
+  return types.setting ? describe(types.setting) : `model.cp_comm_type is not set here (${types.reason}; no upstream recipe, provider or bridge sets 'a2a+p2p')`;
 }
 
 function runsAs(types: CommTypes): string {
   if (types.state === "types") return types.perLayer ? "with the per-layer types given" : `as plain '${types.types[0] ?? "p2p"}'`;
-  return "as plain p2p (Transformer Engine's default)";
+  if (types.state === "none") return "as plain p2p (Transformer Engine's default)";
+  return "flat, with whatever type the recipe or the model's bridge chooses";
 }
 
 function remedy(unit: ConfigUnit, types: CommTypes): { text: string; fix: Fix | undefined } {

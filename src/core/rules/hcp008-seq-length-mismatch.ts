@@ -21,6 +21,13 @@ export const rule = defineRule({
     fix: "Set dataset.seq_length (run_recipe syncs the model from it), or set both to the same value.",
   },
   check(unit: ConfigUnit): RuleReport[] {
+    // run_recipe threw the launch line's model.seq_length away (see compose.ts): say so.
+    const discarded = unit.discarded?.find((s) => s.key === "model.seq_length");
+    if (discarded) {
+      const datasetRes = resolve(unit, "dataset.seq_length");
+      if (discarded.value.known && valueOf(datasetRes) === discarded.value.value) return [];
+      return [overrideOnlyModel(unit, discarded, datasetRes)];
+    }
     const model = unit.settings["model.seq_length"];
     if (!model) return [];
     const datasetRes = resolve(unit, "dataset.seq_length");
@@ -42,10 +49,13 @@ export const rule = defineRule({
   },
 });
 
-/** An override file or launch line that writes model.seq_length itself but leaves dataset.seq_length to the recipe. */
+/**
+ * An override file that writes model.seq_length itself but leaves dataset.seq_length to the
+ * recipe. (Launch lines arrive with the override already in `discarded`; Megatron-LM has a
+ * single --seq-length, so there is no dataset value to forget.)
+ */
 function overridesOnlyModel(unit: ConfigUnit, model: Setting, dataset: Setting | undefined): boolean {
-  // Megatron-LM has a single --seq-length: there is no dataset value to forget.
-  if (unit.kind !== "yaml" && unit.kind !== "launch") return false;
+  if (unit.kind !== "yaml") return false;
   return model.local && !dataset?.local;
 }
 

@@ -17,7 +17,7 @@ import {
   usesA2aP2p,
   type HeadsPerRank,
 } from "./effective.ts";
-import { layoutFor, setSizesFix, splitFor, splitText } from "./layout-fix.ts";
+import { domainText, layoutFor, setSizesFix, splitFor, splitText } from "./layout-fix.ts";
 import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, repr, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
@@ -103,11 +103,11 @@ function checkHierarchical(unit: ConfigUnit, project: ProjectFacts, typeSetting:
     `by ${a2a}. Transformer Engine splits heads across the a2a group without a check, so the first forward fails with a ` +
     `PyTorch view/shape RuntimeError (pure a2a reports ${quote(UPSTREAM.T10(heads.q, heads.kv, a2a))}). ` +
     (better
-      ? `Set hierarchical_context_parallel_sizes = ${splitText(better.sizes)}.`
+      ? `Set hierarchical_context_parallel_sizes = ${splitText(better.sizes, unit, project)}.`
       : "Pick an a2a size that divides the heads per TP rank, or change TP.");
   return [
     reportAt(unit, sizes.setting, message, {
-      fix: better ? setSizesFix(unit, better.sizes) : undefined,
+      fix: better ? setSizesFix(unit, project, better.sizes) : undefined,
       related: relatedAll(relatedTo(typeSetting, "a2a+p2p communication"), headsRelated(heads)),
     }),
   ];
@@ -137,8 +137,8 @@ function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text:
   const layout = layoutFor(unit, project, cp);
   if (layout?.cpCommType === "a2a+p2p" && layout.sizes) {
     return {
-      text: `Use cp_comm_type 'a2a+p2p' with hierarchical_context_parallel_sizes = ${splitText(layout.sizes)}.`,
-      fix: fixOf(`Set model.cp_comm_type to 'a2a+p2p' and model.hierarchical_context_parallel_sizes to ${repr([...layout.sizes])}`, [
+      text: `Use cp_comm_type 'a2a+p2p' with hierarchical_context_parallel_sizes = ${splitText(layout.sizes, unit, project)}.`,
+      fix: fixOf(`Set model.cp_comm_type to 'a2a+p2p' and model.hierarchical_context_parallel_sizes to ${repr([...layout.sizes])} (for ${domainText(unit, project)})`, [
         editFor(unit, "model.cp_comm_type", "a2a+p2p"),
         editFor(unit, "model.hierarchical_context_parallel_sizes", [...layout.sizes]),
       ]),

@@ -1,7 +1,7 @@
 // HCP010: a2a+p2p with packed sequences (THD layout) needs Transformer Engine >= 2.19.
 import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Setting } from "../model/settings.ts";
-import { commTypes, isEnabled, resolve, teOlderThan, usesA2aP2p, valueOf } from "./effective.ts";
+import { commTypes, isEnabled, teOlderThan, usesA2aP2p } from "./effective.ts";
 import { defineRule, describe, relatedAll, relatedTo, reportAt, teDescription, teRelated } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
@@ -13,9 +13,10 @@ export const rule = defineRule({
   severity: "error",
   doc: {
     checks:
-      "cp_comm_type 'a2a+p2p' with packed sequences (dataset.packed_sequence, enable_offline_packing, packed_sequence_specs) " +
-      "or qkv_format 'thd', when the pinned Transformer Engine is older than 2.19. Info when the TE pin is unknown, or " +
-      "when an SFT/PEFT unit leaves packing to Bridge's default (offline packing on).",
+      "cp_comm_type 'a2a+p2p' with packed sequences (dataset.packed_sequence, enable_offline_packing, enable_in_batch_packing, " +
+      "packed_sequence_specs) or qkv_format 'thd', when the pinned Transformer Engine is older than 2.19; info when the TE pin is " +
+      "unknown. Packing is judged on the settings (including those Bridge's _sft_common/_peft_common write, when they are " +
+      "among the analyzed files), never on a recipe's name.",
     why: `Transformer Engine 1.12 … 2.18 rejects THD with hierarchical CP at the first forward: ${quote(UPSTREAM.T2)} (TE #2208; allowed from release_v2.19).`,
     example: 'cfg.model.cp_comm_type = "a2a+p2p"\ncfg.dataset.packed_sequence = True  # with transformer-engine 2.15 pinned',
     fix: "Use cp_comm_type 'a2a' or 'p2p' for packed data, or move to Transformer Engine >= 2.19.",
@@ -26,23 +27,22 @@ export const rule = defineRule({
     const te = teOlderThan(project, THD_FIXED_IN);
     if (te === "no") return [];
     const packing = packingEvidence(unit);
-    const sftDefault = !packing && (unit.mode === "sft" || unit.mode === "peft") && !packingExplicitlyOff(unit);
-    if (!packing && !sftDefault) return [];
+    if (!packing) return [];
 
     const teText = teDescription(project);
-    const trigger = packing ? `${describe(packing)}, so sequences are packed (THD layout)` : `this ${unit.mode.toUpperCase()} unit leaves packing to Bridge's _sft_common, which enables offline packing (THD) by default`;
-    const severity = packing && te === "yes" ? "error" : "info";
+    const trigger = `${describe(packing)}, so sequences are packed (THD layout)`;
+    const severity = te === "yes" ? "error" : "info";
     const message =
       `${describe(types.setting)} and ${trigger}. ${teText} ${te === "yes" ? "rejects" : "rejects, up to 2.18,"} THD with ` +
       `hierarchical CP at the first forward: ${quote(UPSTREAM.T2)} Use cp_comm_type 'a2a' or 'p2p' for packed data, or ` +
       `Transformer Engine >= ${THD_FIXED_IN}.`;
-    return [reportAt(unit, packing ?? types.setting, message, { severity, related: relatedAll(relatedTo(types.setting, "a2a+p2p communication"), teRelated(project)) })];
+    return [reportAt(unit, packing, message, { severity, related: relatedAll(relatedTo(types.setting, "a2a+p2p communication"), teRelated(project)) })];
   },
 });
 
 /** The first setting that proves packed/THD input. */
 function packingEvidence(unit: ConfigUnit): Setting | undefined {
-  const flags = ["dataset.packed_sequence", "dataset.enable_offline_packing"] as const;
+  const flags = ["dataset.packed_sequence", "dataset.enable_offline_packing", "dataset.enable_in_batch_packing"] as const;
   for (const key of flags) {
     const s = unit.settings[key];
     if (s?.value.known && isEnabled(s.value.value)) return s;
@@ -55,11 +55,4 @@ function packingEvidence(unit: ConfigUnit): Setting | undefined {
     if (typeof size === "number" && size > 0) return specs;
   }
   return undefined;
-}
-
-function packingExplicitlyOff(unit: ConfigUnit): boolean {
-  return ["dataset.packed_sequence", "dataset.enable_offline_packing"].some((key) => {
-    const v = valueOf(resolve(unit, key as "dataset.packed_sequence"));
-    return v === false || v === null;
-  });
 }

@@ -30,8 +30,11 @@ export const rule = defineRule({
       ? `Every entry is ${repr(uniform)}: set cp_comm_type = ${repr(uniform)} (a single string applies to all layers).`
       : `Give exactly ${layers.value} entries, one per layer.`;
     const message =
-      `${describe(types.setting)}: ${n} entries, but model.num_layers is ${layers.value}. Megatron-Bridge rejects this: ` +
-      `${quote(UPSTREAM.B4(n, layers.value))} ${advice}`;
+      `${describe(types.setting)}: ${n} entries, but model.num_layers is ${layers.value}. ` +
+      (unit.kind === "mlm-launch"
+        ? `Megatron-Core's TransformerConfig (built from the Megatron-LM arguments) asserts ${quote(UPSTREAM.M1(n, layers.value))}`
+        : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B4(n, layers.value))}`) +
+      ` ${advice}`;
     const fix = uniform ? fixOf(`Set model.cp_comm_type to ${repr(uniform)}`, [editFor(unit, "model.cp_comm_type", uniform)]) : undefined;
     return [reportAt(unit, types.setting, message, { fix, related: relatedTo(layers.setting, "number of layers") })];
   },

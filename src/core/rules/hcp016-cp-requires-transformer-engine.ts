@@ -5,13 +5,18 @@ import { contextParallel, resolve, settingOf, valueOf } from "./effective.ts";
 import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
+/** Implementations whose attention is TEDotProductAttention (megatron/core/models/backends.py). */
+const TE_ATTENTION: ReadonlySet<string> = new Set(["transformer_engine", "inference_optimized"]);
+
 export const rule = defineRule({
   id: "HCP016",
   name: "cp-requires-transformer-engine",
   severity: "error",
   doc: {
-    checks: "context_parallel_size > 1 with model.transformer_impl other than 'transformer_engine'.",
-    why: `Only TEDotProductAttention implements context parallelism; Megatron-Core asserts ${quote(UPSTREAM.M6)}`,
+    checks:
+      "context_parallel_size > 1 with model.transformer_impl other than 'transformer_engine' or 'inference_optimized' " +
+      "(Megatron-Core's InferenceSpecProvider builds TEDotProductAttention too, models/backends.py at the Bridge pin 2a75ac1 and HEAD).",
+    why: `Only TEDotProductAttention implements context parallelism; with transformer_impl 'local' Megatron-Core asserts ${quote(UPSTREAM.M6)}`,
     example: 'cfg.model.context_parallel_size = 2\ncfg.model.transformer_impl = "local"',
     fix: "Set cfg.model.transformer_impl = \"transformer_engine\" (the default), or context_parallel_size = 1.",
   },
@@ -21,7 +26,7 @@ export const rule = defineRule({
     const impl = resolve(unit, "model.transformer_impl");
     const value = valueOf(impl);
     const setting = settingOf(impl);
-    if (typeof value !== "string" || value === "transformer_engine" || !setting) return [];
+    if (typeof value !== "string" || TE_ATTENTION.has(value) || !setting) return [];
     const message =
       `${describe(setting)} with ${describeResolution("model.context_parallel_size", cp.res)}. Context parallelism is ` +
       `implemented only by Transformer Engine attention; Megatron-Core asserts ${quote(UPSTREAM.M6)} ` +

@@ -1,7 +1,7 @@
 // HCP018: the a2a level of a2a+p2p should stay inside one NVLink domain.
 import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
-import { commTypes, contextParallel, hcpSizes, positiveIntSizes, product, tensorParallel, usesA2aP2p } from "./effective.ts";
+import { commTypes, contextParallel, hcpSizes, nvlinkDomain, positiveIntSizes, product, tensorParallel, usesA2aP2p } from "./effective.ts";
 import { setSizesFix, splitFor, splitText } from "./layout-fix.ts";
 import { defineRule, describe, describeResolution, relatedTo, reportAt } from "./report.ts";
 
@@ -11,8 +11,10 @@ export const rule = defineRule({
   severity: "warning",
   doc: {
     checks:
-      "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] exceeds the GPUs per node " +
-      "(8 on H100/H200; configurable for NVL72).",
+      "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] exceeds the GPUs of one NVLink " +
+      "domain: taken from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
+      "h100/b200/b300, 72 on the gb200/gb300/vr200 NVL72 racks, as Bridge's perf recipes set NVLINK_DOMAIN_SIZE), else " +
+      "`gpus_per_node` in .github/hcp-bot.yml or `--gpus-per-node`, else 8. The message says which.",
     why:
       "CP ranks are strided by TP, so each a2a group spans TP × sizes[0] GPUs. The all-to-all is latency-bound and " +
       "should run over NVLink; crossing nodes puts it on the slower fabric, and the p2p ring is the level meant to cross nodes.",
@@ -27,20 +29,21 @@ export const rule = defineRule({
     if (types.state !== "types" || usesA2aP2p(types) !== "yes" || sizes.state !== "list" || !ints || ints.length === 0 || !tp) return [];
     const a2a = ints[0] ?? 1;
     const span = tp.value * a2a;
-    if (span <= project.gpusPerNode) return [];
+    const domain = nvlinkDomain(unit, project);
+    if (span <= domain.gpus) return [];
 
     const cp = contextParallel(unit)?.value ?? product(ints);
     const split = splitFor(unit, project, cp);
     const advice = split
-      ? `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes)}.`
+      ? `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes, unit, project)}.`
       : "Lower TP or the a2a size so TP × a2a fits in a node, putting the inter-node factor in the p2p slot.";
     const message =
       `${describe(sizes.setting)} with ${describeResolution("model.tensor_model_parallel_size", tp.res)}: each a2a group ` +
-      `spans TP ${tp.value} × ${a2a} = ${span} GPUs, more than the ${project.gpusPerNode} GPUs of one node, so the ` +
+      `spans TP ${tp.value} × ${a2a} = ${span} GPUs, more than the ${domain.gpus} GPUs of one NVLink domain (${domain.source}), so the ` +
       `latency-bound all-to-all crosses the inter-node fabric. ${advice}`;
     return [
       reportAt(unit, sizes.setting, message, {
-        fix: split ? setSizesFix(unit, split.sizes) : undefined,
+        fix: split ? setSizesFix(unit, project, split.sizes) : undefined,
         related: relatedTo(tp.setting, "tensor parallel size"),
       }),
     ];

@@ -25,9 +25,12 @@ export const rule = defineRule({
 
     // Unsetting keeps Transformer Engine's default (p2p); a per-layer list keeps its length.
     const value = replaceA2aP2p(types, types.perLayer ? "p2p" : null);
+    const rejects =
+      unit.kind === "mlm-launch"
+        ? `Megatron-LM's argument check tests a2a+p2p regardless of the CP size and rejects this: ${quote(UPSTREAM.M11)}.`
+        : `Megatron-Bridge validates a2a+p2p regardless of the CP size and rejects this: ${quote(UPSTREAM.B6)}`;
     const message =
-      `${describe(types.setting)} but ${describeResolution("model.context_parallel_size", cp.res)}. Megatron-Bridge ` +
-      `validates a2a+p2p regardless of the CP size and rejects this: ${quote(UPSTREAM.B6)} Remove the pre-armed ` +
+      `${describe(types.setting)} but ${describeResolution("model.context_parallel_size", cp.res)}. ${rejects} Remove the pre-armed ` +
       "cp_comm_type (Transformer Engine then uses p2p), or set context_parallel_size, cp_comm_type and " +
       "hierarchical_context_parallel_sizes together.";
     const fix = fixOf(value === null ? "Unset model.cp_comm_type" : `Set model.cp_comm_type to ${repr(value)}`, [

@@ -23,18 +23,18 @@ export const rule = defineRule({
   severity: "error",
   doc: {
     checks:
-      "An SFT or PEFT unit over a fine-tuning dataset (GPTSFTDatasetConfig, DirectHFSFTDatasetConfig, EnergonDatasetConfig, " +
-      "MockVLMSFTDatasetConfig, or Bridge's _sft_common/_peft_common builders) with context_parallel_size > 1 that sets " +
-      "model.calculate_per_token_loss = False or ddp.average_in_collective = True. Unset values are not judged (the common " +
-      "builders set them), and run_recipe launch lines are not judged (run_recipe sets both before validation).",
+      "A unit whose dataset is a fine-tuning type (GPTSFTDatasetConfig, DirectHFSFTDatasetConfig, EnergonDatasetConfig, " +
+      "MockVLMSFTDatasetConfig, or a subclass) with context_parallel_size > 1 where model.calculate_per_token_loss is False " +
+      "or ddp.average_in_collective is True. The dataset type decides, as in Bridge's validate (HEAD 067f987); the recipe's " +
+      "name never does. Values that are not known are not judged. A run_recipe launch line in a fine-tuning mode " +
+      "(--mode, or the mode run_recipe infers from the recipe name) is judged after run_recipe's " +
+      "sync_finetuning_cp_invariants, which sets both.",
     why: `Megatron-Bridge rejects both for finetuning: ${quote(UPSTREAM.B2)} and ${quote(UPSTREAM.B3)}`,
-    example: "cfg = _sft_common()\ncfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True",
+    example: "cfg = _sft_common()\ncfg.dataset = GPTSFTDatasetConfig(seq_length=2048)\ncfg.model.context_parallel_size = 2\ncfg.ddp.average_in_collective = True",
     fix: "Set cfg.model.calculate_per_token_loss = True and cfg.ddp.average_in_collective = False.",
   },
   check(unit: ConfigUnit): RuleReport[] {
-    if (unit.mode !== "sft" && unit.mode !== "peft") return [];
-    // Bridge checks only fine-tuning dataset types (a diffusion *_sft_* recipe is not checked).
-    if (!isFinetuningDataset(unit.datasetType)) return [];
+    if (!isFinetuningDataset(unit)) return [];
     const cp = contextParallel(unit);
     if (!cp || cp.value <= 1) return [];
     return REQUIREMENTS.flatMap((req) => violation(unit, cp, req));
@@ -46,7 +46,7 @@ function violation(unit: ConfigUnit, cp: KnownInt, req: Requirement): RuleReport
   const value = knownBool(unit, req.key);
   if (!setting || value === undefined || value === req.required) return [];
   const message =
-    `${describe(setting)} in a ${unit.mode.toUpperCase()} unit with ${describeResolution("model.context_parallel_size", cp.res)}. ` +
+    `${describe(setting)} with a fine-tuning dataset (${unit.datasetType ?? "?"}) and ${describeResolution("model.context_parallel_size", cp.res)}. ` +
     `Megatron-Bridge rejects this: ${quote(req.upstream)}. Set ${req.key} = ${repr(req.required)}.`;
   const fix = fixOf(`Set ${req.key} to ${repr(req.required)}`, [editFor(unit, req.key, req.required)]);
   return [reportAt(unit, setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];

@@ -1,19 +1,24 @@
-// HCP023: eval-time CP rebinding cannot coexist with hierarchical CP.
+// HCP023: eval-time CP rebinding together with hierarchical CP.
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
-import { hcpContext, hcpTrigger, resolve, settingOf, valueOf } from "./effective.ts";
-import { defineRule, describe, editFor, fixOf, relatedTo, reportAt } from "./report.ts";
+import { hcpContext, hcpSizes, hcpTrigger, knownBool, resolve, settingOf, valueOf } from "./effective.ts";
+import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 export const rule = defineRule({
   id: "HCP023",
   name: "eval-cp-with-hcp",
-  severity: "error",
+  severity: "warning",
   doc: {
-    checks: "dist.eval_context_parallel_size is set in a unit that uses hierarchical CP (a2a+p2p or hierarchical sizes).",
+    checks:
+      "dist.eval_context_parallel_size set in a unit that uses hierarchical CP (a2a+p2p or hierarchical sizes). An error " +
+      "only where upstream fails: with dist.use_decentralized_pg = True and hierarchical sizes set, Bridge's decentralized " +
+      "process groups raise at init. Otherwise a warning.",
     why:
-      "Eval-time CP rebinding requires dist.use_decentralized_pg = True (DistributedInitConfig docstring), and decentralized " +
-      `process groups reject hierarchical CP: ${quote(UPSTREAM.B11)}`,
+      "Eval-time CP rebinding is documented to require dist.use_decentralized_pg = True (DistributedInitConfig docstring, " +
+      "eval_context_parallel_rebinding.py; Bridge HEAD 067f987). That is documentation, not a check: on the MPU path nothing " +
+      "asserts and the rebinding is not supported there, and the decentralized path that supports it refuses hierarchical sizes: " +
+      `${quote(UPSTREAM.B11)}`,
     example: 'cfg.model.cp_comm_type = "a2a+p2p"\ncfg.model.hierarchical_context_parallel_sizes = [2, 2]\ncfg.dist.eval_context_parallel_size = 2',
     fix: "Remove dist.eval_context_parallel_size (evaluate with the training layout), or drop hierarchical CP.",
   },
@@ -24,11 +29,24 @@ export const rule = defineRule({
     const value = valueOf(res);
     if (!setting || value === undefined || value === null) return [];
     const trigger = hcpTrigger(unit);
-    const message =
-      `${describe(setting)} while the unit uses hierarchical CP${trigger ? ` (${describe(trigger)})` : ""}. Eval-time CP ` +
-      "rebinding requires dist.use_decentralized_pg = True, and decentralized process groups reject hierarchical CP: " +
-      `${quote(UPSTREAM.B11)} Remove dist.eval_context_parallel_size, or drop hierarchical CP.`;
+    const decentralized = knownBool(unit, "dist.use_decentralized_pg") === true;
+    const fails = decentralized && hcpSizes(unit).state === "list";
+    const dpg = settingOf(resolve(unit, "dist.use_decentralized_pg"));
+    const message = fails
+      ? `${describe(setting)} with dist.use_decentralized_pg = True while the unit uses hierarchical CP${trigger ? ` (${describe(trigger)})` : ""}. ` +
+        `Eval-time CP rebinding runs on decentralized process groups, which refuse hierarchical sizes at init: ${quote(UPSTREAM.B11)} ` +
+        "Remove dist.eval_context_parallel_size and use the MPU path, or drop hierarchical CP."
+      : `${describe(setting)} while the unit uses hierarchical CP${trigger ? ` (${describe(trigger)})` : ""}. Bridge documents eval-time ` +
+        "CP rebinding as requiring dist.use_decentralized_pg = True (\"It works only with the decentralized PG path\", " +
+        "eval_context_parallel_rebinding.py), and that path cannot build hierarchical CP groups. Nothing checks this combination " +
+        "upstream. Remove dist.eval_context_parallel_size, or drop hierarchical CP.";
     const fix = fixOf("Unset dist.eval_context_parallel_size", [editFor(unit, "dist.eval_context_parallel_size", null)]);
-    return [reportAt(unit, setting, message, { fix, related: relatedTo(trigger, "hierarchical CP is requested here") })];
+    return [
+      reportAt(unit, setting, message, {
+        severity: fails ? "error" : "warning",
+        fix,
+        related: relatedAll(relatedTo(trigger, "hierarchical CP is requested here"), relatedTo(dpg, "decentralized process groups")),
+      }),
+    ];
   },
 });

@@ -15,6 +15,7 @@ import { rule as hcp012 } from "./hcp012-cp-comm-type-length.ts";
 import { rule as hcp013 } from "./hcp013-invalid-cp-comm-type.ts";
 import { rule as hcp014 } from "./hcp014-a2a-p2p-te-too-old.ts";
 import { rule as hcp016 } from "./hcp016-cp-requires-transformer-engine.ts";
+import { rule as hcp017 } from "./hcp017-world-size-not-divisible.ts";
 import { rule as hcp018 } from "./hcp018-a2a-spans-nodes.ts";
 import { rule as hcp020 } from "./hcp020-a2a-p2p-with-cp1.ts";
 import { rule as hcp021 } from "./hcp021-hybrid-cp-confusion.ts";
@@ -37,6 +38,7 @@ export const ALL_RULES: readonly Rule[] = [
   hcp013,
   hcp014,
   hcp016,
+  hcp017,
   hcp018,
   hcp020,
   hcp021,

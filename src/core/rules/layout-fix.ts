@@ -4,7 +4,7 @@
 import { hierarchicalSplit, recommendLayout, type Layout } from "../advise/layout.ts";
 import type { Fix, ProjectFacts } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
-import { headsPerRank, tensorParallel } from "./effective.ts";
+import { headsPerRank, nvlinkDomain, tensorParallel } from "./effective.ts";
 import { editFor, fixOf, repr } from "./report.ts";
 
 interface Split {
@@ -19,7 +19,7 @@ function advisorInput(unit: ConfigUnit, project: ProjectFacts, cp: number) {
   return {
     cp,
     tp: tp.value,
-    gpusPerNode: project.gpusPerNode,
+    gpusPerNode: nvlinkDomain(unit, project).gpus,
     ...(heads ? { numAttentionHeads: heads.q * heads.tp, numQueryGroups: heads.kv * heads.tp } : {}),
   };
 }
@@ -36,13 +36,19 @@ export function layoutFor(unit: ConfigUnit, project: ProjectFacts, cp: number): 
   return input ? recommendLayout(input) : undefined;
 }
 
-/** "[8, 2] (a2a 8 x p2p 2 = context_parallel_size 16)". */
-export function splitText(sizes: readonly [number, number]): string {
-  return `${repr([...sizes])} (a2a ${sizes[0]} × p2p ${sizes[1]} = context_parallel_size ${sizes[0] * sizes[1]})`;
+/** "8 GPUs per NVLink domain (the default for 8-GPU H100/H200 nodes)": the number a split was placed with, and its source. */
+export function domainText(unit: ConfigUnit, project: ProjectFacts): string {
+  const domain = nvlinkDomain(unit, project);
+  return `${domain.gpus} GPUs per NVLink domain (${domain.source})`;
 }
 
-export function setSizesFix(unit: ConfigUnit, sizes: [number, number]): Fix | undefined {
-  return fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])}`, [
+/** "[8, 2] (a2a 8 x p2p 2 = context_parallel_size 16, with 8 GPUs per NVLink domain (...))". */
+export function splitText(sizes: readonly [number, number], unit: ConfigUnit, project: ProjectFacts): string {
+  return `${repr([...sizes])} (a2a ${sizes[0]} × p2p ${sizes[1]} = context_parallel_size ${sizes[0] * sizes[1]}, placed for ${domainText(unit, project)})`;
+}
+
+export function setSizesFix(unit: ConfigUnit, project: ProjectFacts, sizes: [number, number]): Fix | undefined {
+  return fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])} (for ${domainText(unit, project)})`, [
     editFor(unit, "model.hierarchical_context_parallel_sizes", [...sizes]),
   ]);
 }

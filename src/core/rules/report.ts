@@ -4,7 +4,8 @@ import { setValueEdit } from "../model/edits.ts";
 import type { Finding, Fix, ProjectFacts, Rule, RuleReport, Severity } from "../model/finding.ts";
 import type { Edit, Location } from "../model/source.ts";
 import { sectionOf, type ConfigUnit, type Known, type Setting, type SettingKey, type Syntax } from "../model/settings.ts";
-import { valueOf, type Resolution } from "./effective.ts";
+import { compareVersions, parseVersion, valueOf, type Resolution } from "./effective.ts";
+import { quote, type TeText } from "./upstream.ts";
 
 /** Identity with a type: lets a rule module declare `export const rule = defineRule({...})`. */
 export const defineRule = (rule: Rule): Rule => rule;
@@ -146,4 +147,25 @@ export function teDescription(project: ProjectFacts): string {
 export function teRelated(project: ProjectFacts): Finding["related"] {
   const te = project.transformerEngine;
   return te ? [{ message: `Transformer Engine ${te.version} pinned here (${te.source})`, location: te.location }] : [];
+}
+
+/**
+ * The upstream message as the pinned Transformer Engine prints it. Without a readable pin
+ * (or when the pin is outside every range), every text is quoted with its release range,
+ * newest first, so the finding matches whichever a log shows.
+ */
+export function teQuote(project: ProjectFacts, texts: readonly TeText[]): string {
+  const pin = project.transformerEngine && parseVersion(project.transformerEngine.version);
+  const inRange = (t: TeText, v: number[]) => {
+    const since = parseVersion(t.since);
+    const until = t.until === undefined ? undefined : parseVersion(t.until);
+    return since !== undefined && compareVersions(v, since) >= 0 && (until === undefined || compareVersions(v, until) < 0);
+  };
+  const hit = pin ? texts.find((t) => inRange(t, pin)) : undefined;
+  if (hit) return quote(hit.text);
+  const range = (t: TeText) => (t.until ? `Transformer Engine ${t.since} … before ${t.until}` : `Transformer Engine ${t.since} and later`);
+  return [...texts]
+    .reverse()
+    .map((t) => `${quote(t.text)} (${range(t)})`)
+    .join(" or ");
 }

@@ -1,7 +1,9 @@
 // The exact messages Megatron-Bridge (B*), Megatron-Core/Megatron-LM (M*) and
-// Transformer Engine (T*) print, as read in HCP-RULES.md section 3. Rules quote them so
-// a user can match a finding to the failure they would otherwise meet in a log.
-// Keep the wording byte-exact (including upstream typos): people grep logs for them.
+// Transformer Engine (T*) print, read in the sources (Bridge HEAD 067f987, Megatron-LM at
+// the Bridge pin 2a75ac1, Transformer Engine release tags v1.12 … v2.18 and HEAD). Rules
+// quote them so a user can match a finding to the failure they would otherwise meet in a
+// log. Keep the wording byte-exact (including upstream typos): people grep logs for them.
+// Where the text changed between Transformer Engine releases, each release range has its own.
 
 export const BRIDGE_PR_2665 = "Bridge PR #2665";
 
@@ -26,24 +28,41 @@ export const UPSTREAM = {
     "NotImplementedError: Decentralized process groups (use_decentralized_pg=True) do not support " +
     "hierarchical_context_parallel_sizes. Use cp_comm_type='a2a' or 'p2p' instead, or set " +
     "use_decentralized_pg=False to use the MPU path which supports 'a2a+p2p'.",
+  M2: "Unsupported communication type for context parallelism!",
   M1: (n: number, layers: number) =>
     `Length of cp_comm_type (${n}) should equal to the total number of transformer layers (${layers})!`,
   M3: "DSAttention context parallelism currently supports cp_comm_type=allgather only.",
+  // parallel_state.initialize_model_parallel (RuntimeError).
+  M5: (world: number, model: number) => `world_size (${world}) is not divisible by ${model}`,
   M6: "Context parallelism is only supported by TEDotProductAttention!",
   // Upstream concatenates two literals without a space: "...to supporthierarchical cp commucation."
   M8: (version: string) => `Transformer-Engine v${version} must be >= 1.12.0 to supporthierarchical cp commucation.`,
   M11: "--hierarchical-context-parallel-sizes must be set when a2a+p2p is used in cp comm",
+  // megatron/training/arguments.py validate_args; the f-string prints `total_model_size=N`.
+  MLM_WORLD: (world: number, model: number) => `world size (${world}) is not divisible by total_model_size (total_model_size=${model})`,
   M12: "seq-length should be a multiple of 2 * context-parallel-size if context-parallel-size > 1.",
   M13_PP: "Hybrid context parallelism not supported with pipeline parallelism",
+  // TE 2.8 and later; 1.12 … 2.7 print T1_BEFORE_2_8.
   T1: "CP implementation a2a+p2p requires cp_group = [a2a_cp_group, p2p_cp_group]!",
+  T1_BEFORE_2_8: "Current implementation only supports two-level CP groups!",
   T2: "thd format is not supported with hierarchical CP implementation yet!",
   T3: (bias: string) => `${bias} bias type is not supported with hierarchical CP implementation yet!`,
-  T8: "Context parallelism does not support sliding window attention with cp_comm_type='a2a+p2p'!",
-  T9: "Context parallelism only supports softmax_type='learnable' with cp_comm_type = 'a2a'!",
+  // TE 2.12 and later format the value; 2.8 … 2.11 print the braces literally (no f prefix).
+  T8: (type: string) => `Context parallelism does not support sliding window attention with cp_comm_type='${type}'!`,
+  T8_2_8_TO_2_11: "Context parallelism does not support sliding window attention with {cp_comm_type=}!",
+  T9: (softmax: string) => `Context parallelism only supports softmax_type='${softmax}' with cp_comm_type = 'a2a'!`,
+  T9_2_8_TO_2_11: "Context parallelism only supports {softmax_type=} with cp_comm_type = 'a2a'!",
   T10: (hq: number, hkv: number, cp: number) =>
     `cp_comm_type='a2a' requires num_heads % cp_size == 0 for Q, K, V. Found num_heads_q = ${hq}, num_heads_kv = ${hkv}, cp_size = ${cp}.`,
   T12: (type: string) => `ValueError: Unsupported communication type: ${type}!`,
 } as const;
+
+/** A message as one range of Transformer Engine releases prints it; `since` inclusive, `until` exclusive. */
+export interface TeText {
+  since: string;
+  until?: string;
+  text: string;
+}
 
 /** `"text"`, for quoting an upstream message inside a finding. */
 export function quote(message: string): string {

@@ -34,7 +34,7 @@ describe("current style: builder + attribute assignment", () => {
     expect(valueOf(u, "ddp.average_in_collective")).toBe(true);
     expect(u.settings["model.num_layers"]).toBeUndefined();
     expect(u.mode).toBe("pretrain");
-    expect(u.gpus).toBe(8);
+    expect(u.gpus).toBeUndefined(); // "_8gpu_" in a name is not a world size
     expect(u.location.range.start.line).toBe(lineOf(text, "def toy_pretrain_8gpu_h100_bf16_config"));
     expect(text.slice(u.location.range.start.offset, u.location.range.end.offset)).toBe("toy_pretrain_8gpu_h100_bf16_config");
   });
@@ -217,8 +217,11 @@ describe("pre-Nov-2025 style: context_parallelism parameters", () => {
     expect(valueOf(u, "dataset.seq_length")).toBe(8192);
   });
 
-  it("takes the mode from a finetuning dataset when the name says nothing", () => {
-    expect(unitNamed(result, "replaced_model_config").mode).toBe("sft");
+  it("records the dataset class (fine-tuning checks key on it); the mode is only what run_recipe infers from a name", () => {
+    const u = unitNamed(result, "finetune_dataset_only_config");
+    expect(u.datasetType).toBe("FinetuningDatasetConfig");
+    expect(u.mode).toBe("sft"); // run_recipe reads `_finetune_` in the name
+    expect(unitNamed(result, "replaced_model_config").mode).toBe("unknown");
   });
 });
 
@@ -236,7 +239,7 @@ describe("seed-era perf workloads: dataclasses.replace constants", () => {
     expect(valueOf(bf16, "model.tensor_model_parallel_size")).toBe(2);
     expect(setting(bf16, "model.tensor_model_parallel_size").local).toBe(false);
     expect(setting(bf16, "model.tensor_model_parallel_size").origin.via).toMatch(/^from BASE_TOY_CONFIG line \d+$/);
-    expect(bf16.gpus).toBe(16);
+    expect(bf16.gpus).toBeUndefined(); // num_gpus is "for representation purposes only" upstream
     expect(bf16.mode).toBe("pretrain");
   });
 
@@ -247,7 +250,7 @@ describe("seed-era perf workloads: dataclasses.replace constants", () => {
     expect(valueOf(fp8, "model.tensor_model_parallel_size")).toBe(2);
     const sft = unitNamed(result, "TOY_SFT_CONFIG_H100_BF16_V1");
     expect(sft.mode).toBe("peft"); // peft="lora"
-    expect(sft.gpus).toBe(8);
+    expect(sft.gpus).toBeUndefined();
   });
 });
 

@@ -7,6 +7,7 @@ import {
   type Anchor,
   type ConfigUnit,
   type Known,
+  runRecipeMode,
   type Mode,
   type OriginKind,
   type Setting,
@@ -85,6 +86,8 @@ const MLM_FLAGS: Record<string, MlmFlag> = {
   "--window-size": { key: "model.window_size", type: "ints" },
   "--qkv-format": { key: "model.qkv_format", type: "str" },
   "--softmax-type": { key: "model.softmax_type", type: "str" },
+  "--window-attn-skip-freq": { key: "model.window_attn_skip_freq", type: "int" },
+  "--experimental-attention-variant": { key: "model.experimental_attention_variant", type: "str" },
 };
 const MLM_MARKERS = new Set(["--context-parallel-size", "--cp-comm-type", "--hierarchical-context-parallel-sizes"]);
 
@@ -198,14 +201,6 @@ function literalInt(word: Word | undefined, from = 0): number | undefined {
   return /^[0-9]+$/.test(t) ? Number(t) : undefined;
 }
 
-export function modeFromName(name: string | undefined): Mode {
-  if (!name) return "unknown";
-  const n = name.toLowerCase();
-  if (/(?:^|_)(?:lora|dora|peft)(?:_|$)/.test(n)) return "peft";
-  if (/(?:^|_)(?:sft|finetune)(?:_|$)/.test(n)) return "sft";
-  if (/(?:^|_)pretrain(?:_|$)/.test(n)) return "pretrain";
-  return "unknown";
-}
 
 function modeFromFlag(value: string): Mode {
   const v = value.toLowerCase();
@@ -264,7 +259,7 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
     }
     readHydraOverride(b, w);
   }
-  const mode = modeFlag ?? (peft ? "peft" : modeFromName(recipe));
+  const mode = modeFlag ?? (peft ? "peft" : runRecipeMode(recipe));
   const unit: ConfigUnit = {
     id,
     kind: "launch",
@@ -383,7 +378,7 @@ export function mlmUnit(ctx: UnitContext, command: Command, id: string): ConfigU
     location: commandLocation(ctx, command),
     settings: b.settings,
     anchors: launchAnchors(ctx, command, "mlm"),
-    mode: modeFromName(script.replace(/\.py$/, "")),
+    mode: "unknown",
     complete: selfContained,
     notes: b.notes,
   };

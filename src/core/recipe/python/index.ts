@@ -4,34 +4,47 @@
 import type { Parser, Tree } from "web-tree-sitter";
 import { LineIndex, location, type SourceFile } from "../../model/source.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
+import type { ModuleLibrary, ParsedModule } from "./library.ts";
 import { scanModule } from "./module.ts";
 import { buildTree, firstSyntaxError } from "./tree.ts";
 import { extractUnits } from "./units.ts";
 
-export { modeOf, isRecipeName } from "./units.ts";
+export { isRecipeName } from "./units.ts";
 
-export function extractPython(file: SourceFile, parser: Parser): ExtractResult {
-  const result = emptyResult();
-  let tree: Tree | null = null;
+export { ModuleLibrary } from "./library.ts";
+
+/** A module's definitions and its first syntax error; undefined when the parser gives no tree. */
+export function parseModule(file: SourceFile, parser: Parser): ParsedModule | undefined {
+  const tree = parser.parse(file.text);
+  if (!tree) return undefined;
   try {
-    tree = parser.parse(file.text);
-    if (!tree) {
+    const index = new LineIndex(file.text);
+    return { mod: scanModule(file.path, file.text, index, buildTree(tree, file.text)), syntax: syntaxDiagnostic(file, tree, index) };
+  } finally {
+    tree.delete();
+  }
+}
+
+/**
+ * `library`: the other modules of the analyzed tree, whose builders and constants recipes may
+ * import. A file that other files import is parsed once, by the library, for both uses.
+ */
+export function extractPython(file: SourceFile, parser: Parser, library?: ModuleLibrary): ExtractResult {
+  const result = emptyResult();
+  try {
+    const parsed = library?.isImportTarget(file.path) ? library.parsedModule(file.path) : parseModule(file, parser);
+    if (!parsed) {
       result.diagnostics.push({ file: file.path, severity: "error", code: "parse-error", message: "the Python parser returned no tree" });
       return result;
     }
-    const index = new LineIndex(file.text);
-    const syntax = syntaxDiagnostic(file, tree, index);
-    if (syntax) result.diagnostics.push(syntax);
-    const root = buildTree(tree, file.text);
-    const extracted = extractUnits(scanModule(file.path, file.text, index, root));
+    if (parsed.syntax) result.diagnostics.push(parsed.syntax);
+    const extracted = extractUnits(parsed.mod, library);
     result.units = extracted.units;
     result.diagnostics.push(...extracted.diagnostics);
   } catch (error) {
     // Written not to throw; if it does anyway, the file is reported and analysis goes on.
     const message = error instanceof Error ? error.message : String(error);
     result.diagnostics.push({ file: file.path, severity: "error", code: "unsupported", message: `could not analyze this Python file: ${message}` });
-  } finally {
-    tree?.delete();
   }
   return result;
 }

@@ -1,10 +1,10 @@
 // Which parts of a module are configuration units, and their effective settings.
 import { location, pointLocation, type Location } from "../../model/source.ts";
 import {
+  runRecipeMode,
   SECTIONS,
   type Anchor,
   type ConfigUnit,
-  type Mode,
   type Section,
   type Setting,
   type SettingKey,
@@ -12,6 +12,7 @@ import {
 import type { Diagnostic } from "../types.ts";
 import { BudgetExceeded, Evaluator, type EvalNote, type Frame } from "./evaluator.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
+import type { ModuleLibrary } from "./library.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
 import { named, textOf, type PyNode } from "./tree.ts";
 import { toValue, type ObjV, type V } from "./values.ts";
@@ -22,8 +23,8 @@ type Notes = ConfigUnit["notes"];
 const PROVIDER_CLASS = /Provider|TransformerConfig|ModelConfig|ModelParallelConfig/;
 const WORKLOAD_CTOR = /(?:^|\.)\w*Workload\w*Config$/;
 
-export function extractUnits(mod: ModuleInfo): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
-  const ev = new Evaluator(mod);
+export function extractUnits(mod: ModuleInfo, library?: ModuleLibrary): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
+  const ev = new Evaluator(mod, library);
   const out = { units: [] as ConfigUnit[], diagnostics: [] as Diagnostic[] };
   for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
   for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
@@ -72,6 +73,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   let frame: Frame | null = null;
   let dataset: ObjV | null = null;
   let datasetType: string | undefined;
+  let modelBuilder: string | undefined;
   let baseRecipe: string | undefined;
   try {
     const run = ev.runUnitFunction(fn);
@@ -83,6 +85,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
       flattenConfig(result, values);
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
+      modelBuilder = modelBuilderOf(result.fields.get("model"));
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
@@ -107,9 +110,10 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
     location: loc(mod, fn.nameNode),
     settings,
     anchors: frame ? recipeAnchors(mod, fn, frame) : {},
-    mode: modeOf(fn.name, dataset?.ctor),
+    mode: runRecipeMode(fn.name),
     ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
-    ...gpusOf(fn.name, undefined),
+    ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
+    ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
     ...(baseRecipe ? { baseRecipe } : {}),
@@ -205,7 +209,6 @@ function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit
     if (key) setLast(values, key, v);
   }
   const notes = collectNotes(mod, ev.notes);
-  const numGpus = value.fields.get("num_gpus");
   const peft = value.fields.get("peft");
   const isPeft = peft?.k === "lit" && typeof peft.v === "string" && peft.v.toLowerCase() !== "none";
   return {
@@ -215,8 +218,9 @@ function workloadUnit(mod: ModuleInfo, ev: Evaluator, def: ConstDef): ConfigUnit
     location: loc(mod, def.target),
     settings: toSettings(mod, values, def.stmt, notes),
     anchors: {},
-    mode: isPeft ? "peft" : modeOf(def.name, undefined),
-    ...gpusOf(def.name, numGpus?.k === "lit" && typeof numGpus.v === "number" ? numGpus.v : undefined),
+    // num_gpus is not read: WorkloadBaseConfig says it is "for representation purposes only"
+    // (the GPU count comes from the launcher's -ng/--num_gpus).
+    mode: isPeft ? "peft" : runRecipeMode(def.name),
     complete: true,
     notes,
   };
@@ -278,13 +282,15 @@ function toSettings(mod: ModuleInfo, values: Map<SettingKey, V>, unit: Range, no
   return settings;
 }
 
-function toSetting(mod: ModuleInfo, key: SettingKey, v: V, unit: Range): Setting {
+function toSetting(unitMod: ModuleInfo, key: SettingKey, v: V, unit: Range): Setting {
   const { s, e } = v.o;
-  const inside = s >= unit.s && e <= unit.e;
+  // A value written in another module (a builder imported from there) points into that file.
+  const mod = v.o.mod ?? unitMod;
+  const inside = mod === unitMod && s >= unit.s && e <= unit.e;
   const via = [...v.o.via];
   if (!inside) {
     const item = itemAt(mod, s);
-    if (item) via.push(`${describeItem(item.label)} line ${mod.index.point(s).line}`);
+    if (item) via.push(`${describeItem(item.label)}${mod === unitMod ? "" : ` in ${mod.path}`} line ${mod.index.point(s).line}`);
   }
   return {
     key,
@@ -317,22 +323,21 @@ function collectNotes(mod: ModuleInfo, raw: EvalNote[]): Notes {
   return notes;
 }
 
-// ---------------------------------------------------------------- names
+// ---------------------------------------------------------------- names and builders
 
-export function modeOf(name: string, datasetCtor: string | undefined): Mode {
-  const n = name.toLowerCase();
-  if (/(?:^|_)(?:peft|lora|dora|qlora)(?:_|$)/.test(n)) return "peft";
-  if (/(?:^|_)(?:sft|finetune|finetuning|fine_tune)(?:_|$)/.test(n)) return "sft";
-  if (/(?:^|_)pretrain(?:ing)?(?:_|$)/.test(n)) return "pretrain";
-  if (datasetCtor && /finetun|sft|squad|chat/i.test(datasetCtor)) return "sft";
-  return "unknown";
-}
+/** Classes whose unset fields are Megatron-Core's TransformerConfig defaults (no bridge in between). */
+const GENERIC_MODEL_CLASSES = /^(?:TransformerConfig|ModelParallelConfig|GPTModelProvider|GPTModelConfig)$/;
 
-function gpusOf(name: string, declared: number | undefined): { gpus?: number } {
-  const m = /(?:^|_)(\d+)gpus?(?:_|$)/i.exec(name);
-  const fromName = m ? Number(m[1]) : undefined;
-  const gpus = fromName ?? declared;
-  return gpus !== undefined && Number.isInteger(gpus) && gpus > 0 ? { gpus } : {};
+/**
+ * What built cfg.model when its unset fields may not be Megatron-Core's defaults: an
+ * unanalyzed call (AutoBridge, a provider factory), or a provider class whose bridge or
+ * __post_init__ we do not run. Undefined for a generic config class, None or no model.
+ */
+function modelBuilderOf(model: V | undefined): string | undefined {
+  if (model?.k !== "obj") return undefined;
+  if (model.opaque !== null) return model.ctor;
+  const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
+  return GENERIC_MODEL_CLASSES.test(name) ? undefined : `${model.ctor}(...)`;
 }
 
 function loc(mod: ModuleInfo, n: PyNode): Location {

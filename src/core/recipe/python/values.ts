@@ -2,6 +2,7 @@
 // expression it came from (its origin) so a setting can point at the exact text to fix.
 import type { Known, OriginKind, Value } from "../../model/settings.ts";
 import { known, unknown } from "../../model/settings.ts";
+import type { ModuleInfo } from "./module.ts";
 
 export interface Org {
   /** UTF-16 offsets of the value expression. */
@@ -12,6 +13,8 @@ export interface Org {
   via: readonly string[];
   /** The expression is not this value's own text (a replaced section): fixes must add an override instead. */
   pinned?: boolean;
+  /** The module the expression is in, when it is not the module being extracted (a builder imported from elsewhere). */
+  mod?: ModuleInfo;
 }
 
 export interface Lit {
@@ -53,6 +56,8 @@ export interface ObjV {
   role: string | null;
   /** Created only because an attribute of an unanalyzed object was read; not a real assignment. */
   auto: boolean;
+  /** Base classes of the class that built it, when that class was analyzed (nearest first). */
+  bases?: string[];
   o: Org;
 }
 export type V = Lit | Unk | ListV | DictV | ObjV;
@@ -152,4 +157,36 @@ export function sameValue(a: V, b: V, depth = 0): boolean {
   }
   if ((a.k === "obj" && b.k === "obj") || (a.k === "dict" && b.k === "dict")) return false;
   return false;
+}
+
+/**
+ * A copy of a value whose objects, dicts and lists are new (shared references stay shared
+ * within the copy), so a caller may change it without changing the original.
+ */
+export function copyValue(v: V, seen = new Map<V, V>()): V {
+  const done = seen.get(v);
+  if (done) return done;
+  switch (v.k) {
+    case "lit":
+    case "unk":
+      return v;
+    case "list": {
+      const out: ListV = { k: "list", items: [], o: v.o };
+      seen.set(v, out);
+      for (const item of v.items) out.items.push(copyValue(item, seen));
+      return out;
+    }
+    case "dict": {
+      const out: DictV = { k: "dict", map: new Map(), open: v.open, o: v.o };
+      seen.set(v, out);
+      for (const [key, item] of v.map) out.map.set(key, copyValue(item, seen));
+      return out;
+    }
+    case "obj": {
+      const out: ObjV = { ...v, fields: new Map() };
+      seen.set(v, out);
+      for (const [key, item] of v.fields) out.fields.set(key, copyValue(item, seen));
+      return out;
+    }
+  }
 }

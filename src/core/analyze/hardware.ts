@@ -1,0 +1,31 @@
+// GPUs per NVLink domain from a file's hardware namespace. Megatron-Bridge keeps recipes
+// per GPU (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`, functional-test
+// launchers under `launch_scripts/gb200/…`); its perf recipes state the domain each of them
+// assumes in `env_vars["NVLINK_DOMAIN_SIZE"]` (HEAD 067f987: 8 on h100, b200 and b300; 72
+// on gb200, gb300 and vr200, the NVL72 racks). A folder that names no known GPU says nothing.
+import type { ConfigUnit } from "../model/settings.ts";
+
+const DOMAIN_BY_GPU: Record<string, { gpus: number; system: string }> = {
+  h100: { gpus: 8, system: "H100 (8-GPU NVLink node)" },
+  h200: { gpus: 8, system: "H200 (8-GPU NVLink node)" },
+  b200: { gpus: 8, system: "B200 (8-GPU NVLink node)" },
+  b300: { gpus: 8, system: "B300 (8-GPU NVLink node)" },
+  gb200: { gpus: 72, system: "GB200 NVL72" },
+  gb300: { gpus: 72, system: "GB300 NVL72" },
+  vr200: { gpus: 72, system: "VR200 NVL72" },
+};
+
+/** The NVLink domain a path's hardware folder names, with a sentence saying where it came from. */
+export function nvlinkDomainOf(path: string): ConfigUnit["nvlinkDomain"] {
+  const segments = path.split("/");
+  // The innermost folder wins (`perf_recipes/llama/gb200/` inside any outer folder).
+  for (let i = segments.length - 2; i >= 0; i--) {
+    const gpu = segments[i]?.toLowerCase() ?? "";
+    const domain = DOMAIN_BY_GPU[gpu];
+    if (domain) {
+      const folder = segments.slice(Math.max(0, i - 2), i + 1).join("/");
+      return { gpus: domain.gpus, source: `${domain.system}, from the hardware folder ${folder}/` };
+    }
+  }
+  return undefined;
+}
