@@ -10,8 +10,9 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { CONFIG_PATH, parseRepoConfig, SmokeConfigSchema, type SmokeConfig } from "../core/config/repo-config.ts";
 import { VERSION } from "../version.ts";
+import { packageFile } from "../node/package-files.ts";
 
-export const TEMPLATE_URL = new URL("../../templates/hcp-smoke.yml", import.meta.url);
+export const TEMPLATE_PATH = packageFile("templates/hcp-smoke.yml");
 export const DEFAULT_WORKFLOW_PATH = ".github/workflows/hcp-smoke.yml";
 const DEFAULT_LABELS: readonly string[] = SmokeConfigSchema.parse({}).runner_labels;
 /** Minutes the job keeps after smoke-run's own limit, to stop the run and upload the log. */
@@ -46,7 +47,7 @@ const SettingsSchema = z.object({
 });
 
 export function readTemplate(): Promise<string> {
-  return readFile(TEMPLATE_URL, "utf8");
+  return readFile(TEMPLATE_PATH, "utf8");
 }
 
 /** Fills the placeholders. Values are validated first, so plain substitution cannot break the YAML. */

@@ -80,7 +80,7 @@ describe("rank groups against the real HCP probe (real-probe/s1_gloo_cp4_hcp2x2.
       .map((l) => parseProbeLine(l))
       .flatMap((p) => (p?.ok ? [p.report] : []));
     expect(reports).toHaveLength(4);
-    const seen = (level: number) => distinct(reports.map((r) => r.levels!.find((l) => l.level === level)!.ranks));
+    const seen = (level: number) => distinct(reports.map((r) => r.levels!.find((l) => l.level === level)!.ranks ?? []));
     const grid = rankGrid({ tp: 1, cp: 4, sizes: [2, 2] });
     expect(seen(0)).toEqual(distinct([[0, 1], [2, 3]]));
     expect(seen(1)).toEqual(distinct([[0, 2], [1, 3]]));
