@@ -244,7 +244,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return globals.help ? EXIT.ok : EXIT.usage;
     }
     if (command === "help") {
-      const topic = rest[0];
+      const topic = globals.help ? "help" : rest[0];
       if (topic === undefined) io.out(formatMainHelp(output.style));
       else if (commandHelp(topic)) io.out(await helpText(topic, output.style));
       else throw unknownCommand(topic);
