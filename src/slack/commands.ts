@@ -226,6 +226,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
         case "check":
           return await check(work);
         case "help":
+        case "advise":
           return;
       }
     } catch (error) {

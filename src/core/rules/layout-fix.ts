@@ -42,7 +42,9 @@ export function splitText(sizes: readonly [number, number]): string {
 }
 
 export function setSizesFix(unit: ConfigUnit, sizes: [number, number]): Fix | undefined {
-  return fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])}`, [
+  const fix = fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])}`, [
     editFor(unit, "model.hierarchical_context_parallel_sizes", [...sizes]),
   ]);
+  const tp = tensorParallel(unit)?.value;
+  return fix && tp ? { ...fix, layout: { tp, sizes: [sizes[0], sizes[1]] } } : fix;
 }

@@ -1,7 +1,9 @@
 // The advisor's answer in words (terminal, PR comment, Slack), followed by its picture.
-import { candidateText, type Advice } from "../../advise/advise.ts";
+import { AdviseError, adviseLayout, candidateText, type Advice, type AdviseInput } from "../../advise/advise.ts";
+import type { AdviseCommand } from "../../commands/types.ts";
+import { codeBlock, fitMessage, fitText, mrkdwn, SLACK_LIMITS, type Block, type SlackMessage } from "../slack.ts";
 import { formatLayoutMermaid } from "./mermaid.ts";
-import { pictureOf, type Picture } from "./picture.ts";
+import { pictureOf, proposedPicture, type Picture } from "./picture.ts";
 import { formatLayoutGrid, type Tint } from "./text.ts";
 
 export function advicePicture(advice: Advice): Picture {
@@ -70,12 +72,75 @@ export function formatAdviceMarkdown(advice: Advice): string {
 
 /** Slack mrkdwn: the same answer with the text grid in a code block (Slack draws no Mermaid). */
 export function formatAdviceSlack(advice: Advice): string {
+  return adviceSlackParts(advice).join("\n");
+}
+
+function adviceSlackParts(advice: Advice): [string, string, string] {
+  const summary = [`*Recommended:* \`${recommendationText(advice)}\``, ...advice.recommendation.reasons.map((r) => `• ${r}`)].join("\n");
+  const rejected = advice.rejected.length ? ["*Rejected*", ...advice.rejected.map((c) => `• \`${candidateText(c)}\`: ${c.why}`)].join("\n") : "";
+  // The grid must fit one section's text: fewer nodes drawn until it does.
+  let grid = "";
+  for (const maxDomains of [4, 2, 1]) {
+    grid = codeBlock(formatLayoutGrid(advicePicture(advice), { maxDomains, maxGroups: 8, columns: 8 }).trimEnd());
+    if (grid.length <= SLACK_LIMITS.text) break;
+  }
+  return [summary, rejected, grid];
+}
+
+/** What `/hcp advise` reads from its numbers, or why it cannot advise. */
+export function adviseCommandInput(command: AdviseCommand): AdviseInput {
+  return {
+    cp: command.cp,
+    ...(command.tp !== undefined ? { tp: command.tp } : {}),
+    ...(command.pp !== undefined ? { pp: command.pp } : {}),
+    ...(command.heads !== undefined ? { numAttentionHeads: command.heads } : {}),
+    ...(command.kvHeads !== undefined ? { numQueryGroups: command.kvHeads } : {}),
+    ...(command.domainGpus !== undefined ? { domainGpus: command.domainGpus, domain: command.domain ?? "node" } : {}),
+    ...(command.nodes !== undefined ? { nodes: command.nodes } : {}),
+  };
+}
+
+function adviceOrError(command: AdviseCommand): Advice | string {
+  try {
+    return adviseLayout(adviseCommandInput(command));
+  } catch (error) {
+    if (error instanceof AdviseError) return error.message;
+    throw error;
+  }
+}
+
+/** The PR-comment reply to `/hcp advise`. Every number in it was computed from the validated command. */
+export function adviseReplyMarkdown(command: AdviseCommand): string {
+  const advice = adviceOrError(command);
+  if (typeof advice === "string") return `hcp-bot cannot lay that out: ${advice}.`;
+  return `### hcp-bot layout advice\n\n${formatAdviceMarkdown(advice)}`;
+}
+
+/** The Slack reply to `/hcp advise`: the answer, the rejected choices, and the grid as a code block. */
+export function adviseReplySlack(command: AdviseCommand): SlackMessage {
+  const advice = adviceOrError(command);
+  const section = (text: string): Block => ({ type: "section", text: { type: "mrkdwn", text: fitText(text, SLACK_LIMITS.text) } });
+  if (typeof advice === "string") return fitMessage({ text: `hcp-bot cannot lay that out: ${advice}`, blocks: [section(`:warning: hcp-bot cannot lay that out: ${mrkdwn(advice)}.`)] });
+  const [summary, rejected, grid] = adviceSlackParts(advice);
+  return fitMessage({ text: `Recommended: ${recommendationText(advice)}`, blocks: [summary, rejected, grid].filter(Boolean).map(section) });
+}
+
+export interface ProposedSizes {
+  tp: number;
+  sizes: readonly [number, number];
+}
+
+/**
+ * A collapsed section with the Mermaid picture of a fix's proposed sizes (one model
+ * replica on nodes of `gpusPerNode`), for PR comments and the check run's text.
+ */
+export function proposedLayoutDetails(layout: ProposedSizes, gpusPerNode: number): string {
+  const [a2a, p2p] = layout.sizes;
   return [
-    `*Recommended:* \`${recommendationText(advice)}\``,
-    ...advice.recommendation.reasons.map((r) => `• ${r}`),
-    ...(advice.rejected.length ? ["*Rejected*", ...advice.rejected.map((c) => `• \`${candidateText(c)}\`: ${c.why}`)] : []),
-    "```",
-    formatLayoutGrid(advicePicture(advice), { maxDomains: 4, maxGroups: 12 }).trimEnd(),
-    "```",
+    `<details><summary>Rank layout of the proposed sizes: a2a ${a2a} × p2p ${p2p} with TP ${layout.tp} on ${gpusPerNode}-GPU nodes</summary>`,
+    "",
+    formatLayoutMermaid(proposedPicture({ tp: layout.tp, sizes: layout.sizes, domainGpus: gpusPerNode })).trimEnd(),
+    "",
+    "</details>",
   ].join("\n");
 }
