@@ -158,7 +158,8 @@ async function serve(io: Io): Promise<number> {
   }
   // Loaded on demand: linting should not pay for Probot's start-up.
   const { startServer } = await import("./node/server.ts");
-  const server = await startServer(settings);
+  // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
+  const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
   io.err(
     settings.mode === "app"
       ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
