@@ -71,7 +71,24 @@ function walk(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-/** Builds into a fresh folder next to dist/, then swaps the owned paths in, so a reader never sees half a build. */
+/**
+ * Moves every file of `from` to the same place under `to`, each with one rename (which
+ * replaces a file atomically), then removes the files of `to` the build no longer has: a
+ * command started meanwhile (tests run the binary while `npm pack` rebuilds) sees either
+ * the old file or the new one, never none.
+ */
+function moveInto(from, to) {
+  const moved = new Set();
+  for (const file of walk(from)) {
+    const target = join(to, relative(from, file));
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(file, target);
+    moved.add(target);
+  }
+  if (existsSync(to) && statSync(to).isDirectory()) for (const file of walk(to)) if (!moved.has(file)) rmSync(file);
+}
+
+/** Builds into a fresh folder next to dist/, then moves the owned paths in (chunks first, entry points after). */
 export async function buildPackage({ types = true } = {}) {
   const staging = join(root, `.dist-staging-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
@@ -81,12 +98,12 @@ export async function buildPackage({ types = true } = {}) {
     if (types) buildTypes(join(staging, "types"));
     writeFileSync(join(staging, ".build-stamp"), `${JSON.stringify({ built: new Date().toISOString(), types })}\n`);
     mkdirSync(dist, { recursive: true });
+    moveInto(join(staging, "chunks"), join(dist, "chunks"));
     for (const name of OWNED) {
       const from = join(staging, name);
-      const to = join(dist, name);
-      if (name === "types" && !types) continue; // keep declarations an earlier full build wrote
-      rmSync(to, { recursive: true, force: true });
-      if (existsSync(from)) renameSync(from, to);
+      if (name === "chunks" || !existsSync(from)) continue; // types stay as an earlier full build wrote them
+      if (statSync(from).isDirectory()) moveInto(from, join(dist, name));
+      else renameSync(from, join(dist, name));
     }
   } finally {
     rmSync(staging, { recursive: true, force: true });

@@ -118,7 +118,7 @@ describe("the drawings show the groups Megatron builds", () => {
     expect(text).toMatch(/Rejected:\n {2}a2a +CP 8 does not divide/);
     expect(formatAdviceMarkdown(advice)).toContain("```mermaid");
     const slack = formatAdviceSlack(advice);
-    expect(slack).toMatch(/```\nTP 2 × CP 8/);
+    expect(slack).toMatch(/```TP 2 × CP 8/);
     expect(slack).not.toContain("mermaid");
   });
 

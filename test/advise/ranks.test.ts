@@ -1,6 +1,6 @@
 // The rank groups the advisor draws must be the ones Megatron-Core builds. Checked against
 // two real records: the runner's HCP probe in a real 4-rank torchrun (real-probe), and the
-// groups initialize_model_parallel built for 9 layouts up to 16 ranks (megatron/groups.log).
+// groups initialize_model_parallel built for 9 layouts up to 16 ranks (fixtures/megatron-groups/groups.log).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -30,7 +30,7 @@ interface RecordedCase {
 
 function recordedCases(): RecordedCase[] {
   const cases: RecordedCase[] = [];
-  for (const line of readFileSync(join(here, "megatron", "groups.log"), "utf8").split("\n")) {
+  for (const line of readFileSync(join(here, "..", "..", "fixtures", "megatron-groups", "groups.log"), "utf8").split("\n")) {
     if (line.startsWith("# case ")) cases.push({ title: line.slice(7), reports: [] });
     // Ranks write concurrently: a report can start in the middle of another one's line.
     else for (const json of line.split("MEGATRON-GROUPS ").slice(1)) cases.at(-1)!.reports.push(JSON.parse(json) as RankReport);
@@ -41,7 +41,7 @@ function recordedCases(): RecordedCase[] {
 /** The distinct groups seen by all ranks, each as written (group-rank order kept). */
 const distinct = (groups: readonly (readonly number[])[]) => [...new Set(groups.map((g) => JSON.stringify(g)))].sort();
 
-describe("rank groups against Megatron-Core's own (groups.log)", () => {
+describe("rank groups against Megatron-Core's own (fixtures/megatron-groups/groups.log)", () => {
   const cases = recordedCases();
 
   it("has every layout of run.sh, each with one report per rank", () => {
@@ -72,9 +72,9 @@ describe("rank groups against Megatron-Core's own (groups.log)", () => {
   });
 });
 
-describe("rank groups against the real HCP probe (real-probe/s1_gloo_cp4_hcp2x2.log)", () => {
+describe("rank groups against the real HCP probe (fixtures/logs/real-probe/s1_gloo_cp4_hcp2x2.log)", () => {
   it("L0 = [0,1],[2,3] and L1 = [0,2],[1,3] for TP 1, CP 4, sizes [2, 2]", () => {
-    const log = readFileSync(join(here, "..", "..", "..", "shared", "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.log"), "utf8");
+    const log = readFileSync(join(here, "..", "..", "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.log"), "utf8");
     const reports = log
       .split("\n")
       .map((l) => parseProbeLine(l))

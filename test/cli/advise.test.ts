@@ -16,9 +16,9 @@ interface AdviceJson {
   groups: Record<string, number[][]>;
 }
 
-/** The groups Megatron-Core built for one recorded layout (test/advise/megatron/groups.log). */
+/** The groups Megatron-Core built for one recorded layout (fixtures/megatron-groups/groups.log). */
 function recordedGroups(title: string): { tp: string[]; a2a: string[]; p2p: string[] } {
-  const lines = readFileSync(join(import.meta.dirname, "..", "advise", "megatron", "groups.log"), "utf8").split("\n");
+  const lines = readFileSync(join(import.meta.dirname, "..", "..", "fixtures", "megatron-groups", "groups.log"), "utf8").split("\n");
   const start = lines.indexOf(`# case ${title}`);
   const reports: { tp: number[]; hcp: number[][] }[] = [];
   for (const line of lines.slice(start + 1)) {
