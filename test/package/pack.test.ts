@@ -1,7 +1,7 @@
 // The package as users get it: `npm pack` (its prepack builds dist/), the tarball's file
 // list, and an install into an empty folder (offline, see consumer.ts) where the commands
 // run from the compiled code and a TypeScript program compiles against the published types.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -154,5 +154,43 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
     const out = JSON.parse((await run(process.execPath, ["consumer.mjs"], { cwd: app })).stdout) as { sizes: number[]; advised: number[]; rings: number; findings: string[] };
     expect(out).toMatchObject({ sizes: [8, 2], advised: [8, 2], rings: 8 });
     expect(out.findings).toContain("HCP001");
+  });
+});
+
+describe("the Docker image's layout", { timeout: 120_000 }, () => {
+  it("the Dockerfile packs the build and runs the unpacked package, never the sources", () => {
+    const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/RUN npm run build && mkdir \/pkg && npm pack --ignore-scripts --pack-destination \/pkg/);
+    expect(dockerfile).toMatch(/tar -xzf \/pkg\/hcp-bot-\*\.tgz --strip-components=1/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    const runtime = dockerfile.slice(dockerfile.indexOf("AS runtime"));
+    expect(runtime).not.toMatch(/COPY (src|bin|templates)\b/);
+    expect(runtime).toContain('ENTRYPOINT ["node", "bin/hcp-bot.js"]');
+  });
+
+  it("serves from the installed package as the image's WORKDIR does, and answers the HEALTHCHECK", async () => {
+    // The image's /app is the unpacked tarball with its production dependencies: here, the installed package folder.
+    const pkgDir = join(app, "node_modules", "hcp-bot");
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-img-")), LOG_FORMAT: "json" };
+    const child = spawn(process.execPath, ["bin/hcp-bot.js", "serve"], { cwd: pkgDir, env, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => {
+          err += d.toString();
+          const m = /localhost:(\d+)\//.exec(err);
+          if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      });
+      const page = await (await fetch(`http://127.0.0.1:${port}/probot`)).text();
+      expect(page).toContain("hcp-bot"); // Probot read the shipped app.yml and package.json from the working folder
+      const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+      const argv = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)![1]!) as string[];
+      const health = await run(process.execPath, argv.slice(1), { env: { ...env, PORT: String(port) } }).then(() => 0, (e: { code: number }) => e.code);
+      expect(health).toBe(0);
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
