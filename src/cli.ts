@@ -13,7 +13,6 @@ import { collectPaths, InputError, readSources } from "./node/files.ts";
 import { loadPythonLanguage } from "./node/treesitter.ts";
 import { ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
-import { readServerSettings, SettingsError } from "./node/env.ts";
 import { closest, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
 import { formatCommandHelp, formatMainHelp } from "./cli/help.ts";
 import { COMMANDS, commandHelp, flagsFromUsage, flagsOf } from "./cli/spec.ts";
@@ -146,6 +145,8 @@ function explain(argv: string[], io: Io): number {
 async function serve(io: Io): Promise<number> {
   // The setup flow writes the new app's credentials to .env; read them like Probot does.
   if (existsSync(".env")) process.loadEnvFile(".env");
+  // Loaded on demand: its zod schema would cost lint's start-up for nothing.
+  const { readServerSettings, SettingsError } = await import("./node/env.ts");
   let settings;
   try {
     settings = readServerSettings(process.env);

@@ -102,7 +102,7 @@ describe("action.yml", () => {
     const uses = action.runs.steps.filter((s) => s.uses).map((s) => s.uses!);
     expect(uses.map((u) => u.split("@")[0])).toEqual(["actions/setup-node", "github/codeql-action/upload-sarif"]);
     for (const u of uses) expect(u).toMatch(/@[0-9a-f]{40}$/);
-    const pinned = actionText.split("\n").filter((l) => /uses: \S+@[0-9a-f]{40}/.test(l));
+    const pinned = actionText.split("\n").filter((l) => /^\s*(- )?uses: \S+@[0-9a-f]{40}/.test(l));
     expect(pinned).toHaveLength(uses.length);
     for (const line of pinned) expect(line).toMatch(/ # v\d+\.\d+\.\d+$/);
   });

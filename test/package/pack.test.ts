@@ -171,7 +171,7 @@ describe("the Docker image's layout", { timeout: 120_000 }, () => {
   it("serves from the installed package as the image's WORKDIR does, and answers the HEALTHCHECK", async () => {
     // The image's /app is the unpacked tarball with its production dependencies: here, the installed package folder.
     const pkgDir = join(app, "node_modules", "hcp-bot");
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-img-")), LOG_FORMAT: "json" };
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-img-")), LOG_FORMAT: "json" as const };
     const child = spawn(process.execPath, ["bin/hcp-bot.js", "serve"], { cwd: pkgDir, env, stdio: ["ignore", "pipe", "pipe"] });
     try {
       const port = await new Promise<number>((resolve, reject) => {

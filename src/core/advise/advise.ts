@@ -81,7 +81,7 @@ function whyNotSplit(input: Input, heads: Heads | undefined, a2a: number, chosen
   if (heads && (heads.q % a2a !== 0 || heads.kv % a2a !== 0)) {
     return `${a2a} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank, so the a2a level cannot split them`;
   }
-  if (chosen.cpCommType === "a2a") return "pure a2a fits, and the HCP doc prefers it: the same throughput with more memory headroom, and no p2p ring to add";
+  if (chosen.cpCommType === "a2a") return "pure a2a fits, and the HCP doc prefers pure a2a whenever CP divides the KV heads per TP rank: one level, no p2p ring to add";
   if (chosen.sizes && a2a < chosen.sizes[0]) {
     return `a smaller a2a level leaves more of CP on the p2p ring; a2a ${chosen.sizes[0]} still fits in ${where(input)}`;
   }
