@@ -5,12 +5,31 @@
 // never stored).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { formatProbeLine } from "../src/core/verdict/probe.ts";
 
 const BACKGROUND_LOGS = ["a_nccl_cp2_hcp2x1.log", "c_nccl_cp2_flat.log", "e_gloo_cp4_hcp2x2.log", "h_nccl_cp2_hcp2x1_default_verbosity.log"];
 
-/** Non-empty lines of the successful real runs (no tracebacks, no failure box). */
+/**
+ * Non-empty lines of the successful real runs (no tracebacks, no failure box), without the
+ * construction lines of size-1 groups: case a's L1 groups have size 1 (a CP=2 [2, 1] run), which
+ * would contradict the header's CP=4 [2, 2] layout wherever a moved rank prefix links them.
+ */
 export function backgroundLines(fixturesDir = join(import.meta.dirname, "..", "fixtures", "logs")): string[] {
-  return BACKGROUND_LOGS.flatMap((name) => readFileSync(join(fixturesDir, name), "utf8").split("\n")).filter((l) => l.trim() !== "");
+  return BACKGROUND_LOGS.flatMap((name) => readFileSync(join(fixturesDir, name), "utf8").split("\n")).filter(
+    (l) => l.trim() !== "" && !l.includes("ProcessGroupNCCL initialization options: size: 1,"),
+  );
+}
+
+/** The key the corpus's probe reports are signed with (the verdict needs it to count them). */
+export const CORPUS_PROBE_KEY = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0";
+
+/** Rank r's signed report of a CP=4 [2, 2] layout, as the runner's probe writes it. */
+export function corpusProbeLine(rank: number): string {
+  const levels = [
+    { level: 0, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0", size: 2, ranks: rank < 2 ? [0, 1] : [2, 3] },
+    { level: 1, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1", size: 2, ranks: rank % 2 === 0 ? [0, 2] : [1, 3] },
+  ];
+  return formatProbeLine({ v: 2, rank, world_size: 4, hcp_sizes: [2, 2], cp_size: 4, levels, pid: 4000 + rank }, CORPUS_PROBE_KEY);
 }
 
 export const CONFIG_HEADER = [
@@ -49,7 +68,7 @@ export class SyntheticLog {
   ) {}
 
   header(): string {
-    return CONFIG_HEADER.join("\n") + "\n";
+    return [...CONFIG_HEADER.slice(0, -1), ...[0, 1, 2, 3].map(corpusProbeLine), CONFIG_HEADER.at(-1)!].join("\n") + "\n";
   }
 
   footer(): string {

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ANCHORS, createVerdictParser } from "../src/core/verdict/parser.ts";
 import { feedFile } from "../src/node/read-log.ts";
-import { backgroundLines, SyntheticLog } from "./verdict-corpus.ts";
+import { backgroundLines, CORPUS_PROBE_KEY, SyntheticLog } from "./verdict-corpus.ts";
 
 
 const MB = 1024 * 1024;
@@ -27,7 +27,7 @@ type WorkerResult = {
 };
 
 async function worker(file: string, anchorScan: "auto" | "regex"): Promise<void> {
-  const parser = createVerdictParser({ expectHcp: true, gpu: "H200", anchorScan });
+  const parser = createVerdictParser({ expectHcp: true, gpu: "H200", anchorScan, probeKey: CORPUS_PROBE_KEY, worldSize: 4, contextParallelSize: 4, sizes: [2, 2] });
   const t0 = performance.now();
   feedFile(file, (chunk) => parser.push(chunk));
   const verdict = parser.end(0);

@@ -8,6 +8,8 @@
 //   itself) stay imports of the installed dependencies.
 // - Types: tsc emits declarations for the library entry points into dist/types (skipped
 //   with --no-types, which the test setup uses: tests import the sources).
+// - The web pages: the full build also runs src/web/build.ts (dist/web, the playground's
+//   browser bundle), so the package ships it and an installed server never builds it.
 //
 // Only the paths this script owns are replaced; other builds may write elsewhere in dist/.
 import { execFileSync } from "node:child_process";
@@ -28,7 +30,7 @@ export const ENTRY_POINTS = {
 };
 
 /** Installed at run time, never bundled. */
-export const EXTERNAL = ["probot", "@slack/bolt", "better-sqlite3", "execa", "pino", "pino-pretty", "web-tree-sitter", "tsx"];
+export const EXTERNAL = ["probot", "@slack/bolt", "better-sqlite3", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
 
 /** What this script writes; everything else under dist/ is left alone. */
 const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), "chunks", "types", ".build-stamp"];
@@ -67,6 +69,11 @@ function buildTypes(outdir) {
   }
 }
 
+/** dist/web, by the web pages' own build (it rebuilds only when an input changed). */
+function buildWeb() {
+  execFileSync(process.execPath, ["--import", "tsx", join(root, "src", "web", "build.ts")], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+}
+
 function walk(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
 }
@@ -96,6 +103,7 @@ export async function buildPackage({ types = true } = {}) {
   try {
     await buildJs(staging);
     if (types) buildTypes(join(staging, "types"));
+    if (types) buildWeb();
     writeFileSync(join(staging, ".build-stamp"), `${JSON.stringify({ built: new Date().toISOString(), types })}\n`);
     mkdirSync(dist, { recursive: true });
     moveInto(join(staging, "chunks"), join(dist, "chunks"));

@@ -161,10 +161,12 @@ async function serve(io: Io): Promise<number> {
   const { startServer } = await import("./node/server.ts");
   // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
   const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
+  // The playground's files are built now, so the first visitor does not wait for esbuild.
+  void server.web.files.prepare().catch((error: Error) => io.err(`hcp-bot: the playground could not be built: ${error.message}\n`));
   io.err(
     settings.mode === "app"
       ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
-      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml\n`,
+      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml (or http://localhost:${server.port}/playground to try the rules first)\n`,
   );
   const stop = async () => {
     await server.stop();

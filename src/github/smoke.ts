@@ -13,7 +13,7 @@ import type { Finding } from "../core/model/finding.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, smokeCommentBody, stateHeadline, type SmokeState, type SmokeView } from "../core/render/smoke.ts";
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
-import { createVerdictParser, requestedLayout, type Verdict } from "../core/verdict/index.ts";
+import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../core/verdict/index.ts";
 import { listZipEntries, openZipEntry } from "../core/zip/reader.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
@@ -347,6 +347,8 @@ const RunnerHintSchema = z.object({
   timedOut: z.boolean().catch(false),
   signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
   throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
+  /** The run's probe key, revealed once the run exited: without it no HCP-PROBE report counts. */
+  probeKey: ProbeKeySchema.nullable().catch(null),
 });
 export type RunnerHint = z.infer<typeof RunnerHintSchema>;
 
@@ -356,9 +358,12 @@ const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
 async function verdictFromStream(stream: ReadableStream<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
   const parser = createVerdictParser({
     expectHcp: request.expectHcp,
-    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes.
+    // The dispatched overrides hold the plan's cp, cp_comm_type and sizes; a pass needs a
+    // report from each of the plan's GPUs (one rank each).
     ...requestedLayout(request.overrides),
+    worldSize: request.gpus,
     ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
+    ...(hint.probeKey ? { probeKey: hint.probeKey } : {}),
   });
   const reader = stream.getReader();
   for (;;) {
@@ -537,7 +542,7 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
     });
   }
   const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
-  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), finishedAt: now() });
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), verdict, finishedAt: now() });
   await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
   return updated.ok ? updated.request : request;

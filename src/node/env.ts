@@ -25,6 +25,27 @@ export interface ServerSettings {
   logFormat?: "pretty" | "json";
   /** WEBHOOK_PROXY_URL: a smee.io channel that forwards webhooks to this server (development). */
   webhookProxyUrl?: string;
+  /** The web pages: GitHub's web host (links, OAuth) and who may see the smoke-run history. */
+  web: WebSettings;
+}
+
+export type RunsAccess =
+  | { access: "off" }
+  | {
+      access: "github";
+      /** The GitHub App's OAuth client (Probot's setup flow writes both to .env). */
+      clientId: string;
+      clientSecret: string;
+      /** Keys the session cookies; derived from the client secret unless HCP_SESSION_SECRET is set. */
+      sessionSecret: string;
+      /** The server's public URL (the OAuth callback is PUBLIC_URL/auth/callback); default: the request's host. */
+      publicUrl?: string;
+    };
+
+export interface WebSettings {
+  /** https://github.com, or GHE_PROTOCOL://GHE_HOST: pull-request links and the OAuth endpoints. */
+  githubWebUrl: string;
+  runs: RunsAccess;
 }
 
 export interface SlackSettings {
@@ -68,6 +89,11 @@ const Env = z.object({
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
   SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
+  HCP_RUNS_ACCESS: z.enum(["off", "github"], { error: "must be off (the default) or github (sign in with GitHub)" }).optional(),
+  GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  HCP_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  HCP_PUBLIC_URL: z.url({ protocol: /^https?$/, error: "must be the server's public http(s) URL, such as https://hcp-bot.example.com" }).optional(),
 });
 
 function firstProblem(error: z.ZodError): string {
@@ -87,6 +113,20 @@ function slackSettings(e: z.infer<typeof Env>): SlackSettings | undefined {
   if (!e.SLACK_BOT_TOKEN) throw new SettingsError("SLACK_BOT_TOKEN is missing (SLACK_SIGNING_SECRET is set): copy the Bot User OAuth Token from the Slack app's OAuth & Permissions page");
   const api = e.SLACK_API_URL ?? "https://slack.com/api/";
   return { signingSecret: e.SLACK_SIGNING_SECRET, botToken: e.SLACK_BOT_TOKEN, apiUrl: api.endsWith("/") ? api : `${api}/` };
+}
+
+function runsAccess(e: z.infer<typeof Env>): RunsAccess {
+  if (e.HCP_RUNS_ACCESS !== "github") return { access: "off" };
+  if (!e.GITHUB_CLIENT_ID || !e.GITHUB_CLIENT_SECRET) {
+    throw new SettingsError("HCP_RUNS_ACCESS=github needs GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET: the GitHub App's client id and a client secret (its settings page; Probot's setup flow writes them to .env)");
+  }
+  return {
+    access: "github",
+    clientId: e.GITHUB_CLIENT_ID,
+    clientSecret: e.GITHUB_CLIENT_SECRET,
+    sessionSecret: e.HCP_SESSION_SECRET ?? `client-secret:${e.GITHUB_CLIENT_SECRET}`,
+    ...(e.HCP_PUBLIC_URL ? { publicUrl: e.HCP_PUBLIC_URL.replace(/\/+$/, "") } : {}),
+  };
 }
 
 export function readServerSettings(env: Record<string, string | undefined>): ServerSettings {
@@ -114,6 +154,7 @@ export function readServerSettings(env: Record<string, string | undefined>): Ser
     slack: slackSettings(e),
     ...(e.LOG_FORMAT ? { logFormat: e.LOG_FORMAT } : {}),
     ...(e.WEBHOOK_PROXY_URL ? { webhookProxyUrl: e.WEBHOOK_PROXY_URL } : {}),
+    web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },
   };
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
   if (credentials.every((c) => c === undefined)) {

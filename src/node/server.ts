@@ -1,6 +1,7 @@
 // The default deployment: one HTTP server (Probot's) for GitHub webhooks at
-// /api/github/webhooks and /healthz. Without GitHub App credentials it serves Probot's
-// setup flow from app.yml instead.
+// /api/github/webhooks, /healthz, Slack at /slack/events and the web pages (/playground,
+// /runs). Without GitHub App credentials it serves Probot's setup flow from app.yml
+// instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
@@ -16,6 +17,7 @@ import { VERSION } from "../version.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
 import { createSlackNode, type SlackNode } from "../slack/node.ts";
+import { mountWeb, type WebPages } from "../web/mount.ts";
 
 export interface RunningServer {
   url: string;
@@ -23,6 +25,8 @@ export interface RunningServer {
   mode: ServerSettings["mode"];
   /** Resolves when no webhook work is queued or running. */
   idle(): Promise<void>;
+  /** The playground and the smoke-run history (their static files build on first use). */
+  web: WebPages;
   stop(): Promise<void>;
 }
 
@@ -133,6 +137,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
       ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, python: loadPythonLanguage, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack)));
+  const web = mountWeb(server, settings, store, log);
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
     await server.load(
@@ -174,6 +179,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     port,
     mode: settings.mode,
     idle: () => queue.idle(),
+    web,
     stop: async () => {
       for (const t of timers) clearInterval(t);
       // Keep-alive sockets would otherwise outlive the server and swallow the next request.

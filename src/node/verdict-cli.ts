@@ -4,7 +4,7 @@ import { feedFile } from "./read-log.ts";
 import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { createVerdictParser, formatVerdict } from "../core/verdict/index.ts";
+import { createVerdictParser, formatVerdict, ProbeKeySchema } from "../core/verdict/index.ts";
 
 
 export interface VerdictIo {
@@ -22,9 +22,11 @@ const VerdictArgs = z.object({
   "no-expect-hcp": z.boolean().optional(),
   gpu: z.string().min(1).optional(),
   "timed-out": z.boolean().optional(),
+  "probe-key": ProbeKeySchema.optional(),
+  "world-size": z.coerce.number().int().min(1).max(65_536).optional(),
 });
 
-export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
+export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
 
 /** 0 when the verdict is pass, 1 for any other status; throws VerdictUsageError for usage/IO problems. */
 export async function verdictCommand(argv: string[], io: VerdictIo): Promise<number> {
@@ -38,6 +40,8 @@ export async function verdictCommand(argv: string[], io: VerdictIo): Promise<num
       "no-expect-hcp": { type: "boolean" },
       gpu: { type: "string" },
       "timed-out": { type: "boolean" },
+      "probe-key": { type: "string" },
+      "world-size": { type: "string" },
     },
   });
   const parsed = VerdictArgs.safeParse(values);
@@ -49,7 +53,8 @@ export async function verdictCommand(argv: string[], io: VerdictIo): Promise<num
   const info = await stat(file).catch(() => undefined);
   if (!info?.isFile()) throw new VerdictUsageError(`cannot read ${file}: not a file`);
 
-  const parser = createVerdictParser({ expectHcp: !args["no-expect-hcp"], gpu: args.gpu });
+  // The probe key is the run's (smoke-run prints it and writes it to verdict.json once the run is over).
+  const parser = createVerdictParser({ expectHcp: !args["no-expect-hcp"], gpu: args.gpu, probeKey: args["probe-key"], worldSize: args["world-size"] });
   try {
     feedFile(file, (chunk) => parser.push(chunk));
   } catch (error) {

@@ -1,6 +1,6 @@
 // The smoke command line and its environment, as data. Nothing here spawns or touches the
 // file system, so --dry-run and the tests see exactly what the real run executes.
-import { delimiter } from "node:path";
+import { delimiter, join } from "node:path";
 
 export const RECIPE_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const TRAINING_SCRIPT = "scripts/training/run_recipe.py";
@@ -50,13 +50,21 @@ export interface SmokeEnv {
  *   desc, so it is dropped (INFO and OFF are harmless and kept);
  * - PYTHONUNBUFFERED=1: ranks' lines reach the log as they happen, not at exit (a killed run
  *   would otherwise lose its last lines);
- * - the probe dir first on PYTHONPATH, so every rank imports our sitecustomize.
+ * - the probe dir first on PYTHONPATH, so every rank imports our sitecustomize;
+ * - HCP_PROBE_KEY_FILE naming the run's key file (never the key itself: `uv` and the launcher
+ *   would keep it in their /proc/PID/environ), and no HCP_PROBE_KEY from the runner's own
+ *   environment (a key the run did not make could sign anything).
  */
-export function buildEnv(parent: Env, probeDir: string): SmokeEnv {
+export function buildEnv(parent: Env, probeDir: string, keyFile: string = join(probeDir, "key")): SmokeEnv {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(parent)) if (v !== undefined) env[k] = v;
   const notices: string[] = [];
   const removed: string[] = [];
+  if (env.HCP_PROBE_KEY !== undefined) {
+    delete env.HCP_PROBE_KEY;
+    removed.push("HCP_PROBE_KEY");
+    notices.push("HCP_PROBE_KEY removed from the environment: the probe signs only with the key this run makes");
+  }
   if ((env.TORCH_DISTRIBUTED_DEBUG ?? "").trim().toUpperCase() === "DETAIL") {
     delete env.TORCH_DISTRIBUTED_DEBUG;
     removed.push("TORCH_DISTRIBUTED_DEBUG");
@@ -67,6 +75,7 @@ export function buildEnv(parent: Env, probeDir: string): SmokeEnv {
     TORCH_CPP_LOG_LEVEL: "INFO",
     PYTHONUNBUFFERED: "1",
     PYTHONPATH: pythonPath,
+    HCP_PROBE_KEY_FILE: keyFile,
   };
   if (env.TORCH_CPP_LOG_LEVEL && env.TORCH_CPP_LOG_LEVEL.toUpperCase() !== "INFO") {
     notices.push(`TORCH_CPP_LOG_LEVEL=${env.TORCH_CPP_LOG_LEVEL} replaced by INFO: torch names process groups only at INFO`);

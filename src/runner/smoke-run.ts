@@ -170,7 +170,7 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
   const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
   if (options.dryRun) {
-    const preview = buildEnv(deps.env, "<probe-dir>");
+    const preview = buildEnv(deps.env, "<probe-dir>", "<probe-dir>/key");
     deps.out(`${JSON.stringify({ argv: command, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
     return SMOKE_EXIT.pass;
   }
@@ -188,25 +188,41 @@ async function runAndReport(options: SmokeRunOptions, command: string[], notices
 
   const probe = await writeProbeDir();
   try {
-    const built = buildEnv(deps.env, probe.dir);
+    const built = buildEnv(deps.env, probe.dir, probe.keyFile);
     const allNotices = [...notices, ...built.notices];
     for (const n of allNotices) say(n);
     say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py)`);
 
     const startedAt = new Date();
-    const { result, verdict } = await runJudged(options, command, built.env, logPath, say, deps);
+    const { result, verdict } = await runJudged(options, command, built.env, logPath, say, deps, probe.key);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
+    if (!result.spawnError && !(await probe.keyTaken())) say("the torchrun launcher's probe never took its key: no HCP-PROBE report of this run can be authenticated");
 
-    await writeFile(join(outDir, "verdict.json"), verdictJson(verdict));
+    // The run's processes are gone: the key can no longer sign anything, so it is revealed for
+    // the bot (and anyone with the log) to verify the reports with.
+    await writeFile(join(outDir, "verdict.json"), runnerVerdictJson(verdict, probe.key, options.nproc));
     const record = runRecord({ options, command, added: built.added, removed: built.removed, notices: allNotices, result, startedAt, logPath, env: deps.env });
     await writeFile(join(outDir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
     const summary = deps.env.GITHUB_STEP_SUMMARY;
     if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
-    deps.out(`\n${verdictText(verdict)}${verdictLine(verdict, options.recipe)}\n`);
+    deps.out(`\n${verdictText(verdict)}${probeKeyLine(probe.key, options.nproc)}\n${verdictLine(verdict, options.recipe)}\n`);
     return verdict.status === "pass" ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
   } finally {
     await probe.remove();
   }
+}
+
+/**
+ * verdict.json: the verdict as the schema defines it, plus what the bot needs to recompute it
+ * from the log: the run's probe key (revealed only now that the run has exited) and its world
+ * size (torchrun's --nproc_per_node).
+ */
+function runnerVerdictJson(verdict: Verdict, probeKey: string, worldSize: number): string {
+  return `${JSON.stringify({ ...JSON.parse(verdictJson(verdict)), probeKey, worldSize }, null, 2)}\n`;
+}
+
+function probeKeyLine(probeKey: string, worldSize: number): string {
+  return `hcp-bot smoke: probe key ${probeKey} (revealed after the run exited; check the log with \`hcp-bot verdict smoke.log --probe-key ${probeKey} --world-size ${worldSize}\`)`;
 }
 
 /** Runs the command while the verdict parser reads its output; the log file is closed on return. */
@@ -217,8 +233,15 @@ async function runJudged(
   logPath: string,
   say: (message: string) => void,
   deps: SmokeRunDeps,
+  probeKey: string,
 ): Promise<{ result: RunResult; verdict: Verdict }> {
-  const verdictOptions: VerdictOptions = { expectHcp: options.expectHcp, gpu: options.gpu, ...requestedLayout(options.userOverrides.map((o) => o.text)) };
+  const verdictOptions: VerdictOptions = {
+    expectHcp: options.expectHcp,
+    gpu: options.gpu,
+    probeKey,
+    worldSize: options.nproc,
+    ...requestedLayout(options.userOverrides.map((o) => o.text)),
+  };
   const parser = createVerdictParser(verdictOptions);
   const log = createWriteStream(logPath);
   let result: RunResult;

@@ -5,6 +5,7 @@
 // App whose `/hcp` listener acks with the core's answer: Bolt routes and acks on Node,
 // the same core serves the fetch-style edge adapter.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { Language } from "web-tree-sitter";
 import type { SmokeState } from "../core/render/smoke.ts";
@@ -41,19 +42,6 @@ export function githubWebUrl(apiUrl: string): string {
   const u = new URL(apiUrl);
   if (u.hostname === "api.github.com") return "https://github.com";
   return `${u.protocol}//${u.host}`;
-}
-
-class TooLarge extends Error {}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new TooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 export function createSlackNode(options: SlackNodeOptions): SlackNode {
@@ -100,9 +88,9 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
       if (path !== SLACK_EVENTS_PATH) return false;
       let body: string;
       try {
-        body = await readBody(req);
+        body = await readBodyCapped(req, MAX_BODY_BYTES);
       } catch (error) {
-        res.writeHead(error instanceof TooLarge ? 413 : 400, { "content-type": "application/json" }).end(JSON.stringify({ error: "cannot read the body" }));
+        res.writeHead(error instanceof BodyTooLarge ? 413 : 400, { "content-type": "application/json" }).end(JSON.stringify({ error: "cannot read the body" }));
         return true;
       }
       try {

@@ -2,12 +2,13 @@
 // deployments that accept losing state on restart. Records are copied in and out, so a
 // caller mutating a returned object cannot change what is stored (as with a database).
 import { randomUUID } from "node:crypto";
-import { applyPatch, auditLimit, checkClaim, closedError, newAudit, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, closedError, listLimit, newAudit, newRequest } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   type AuditInput,
   type AuditRecord,
   type NewSmokeRequest,
+  type SmokeListQuery,
   type SmokeRequest,
   type SmokeRequestPatch,
   type Store,
@@ -108,6 +109,28 @@ export class MemoryStore implements Store {
     return [...this.requests.values()].filter(match).map((r) => structuredClone(r));
   }
 
+  async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
+    this.open();
+    const limit = listLimit(q.limit);
+    const repos = new Set(q.repos);
+    const newerFirst = (a: SmokeRequest, b: SmokeRequest) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+    const before = q.before;
+    return this.select(
+      (r) =>
+        repos.has(r.repo) &&
+        (q.status === undefined || r.status === q.status) &&
+        (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+        (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
+    )
+      .sort(newerFirst)
+      .slice(0, limit);
+  }
+
+  async listSmokeRepos(): Promise<string[]> {
+    this.open();
+    return [...new Set([...this.requests.values()].map((r) => r.repo))].sort();
+  }
+
   async audit(input: AuditInput): Promise<AuditRecord> {
     this.open();
     const record = newAudit(input, this.auditRecords.length + 1, this.now());
@@ -115,10 +138,10 @@ export class MemoryStore implements Store {
     return structuredClone(record);
   }
 
-  async auditLog(options: { limit?: number; repo?: string } = {}): Promise<AuditRecord[]> {
+  async auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     this.open();
     const limit = auditLimit(options.limit);
-    const matching = this.auditRecords.filter((r) => options.repo === undefined || r.repo === options.repo);
+    const matching = this.auditRecords.filter((r) => (options.repo === undefined || r.repo === options.repo) && (options.requestId === undefined || r.requestId === options.requestId));
     return matching.slice(-limit).reverse().map((r) => structuredClone(r));
   }
 

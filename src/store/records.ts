@@ -35,6 +35,7 @@ export function newRequest(input: NewSmokeRequest, id: string, now: Date): Smoke
     checkRunId: null,
     verdictStatus: null,
     verdictSummary: null,
+    verdict: null,
     createdAt: now,
     updatedAt: now,
     dispatchedAt: null,
@@ -83,6 +84,13 @@ export function auditLimit(limit: number | undefined): number {
 /** Start of the UTC day of `now`: the window of `quotas.per_user_per_day`. */
 export function utcDayStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+export const LIST_LIMIT_MAX = 200;
+
+export function listLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1) throw new StoreError(`the list limit must be a positive integer (got ${limit})`);
+  return Math.min(limit, LIST_LIMIT_MAX);
 }
 
 export const closedError = (): StoreError => new StoreError("the store is closed");

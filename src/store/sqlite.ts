@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
-import { applyPatch, auditLimit, checkClaim, closedError, newAudit, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, closedError, listLimit, newAudit, newRequest } from "./records.ts";
 import {
   AuditRecordSchema,
   SmokeRequestSchema,
@@ -14,6 +14,7 @@ import {
   type AuditInput,
   type AuditRecord,
   type NewSmokeRequest,
+  type SmokeListQuery,
   type SmokeRequest,
   type SmokeRequestPatch,
   type Store,
@@ -71,6 +72,15 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE smoke_requests ADD COLUMN run_url TEXT;
     `,
   },
+  {
+    version: 3,
+    name: "the whole verdict of a smoke request, history and audit-trail indexes",
+    sql: `
+      ALTER TABLE smoke_requests ADD COLUMN verdict_json TEXT;
+      CREATE INDEX smoke_requests_created ON smoke_requests (created_at, id);
+      CREATE INDEX audit_log_request ON audit_log (request_id, id);
+    `,
+  },
 ];
 
 type Cell = string | number | bigint | Buffer | null;
@@ -99,6 +109,7 @@ const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "int" | "b
   ["checkRunId", "check_run_id", "int"],
   ["verdictStatus", "verdict_status", "text"],
   ["verdictSummary", "verdict_summary", "text"],
+  ["verdict", "verdict_json", "json"],
   ["slackChannel", "slack_channel", "text"],
   ["slackTs", "slack_ts", "text"],
   ["installationId", "installation_id", "int"],
@@ -359,6 +370,33 @@ export class SqliteStore implements Store {
     );
   }
 
+  async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
+    const limit = listLimit(q.limit);
+    if (q.repos.length === 0) return [];
+    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`];
+    const params: (string | number)[] = [...q.repos];
+    if (q.status !== undefined) {
+      where.push("status = ?");
+      params.push(q.status);
+    }
+    if (q.githubLogin !== undefined) {
+      where.push("github_login = ?");
+      params.push(q.githubLogin);
+    }
+    if (q.before !== undefined) {
+      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+      params.push(q.before.createdAt.getTime(), q.before.createdAt.getTime(), q.before.id);
+    }
+    // Not cached as a prepared statement: the repository list makes the SQL text vary.
+    return this.run(() =>
+      (this.db.prepare(`SELECT * FROM smoke_requests WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`).all(...params, limit) as Row[]).map(requestFromRow),
+    );
+  }
+
+  async listSmokeRepos(): Promise<string[]> {
+    return this.run(() => (this.stmt("SELECT DISTINCT repo FROM smoke_requests ORDER BY repo").all() as { repo: string }[]).map((r) => r.repo));
+  }
+
   async audit(input: AuditInput): Promise<AuditRecord> {
     const draft = newAudit(input, 0, this.now());
     return this.run(() => {
@@ -369,14 +407,16 @@ export class SqliteStore implements Store {
     });
   }
 
-  async auditLog(options: { limit?: number; repo?: string } = {}): Promise<AuditRecord[]> {
+  async auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     const limit = auditLimit(options.limit);
     return this.run(() => {
       const rows =
-        options.repo === undefined
-          ? this.stmt("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?").all(limit)
-          : this.stmt("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?").all(options.repo, limit);
-      return (rows as Row[]).map(auditFromRow);
+        options.requestId !== undefined
+          ? this.stmt("SELECT * FROM audit_log WHERE request_id = ? ORDER BY id DESC LIMIT ?").all(options.requestId, limit)
+          : options.repo === undefined
+            ? this.stmt("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?").all(limit)
+            : this.stmt("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?").all(options.repo, limit);
+      return (rows as Row[]).map(auditFromRow).filter((r) => options.repo === undefined || r.repo === options.repo);
     });
   }
 

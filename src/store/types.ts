@@ -3,6 +3,7 @@
 // interface is async so a Redis implementation (several replicas) can follow the
 // embedded SQLite one without changing callers.
 import { z } from "zod";
+import { VerdictSchema } from "../core/verdict/schema.ts";
 
 export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;
 export const SmokeStatusSchema = z.enum(SMOKE_STATUSES);
@@ -77,6 +78,8 @@ export const SmokeRequestSchema = NewSmokeRequestSchema.extend({
   /** The bot's own verdict, recomputed from the log: PASS / FAIL / ... (see src/core/verdict). */
   verdictStatus: z.string().max(50).nullable(),
   verdictSummary: z.string().max(4000).nullable(),
+  /** The whole verdict (evidence, throughput, cause) for the runs pages; a stored one this version cannot read is unknown. */
+  verdict: VerdictSchema.nullable().catch(null),
   createdAt: z.date(),
   updatedAt: z.date(),
   dispatchedAt: z.date().nullable(),
@@ -94,6 +97,7 @@ export const SmokeRequestPatchSchema = z
     checkRunId: PositiveId.nullable(),
     verdictStatus: z.string().max(50).nullable(),
     verdictSummary: z.string().max(4000).nullable(),
+    verdict: VerdictSchema.nullable(),
     slackChannel: z.string().max(100).nullable(),
     slackTs: z.string().max(100).nullable(),
     commentId: PositiveId.nullable(),
@@ -135,6 +139,17 @@ export const AuditRecordSchema = z.object({
 export type AuditInput = z.input<typeof AuditRecordSchema>;
 export type AuditRecord = Required<z.output<typeof AuditRecordSchema>> & { id: number };
 
+/** A page of the smoke-run history: newest first, only in the repositories given. */
+export interface SmokeListQuery {
+  /** The repositories the reader may see; an empty list shows nothing. */
+  repos: readonly string[];
+  status?: SmokeStatus;
+  githubLogin?: string;
+  /** Requests created before this one (the cursor of the next page). */
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
 export interface StoreStatus {
   kind: "sqlite" | "memory" | "redis";
   ok: boolean;
@@ -162,9 +177,13 @@ export interface Store {
   countActive(repo?: string): Promise<number>;
   /** dispatched or queued since before `date` (by dispatch time): candidates for the queue timeout. */
   listQueuedOlderThan(date: Date): Promise<SmokeRequest[]>;
+  /** Newest first (by creation, then id), filtered as the query says. */
+  listSmokeRequests(query: SmokeListQuery): Promise<SmokeRequest[]>;
+  /** Every repository with a smoke request, sorted. */
+  listSmokeRepos(): Promise<string[]>;
   audit(record: AuditInput): Promise<AuditRecord>;
   /** Newest first. */
-  auditLog(options?: { limit?: number; repo?: string }): Promise<AuditRecord[]>;
+  auditLog(options?: { limit?: number; repo?: string; requestId?: string }): Promise<AuditRecord[]>;
   status(): Promise<StoreStatus>;
   close(): Promise<void>;
 }

@@ -72,9 +72,9 @@ describe("rank groups against Megatron-Core's own (fixtures/megatron-groups/grou
   });
 });
 
-describe("rank groups against the real HCP probe (fixtures/logs/real-probe/s1_gloo_cp4_hcp2x2.log)", () => {
+describe("rank groups against the real HCP probe (fixtures/logs/real-probe/s1_gloo_cp4_hcp2x2.v1.log)", () => {
   it("L0 = [0,1],[2,3] and L1 = [0,2],[1,3] for TP 1, CP 4, sizes [2, 2]", () => {
-    const log = readFileSync(join(here, "..", "..", "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.log"), "utf8");
+    const log = readFileSync(join(here, "..", "..", "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.v1.log"), "utf8");
     const reports = log
       .split("\n")
       .map((l) => parseProbeLine(l))

@@ -31,6 +31,18 @@ describe("server settings from the environment", () => {
     expect(s.privateKey).toBe(privateKey);
   });
 
+  it("keeps the smoke-run history off unless asked, and then needs the App's OAuth client", () => {
+    expect(readServerSettings({}).web).toEqual({ githubWebUrl: "https://github.com", runs: { access: "off" } });
+    expect(() => readServerSettings({ HCP_RUNS_ACCESS: "github", GITHUB_CLIENT_ID: "Iv1.x" })).toThrow(/^HCP_RUNS_ACCESS=github needs GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET/);
+    expect(() => readServerSettings({ HCP_RUNS_ACCESS: "public" })).toThrow(/^HCP_RUNS_ACCESS must be off \(the default\) or github/);
+    expect(() => readServerSettings({ HCP_RUNS_ACCESS: "github", GITHUB_CLIENT_ID: "a", GITHUB_CLIENT_SECRET: "b", HCP_SESSION_SECRET: "short" })).toThrow(/^HCP_SESSION_SECRET must be at least 32 characters$/);
+    const s = readServerSettings({ HCP_RUNS_ACCESS: "github", GITHUB_CLIENT_ID: "Iv1.x", GITHUB_CLIENT_SECRET: "sec", HCP_PUBLIC_URL: "https://bot.example.com/", GHE_HOST: "ghe.example.com" });
+    expect(s.web).toEqual({
+      githubWebUrl: "https://ghe.example.com",
+      runs: { access: "github", clientId: "Iv1.x", clientSecret: "sec", sessionSecret: "client-secret:sec", publicUrl: "https://bot.example.com" },
+    });
+  });
+
   it("accepts a PEM with escaped newlines, as secret stores hand it over", () => {
     const s = readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey.replace(/\n/g, "\\n"), WEBHOOK_SECRET: "s" });
     expect(s.privateKey).toBe(privateKey);

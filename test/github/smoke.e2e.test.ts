@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle, fixtureLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, fixtureLog, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -24,8 +24,10 @@ const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 const CONFIG = "smoke:\n  quotas: {per_user_per_day: 1000, max_queued: 1000}\n";
 
 
-/** A real HCP log (groups named by torch) with two training steps added. */
-const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
+/** A real signed probe log of a CP=4 [2, 2] run on 4 ranks (the default plan) with two training steps added. */
+const PASSING_LOG = trainingLog(PASSING_RUN_LOG);
+/** A real NCCL log of a CP=2 [2, 1] run: HCP groups named by torch, but not what the plan asked for. */
+const MISMATCHED_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
 /** A real flat-CP log: CP worked, but not hierarchically. */
 const FLAT_LOG = trainingLog("c_nccl_cp2_flat.log");
 
@@ -200,7 +202,7 @@ describe("/hcp smoke on a pull request", () => {
     expect((await smokeCheck(pr.sha))!.status).toBe("in_progress");
     expect((await comments(pr.number)).find((c) => c.id === reply.id)!.body).toMatch(/in progress/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ status: "fail", exitCode: 0 }) } });
+    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ status: "fail" }) } });
     gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const done = (await smokeCheck(pr.sha))!;
@@ -218,6 +220,29 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
   }, 30_000);
 
+  it("does not pass a log without the run's probe key, with another run's key, or that answers another request (CP=2 [2, 1] for CP=4 [2, 2])", async () => {
+    const judge = async (log: string, facts: string) => {
+      const { pr, sent, id } = await smokeOn();
+      await finishRun(sent, id, { "smoke.log": log, "verdict.json": facts });
+      return (await smokeCheck(pr.sha))!;
+    };
+    const keyless = await judge(PASSING_LOG, JSON.stringify({ exitCode: 0 }));
+    expect(keyless.conclusion).toBe("neutral"); // inconclusive: the reports cannot be authenticated
+    expect(keyless.output.summary).toMatch(/no probe key was given/);
+    const otherKey = await judge(PASSING_LOG, runnerFacts({ probeKey: "0".repeat(64) }));
+    expect(otherKey.conclusion).toBe("neutral");
+    expect(otherKey.output.summary).toMatch(/without a valid MAC/);
+    const mismatched = await judge(MISMATCHED_LOG, runnerFacts());
+    expect(mismatched.conclusion).toBe("failure");
+    expect(mismatched.output.summary).toMatch(/HCP004/);
+    // One printed line is not a run: a forged report among the real ones changes nothing, and
+    // a forged flat one does not fail it either (listed as untrusted).
+    const forged = PASSING_LOG.replace("[probe rank 0] done", 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":null,"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done');
+    const withForged = await judge(forged, runnerFacts());
+    expect(withForged.conclusion).toBe("success");
+    expect(withForged.output.summary).toMatch(/1 HCP-PROBE report\(s\) without a valid MAC: listed as untrusted/);
+  }, 60_000);
+
   it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {
     const judge = async (log: string, hint: object) => {
       const { pr, sent, id } = await smokeOn();
@@ -227,8 +252,9 @@ describe("/hcp smoke on a pull request", () => {
     // HCP group names, but 1937 TFLOP/s per GPU: far above an H200's dense BF16 peak.
     const tooFast = PASSING_LOG.replace(/elapsed time per iteration \(ms\): 1234\.5 \|/g, "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 1937.0 |");
     expect(tooFast).toContain("1937.0");
-    expect((await judge(tooFast, { exitCode: 0 })).conclusion).toBe("success"); // no GPU named: no TFLOP/s check
-    const onH200 = await judge(tooFast, { exitCode: 0, throughput: { gpu: "H200" } });
+    const facts = JSON.parse(runnerFacts()) as object;
+    expect((await judge(tooFast, facts)).conclusion).toBe("success"); // no GPU named: no TFLOP/s check
+    const onH200 = await judge(tooFast, { ...facts, throughput: { gpu: "H200" } });
     expect(onH200.conclusion).toBe("failure");
     expect(onH200.output.summary).toMatch(/TFLOP/);
     const killed = await judge(PASSING_LOG, { exitCode: null, timedOut: true, signal: "SIGKILL" });
@@ -244,7 +270,7 @@ describe("/hcp smoke on a pull request", () => {
       await deliver("workflow_run", runPayload("completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: `hcp-smoke ${id}` }));
       return (await smokeCheck(pr.sha))!;
     };
-    const hint = JSON.stringify({ exitCode: 0 });
+    const hint = runnerFacts();
     // The code under test can write files next to smoke.log: "a.log" comes first in the zip.
     expect((await judge({ "a.log": PASSING_LOG, "smoke.log": FLAT_LOG, "verdict.json": hint })).conclusion).toBe("failure");
     expect((await judge({ "smoke.log": PASSING_LOG, "verdict.json": hint })).conclusion).toBe("success");
@@ -350,7 +376,7 @@ describe("which workflow run is the smoke run", () => {
         expect((await smokeCheck(pr.sha))!.status).toBe("queued"); // not "could not start"
         const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!;
         expect(reply.body.includes(`/actions/runs/${sent.runId}`)).toBe(!lookupFails);
-        await finishRun(sent, id, { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) });
+        await finishRun(sent, id, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts() });
         expect((await smokeCheck(pr.sha))!.conclusion).toBe("success");
       }
     } finally {

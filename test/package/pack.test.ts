@@ -29,11 +29,12 @@ const ALLOWED = [
   /^dist\/(main|index|node|extract-worker)\.js$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
+  /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|icon\.svg))$/,
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
   /^src\/runner\/probe\/sitecustomize\.py$/,
 ];
-const REQUIRED = ["bin/hcp-bot.js", "dist/main.js", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "dist/main.js", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
@@ -102,7 +103,7 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
   });
 
   it("verdict: reads a real probe log (the probe ran, no training step: not a pass)", async () => {
-    const log = join(root, "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.log");
+    const log = join(root, "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.v1.log");
     const r = await hcpBot(["verdict", log, "--exit-code", "0", "--format", "json"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: "fail", hcp: { active: true, probeReports: 4 } });
@@ -185,6 +186,11 @@ describe("the Docker image's layout", { timeout: 120_000 }, () => {
       });
       const page = await (await fetch(`http://127.0.0.1:${port}/probot`)).text();
       expect(page).toContain("hcp-bot"); // Probot read the shipped app.yml and package.json from the working folder
+      // The playground comes prebuilt in the package (dist/web): served, not rebuilt.
+      expect((await fetch(`http://127.0.0.1:${port}/playground`)).status).toBe(200);
+      const script = await fetch(`http://127.0.0.1:${port}/playground/page.js`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get("content-type")).toMatch(/javascript/);
       const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
       const argv = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)![1]!) as string[];
       const health = await run(process.execPath, argv.slice(1), { env: { ...env, PORT: String(port) } }).then(() => 0, (e: { code: number }) => e.code);

@@ -138,9 +138,17 @@ describe("harness composition", () => {
 describe("environment", () => {
   it("adds the observability settings and keeps the rest of the parent environment", () => {
     const built = buildEnv({ PATH: "/bin", HF_HOME: "/hf", TORCH_DISTRIBUTED_DEBUG: "detail", PYTHONPATH: "/a" }, "/probe");
-    expect(built.env).toEqual({ PATH: "/bin", HF_HOME: "/hf", PYTHONPATH: "/probe:/a", TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1" });
+    expect(built.env).toEqual({ PATH: "/bin", HF_HOME: "/hf", PYTHONPATH: "/probe:/a", TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", HCP_PROBE_KEY_FILE: "/probe/key" });
     expect(built.removed).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
     expect(buildEnv({}, "/probe").env.PYTHONPATH).toBe("/probe");
+  });
+
+  it("names the run's key file, never a key; a key in the runner's environment is removed", () => {
+    const built = buildEnv({ PATH: "/bin", HCP_PROBE_KEY: "ab".repeat(32), HCP_PROBE_KEY_FILE: "/elsewhere" }, "/probe", "/probe/key");
+    expect(built.env.HCP_PROBE_KEY).toBeUndefined();
+    expect(built.env.HCP_PROBE_KEY_FILE).toBe("/probe/key");
+    expect(built.removed).toEqual(["HCP_PROBE_KEY"]);
+    expect(built.notices).toContain("HCP_PROBE_KEY removed from the environment: the probe signs only with the key this run makes");
   });
 });
 

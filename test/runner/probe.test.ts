@@ -1,11 +1,11 @@
 // The HCP probe (src/runner/probe/sitecustomize.py) under the real python3, against a tiny
 // fake megatron.core.parallel_state (and, where ranks matter, a fake torch.distributed).
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerdictParser } from "../../src/core/verdict/parser.ts";
-import { parseProbeLine } from "../../src/core/verdict/probe.ts";
+import { parseProbeLine, parseProbeReports, verifyProbeMac } from "../../src/core/verdict/probe.ts";
 import { writeProbeDir, type ProbeDir } from "../../src/runner/probe.ts";
 import { fixtures, tempDir } from "./helpers.ts";
 
@@ -28,6 +28,20 @@ beforeAll(async () => {
     "positional.py": "import megatron.core.parallel_state as ps\nps.initialize_model_parallel(1, 1, None, None, False, 4, [2, 2])\nprint('script: after init', flush=True)\n",
     "twice.py": `from megatron.core import parallel_state\nparallel_state.${init}\nparallel_state.${init}\n`,
     "no_megatron.py": "import json\nprint('script: no megatron here', flush=True)\n",
+    // What a training script could try for the key: its environment, its own and its parent's
+    // initial environment (/proc/PID/environ), then it initializes like Bridge.
+    "look_for_key.py": [
+      "import os, re",
+      "def holds(path):",
+      "    try:",
+      "        data = open(path, 'rb').read()",
+      "    except OSError:",
+      "        return 'unreadable'",
+      "    return any(m.group(1) != b'0' * 64 for m in re.finditer(rb'HCP_PROBE_KEY=([0-9a-f]{64})', data))",
+      "print('script: key in os.environ=%s self=%s parent=%s file-env=%s' % ('HCP_PROBE_KEY' in os.environ, holds('/proc/self/environ'), holds('/proc/%d/environ' % os.getppid()), 'HCP_PROBE_KEY_FILE' in os.environ), flush=True)",
+      "from megatron.core import parallel_state",
+      `parallel_state.${init}`,
+    ].join("\n"),
   };
   for (const [name, text] of Object.entries(scriptsByName)) writeFileSync(join(scripts, name), text);
 });
@@ -35,6 +49,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await probe.remove();
 });
+
+const KEY = "c0ffee".repeat(10) + "c0ff";
 
 interface PyRun {
   status: number | null;
@@ -64,8 +80,8 @@ function probeLines(stdout: string): string[] {
   return stdout.split("\n").filter((l) => l.startsWith("HCP-PROBE "));
 }
 
-function verdictFor(stdout: string) {
-  const parser = createVerdictParser({ expectHcp: true });
+function verdictFor(stdout: string, probeKey?: string) {
+  const parser = createVerdictParser({ expectHcp: true, probeKey });
   parser.push(stdout);
   return parser.end(0);
 }
@@ -78,10 +94,10 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
     const lines = probeLines(r.stdout);
     expect(lines).toHaveLength(1);
     const parsed = parseProbeLine(lines[0]!);
-    expect(parsed).toEqual({
+    expect(parsed).toMatchObject({
       ok: true,
       report: {
-        v: 1,
+        v: 2,
         rank: 2,
         world_size: 4,
         hcp_sizes: [2, 2],
@@ -92,12 +108,13 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
         ],
       },
     });
+    expect(parsed?.ok && parsed.report.pid).toBeGreaterThan(0);
+    expect(parsed?.ok && parsed.report.mac).toBeUndefined(); // no key handed over: unsigned
     // The report comes right after initialize_model_parallel returns, before the script goes on.
     expect(r.stdout.indexOf("HCP-PROBE")).toBeLessThan(r.stdout.indexOf("script: after init"));
+    // Unsigned: listed, never evidence.
     const v = verdictFor(r.stdout);
-    expect(v.hcp.active).toBe(true);
-    expect(v.hcp.probeReports).toBe(1);
-    expect(v.hcp.levels).toEqual([0, 1]);
+    expect(v.hcp).toMatchObject({ active: null, probeReports: 0, untrustedReports: 1 });
   });
 
   it("without torch.distributed, rank and world size come from the torchrun environment (no ranks listed)", () => {
@@ -116,28 +133,30 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
     expect(r.status).toBe(0);
     const parsed = parseProbeLine(probeLines(r.stdout)[0] ?? "");
     expect(parsed?.ok && parsed.report.hcp_sizes).toEqual([2, 2]);
-    expect(verdictFor(r.stdout).hcp.active).toBe(true);
+    expect(parsed?.ok && parsed.report.levels?.length).toBe(2);
   });
 
   it("reports each initialization (one line per call)", () => {
     expect(probeLines(python("twice.py").stdout)).toHaveLength(2);
   });
 
-  it("a flat run reports levels null, which the parser reads as HCP not active", () => {
-    const r = python("module.py", { mode: "flat", torch: true });
+  it("a flat run reports levels null, which the parser reads as HCP not active once the report is signed", () => {
+    const key = "ab".repeat(32);
+    const r = python("module.py", { mode: "flat", torch: true, env: { HCP_PROBE_KEY: key } });
     const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
     expect(parsed?.ok && parsed.report.levels).toBeNull();
-    expect(verdictFor(r.stdout).hcp.active).toBe(false);
+    expect(verdictFor(r.stdout, key).hcp.active).toBe(false);
+    expect(verdictFor(r.stdout).hcp.active).toBeNull(); // without the key: untrusted, so no evidence either way
   });
 
   it("a probe failure never breaks the script: it prints an error report and a diagnostic, and the run goes on", () => {
-    const r = python("module.py", { mode: "groups-raise", torch: true });
+    const r = python("module.py", { mode: "groups-raise", torch: true, env: { HCP_PROBE_KEY: "ab".repeat(32) } });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("script: after init");
     const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
     expect(parsed?.ok && parsed.report.error).toBe("RuntimeError: fake: hierarchical groups unavailable");
     expect(r.stderr).toMatch(/^\[hcp-bot probe\] rank 2: could not read the HCP groups \(RuntimeError: fake: hierarchical groups unavailable\); training continues$/m);
-    const v = verdictFor(r.stdout);
+    const v = verdictFor(r.stdout, "ab".repeat(32));
     expect(v.hcp.active).toBeNull(); // a failed probe proves nothing either way
     expect(v.notes.join("\n")).toMatch(/the HCP probe on rank 2 failed/);
   });
@@ -173,5 +192,57 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^\[hcp-bot probe\] the shadowed sitecustomize failed \(ValueError: broken site hook\)$/m);
     expect(probeLines(r.stdout)).toHaveLength(1);
+  });
+});
+
+describe("the probe's key (it signs reports; the training script must not be able to read it)", { timeout: 30_000 }, () => {
+  it("a rank takes the key before user code runs: not in os.environ, not in /proc/self/environ; its report's MAC verifies", () => {
+    const r = python("look_for_key.py", { torch: true, env: { HCP_PROBE_KEY: KEY } });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain("script: key in os.environ=False self=False parent=False file-env=False");
+    const [report] = parseProbeReports(probeLines(r.stdout)[0]!);
+    expect(report?.ok && verifyProbeMac(report.json, KEY)).toBe(true);
+    expect(report?.ok && verifyProbeMac(report.json, "0".repeat(64))).toBe(false);
+    expect(verdictFor(r.stdout, KEY).hcp).toMatchObject({ active: true, probeReports: 1, untrustedReports: 0 });
+  });
+
+  it("the torchrun launcher reads and deletes the key file and hands the key to every rank; no rank can read it, not even in its parent's /proc/PID/environ", () => {
+    const keyFile = join(tempDir("hcp-probe-key-"), "key");
+    writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const path = [probe.dir, fakeTorch, fakeMegatron].join(delimiter);
+    const r = spawnSync("python3", ["-m", "torch.distributed.run", "--nproc_per_node=4", join(scripts, "look_for_key.py")], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PYTHONPATH: path, PYTHONDONTWRITEBYTECODE: "1", HCP_PROBE_KEY_FILE: keyFile },
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(existsSync(keyFile)).toBe(false);
+    expect(r.stdout.match(/script: key in os\.environ=False self=False parent=False file-env=False/g)).toHaveLength(4);
+    // Each report begins its own line (a leading newline in one write), whatever the ranks interleave.
+    const lines = probeLines(r.stdout);
+    expect(lines).toHaveLength(4);
+    const reports = lines.flatMap((l) => parseProbeReports(l));
+    expect(reports.map((p) => p.ok && verifyProbeMac(p.json, KEY))).toEqual([true, true, true, true]);
+    const v = verdictFor(r.stdout, KEY);
+    expect(v.hcp).toMatchObject({ active: true, probeReports: 4, ranksReported: [0, 1, 2, 3], levelSizes: [2, 2] });
+  });
+
+  it("a process that is not the launcher leaves the key file alone, and signs nothing", () => {
+    const keyFile = join(tempDir("hcp-probe-key-"), "key");
+    writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+    const r = python("module.py", { torch: true, env: { HCP_PROBE_KEY_FILE: keyFile } });
+    expect(r.status).toBe(0);
+    expect(existsSync(keyFile)).toBe(true);
+    expect(parseProbeLine(probeLines(r.stdout)[0]!)).toMatchObject({ ok: true, report: { v: 2 } });
+    expect(probeLines(r.stdout)[0]).not.toContain('"mac"');
+  });
+
+  it("a malformed key is refused with a diagnostic: the report stays unsigned and the script still runs", () => {
+    const r = python("look_for_key.py", { torch: true, env: { HCP_PROBE_KEY: "not-a-key" } });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^\[hcp-bot probe\] the run's key is malformed; reports stay unsigned$/m);
+    expect(r.stdout).toContain("script: key in os.environ=False");
+    expect(probeLines(r.stdout)[0]).not.toContain('"mac"');
   });
 });

@@ -1,14 +1,15 @@
 // `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
 // that replays real torchrun logs, records its argv and environment, and can leave a
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
-import { readFileSync, existsSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
+import { parseProbeReports, requestedLayout, verdictOf, verifyProbeMac } from "../../src/core/verdict/index.ts";
 import { VerdictSchema } from "../../src/core/verdict/schema.ts";
 import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
 import { smokeRun } from "../../src/runner/smoke-run.ts";
-import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, startHcpBot, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, fixtures, hcpBot, type Run, logs, processAlive, readIf, root, startHcpBot, tempDir, waitFor } from "./helpers.ts";
 
 const RECIPE = "llama32_1b_pretrain_config";
 const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
@@ -41,28 +42,34 @@ function verdictIn(dir: string) {
   return VerdictSchema.parse(readJson(join(dir, "hcp-smoke-out", "verdict.json")));
 }
 
-describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
+/** A checkout with a stand-in run_recipe.py, for runs through the fake torchrun (fixtures/python-torch). */
+function bridgeCheckout(): string {
   const cwd = tempDir();
+  mkdirSync(join(cwd, "scripts", "training"), { recursive: true });
+  copyFileSync(join(fixtures, "bridge", "scripts", "training", "run_recipe.py"), join(cwd, "scripts", "training", "run_recipe.py"));
+  return cwd;
+}
+
+/** The environment of a run whose `uv` starts the fake torchrun over fake torch and Megatron-Core. */
+const torchrunEnv = (extra: Record<string, string | undefined> = {}) =>
+  baseEnv({ FAKE_UV_TORCHRUN: "1", PYTHONPATH: [join(fixtures, "python-torch"), join(fixtures, "python")].join(delimiter), ...extra });
+
+describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and its key)", { timeout: 30_000 }, () => {
+  const cwd = bridgeCheckout();
   const record = join(cwd, "uv-record.json");
-  const copy = join(cwd, "uv-stdout.txt");
   const summary = join(cwd, "step-summary.md");
   writeFileSync(summary, "## earlier step\n");
   let run: Promise<Run>;
   beforeAll(() => {
-    run = hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "2", "--gpu", "H100", "--", ...HCP_OVERRIDES], {
+    run = hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "4", "--gpu", "H100", "--", ...HCP_OVERRIDES], {
       cwd,
-      env: baseEnv({
+      env: torchrunEnv({
         FAKE_UV_RECORD: record,
-        FAKE_UV_COPY: copy,
-        FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"),
-        FAKE_UV_CHUNK: "777", // chunks that split lines anywhere
-        FAKE_UV_ITERATIONS: "2",
-        FAKE_UV_EXIT: "0",
         GITHUB_STEP_SUMMARY: summary,
         HCP_REQUEST_ID: "req-123",
-        PYTHONPATH: "/opt/existing/path",
         TORCH_DISTRIBUTED_DEBUG: "DETAIL",
         TORCH_CPP_LOG_LEVEL: "WARNING",
+        HCP_PROBE_KEY: "f".repeat(64), // a key from the runner's environment is not the run's
       }),
     });
   });
@@ -75,54 +82,67 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
       "python",
       "-m",
       "torch.distributed.run",
-      "--nproc_per_node=2",
+      "--nproc_per_node=4",
       "scripts/training/run_recipe.py",
       "--recipe",
       RECIPE,
       ...HCP_OVERRIDES,
-      ...defaults(2),
+      ...defaults(4),
       ...fixed(),
     ]);
     expect(rec.cwd).toBe(cwd);
   });
 
-  it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed", async () => {
+  it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed, the key only as a file", async () => {
     const r = await run;
     const rec = readJson<Recorded>(record);
     expect(rec.env.TORCH_CPP_LOG_LEVEL).toBe("INFO");
     expect(rec.env.PYTHONUNBUFFERED).toBe("1");
     expect(rec.env.TORCH_DISTRIBUTED_DEBUG).toBeNull();
-    expect(rec.env.PYTHONPATH).toBe(`${rec.probe.dir}${delimiter}/opt/existing/path`);
+    expect(rec.env.PYTHONPATH).toBe([rec.probe.dir, join(fixtures, "python-torch"), join(fixtures, "python")].join(delimiter));
     expect(rec.probe.sitecustomize).toBe(true);
     expect(rec.probe.dir).toMatch(/hcp-bot-probe-/);
+    // uv's environment names the key file, never the key (its /proc/PID/environ is readable).
+    expect(rec.env.HCP_PROBE_KEY).toBeNull();
+    expect(rec.env.HCP_PROBE_KEY_FILE).toBe(join(rec.probe.dir, "key"));
     expect(existsSync(rec.probe.dir)).toBe(false); // cleaned up afterwards
     expect(r.stderr).toMatch(/TORCH_DISTRIBUTED_DEBUG=DETAIL removed: .*HCP group names/);
     expect(r.stderr).toMatch(/TORCH_CPP_LOG_LEVEL=WARNING replaced by INFO/);
+    expect(r.stderr).toMatch(/HCP_PROBE_KEY removed from the environment/);
+    expect(r.stderr).not.toMatch(/never took its key|\[hcp-bot probe\]/);
   });
 
-  it("tees the merged output: the log file is exactly what was streamed, and our stdout carries it live", async () => {
+  it("tees the merged output: the log file is what our stdout carried live, one signed report per rank on its own line", async () => {
     const r = await run;
-    const streamed = readFileSync(copy, "utf8");
     const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
-    expect(log).toBe(streamed);
-    expect(log.startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
-    expect(r.stdout.startsWith(streamed)).toBe(true);
+    expect(r.stdout.startsWith(log)).toBe(true);
+    const reports = log.split("\n").filter((l) => l.includes("HCP-PROBE"));
+    expect(reports).toHaveLength(4);
+    expect(reports.every((l) => /^HCP-PROBE \{"v":2,.*,"mac":"[0-9a-f]{64}"\}$/.test(l))).toBe(true);
   });
 
-  it("writes a passing verdict.json, run.json, the step summary and a one-line verdict; exits 0", async () => {
+  it("writes a passing verdict.json with the run's key (which verifies every report), run.json, the step summary, the key line and a one-line verdict; exits 0", async () => {
     const r = await run;
     expect(r.code).toBe(0);
     const v = verdictIn(cwd);
     expect(v.status).toBe("pass");
-    expect(v.hcp.active).toBe(true);
-    expect(v.hcp.levels).toEqual([0, 1]);
+    expect(v.hcp).toMatchObject({ active: true, levels: [0, 1], levelSizes: [2, 2], probeReports: 4, ranksReported: [0, 1, 2, 3], untrustedReports: 0 });
     expect(v.iterations.count).toBe(2);
     expect(v.exitCode).toBe(0);
     expect(v.throughput.gpu).toBe("H100");
+    const { probeKey, worldSize } = readJson<{ probeKey: string; worldSize: number }>(join(cwd, "hcp-smoke-out", "verdict.json"));
+    expect(probeKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(probeKey).not.toBe("f".repeat(64));
+    expect(worldSize).toBe(4);
+    const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
+    const reports = log.split("\n").flatMap((l) => parseProbeReports(l)).filter((p) => p.ok);
+    expect(reports.map((p) => verifyProbeMac(p.ok ? p.json : "", probeKey))).toEqual([true, true, true, true]);
+    // The bot's way: the same log and the revealed key give the same verdict.
+    expect(verdictOf(log, { expectHcp: true, probeKey, worldSize, ...requestedLayout(HCP_OVERRIDES) }, 0).status).toBe("pass");
     const runJson = readJson<{ argv: string[]; env: Record<string, string>; unset: string[]; request: { requestId: string } }>(join(cwd, "hcp-smoke-out", "run.json"));
     expect(runJson.argv[0]).toBe("uv");
     expect(runJson.env.TORCH_CPP_LOG_LEVEL).toBe("INFO");
-    expect(runJson.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
+    expect(runJson.unset).toEqual(["HCP_PROBE_KEY", "TORCH_DISTRIBUTED_DEBUG"]);
     expect(runJson.request.requestId).toBe("req-123");
     const md = readFileSync(summary, "utf8");
     expect(md.startsWith("## earlier step\n")).toBe(true); // appended, not replaced
@@ -130,8 +150,53 @@ describe("smoke-run: a passing replay", { timeout: 30_000 }, () => {
     expect(md).toContain("`req-123`");
     expect(md).toContain("HCP smoke run: PASS"); // the core Markdown renderer's verdict
     expect(r.stdout).toContain("HCP smoke verdict: PASS (exit 0)"); // and its text verdict in the job log
+    expect(r.stdout).toContain(`hcp-bot smoke: probe key ${probeKey} (revealed after the run exited;`);
     const last = r.stdout.trimEnd().split("\n").at(-1)!;
     expect(last).toMatch(/^hcp-bot smoke: PASS llama32_1b_pretrain_config: 2 iterations, last lm loss 1\.234567E\+01; HCP active/);
+  });
+});
+
+describe("smoke-run: runs that did something else do not pass", { timeout: 30_000 }, () => {
+  it("a hostile run_recipe that trains flat and prints a passing run's lines, signed with any key it can find, fails: it finds none", async () => {
+    const cwd = bridgeCheckout();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "4", "--", ...HCP_OVERRIDES], { cwd, env: torchrunEnv({ FAKE_TRAIN_ATTACK: "forge" }) });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("run_recipe: attack found a key: False");
+    const v = verdictIn(cwd);
+    expect(v.hcp.untrustedReports).toBe(4); // the forged ones: listed, never evidence
+    expect(v.hcp.probeReports).toBe(4); // the probe's own, signed: levels null
+    expect(v.hcp.active).toBe(false);
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause?.message).toContain("authenticated HCP probe of rank");
+  });
+
+  it("a real signed log of another run (CP=4 [2, 2], its own key) replayed with training lines is untrusted here: never a pass", async () => {
+    const cwd = tempDir();
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "4", "--", ...HCP_OVERRIDES], {
+      cwd,
+      env: baseEnv({ FAKE_UV_REPLAY: join(root, "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.v2.log"), FAKE_UV_ITERATIONS: "2" }),
+    });
+    expect(r.code).toBe(1);
+    const v = verdictIn(cwd);
+    expect(v).toMatchObject({ status: "inconclusive", cause: { kind: "hcp-unverified" }, hcp: { probeReports: 0, untrustedReports: 4 } });
+    expect(r.stderr).toMatch(/never took its key/); // no launcher probe ran
+  });
+
+  it("the mismatched replay (a CP=2 [2, 1] log against a CP=4 [2, 2] request) does not pass, and the log is exactly what was streamed", async () => {
+    const cwd = tempDir();
+    const copy = join(cwd, "uv-stdout.txt");
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "2", "--", ...HCP_OVERRIDES], {
+      cwd,
+      env: baseEnv({ FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_CHUNK: "777", FAKE_UV_ITERATIONS: "2", FAKE_UV_COPY: copy }),
+    });
+    expect(r.code).toBe(1);
+    const log = readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8");
+    expect(log).toBe(readFileSync(copy, "utf8"));
+    expect(log.startsWith(readFileSync(logs("a_nccl_cp2_hcp2x1.log"), "utf8"))).toBe(true);
+    const v = verdictIn(cwd);
+    expect(v.status).not.toBe("pass");
+    expect(v.hcp.levelSizes).toEqual([2, 1]);
+    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
   });
 });
 
@@ -189,20 +254,20 @@ describe.concurrent("smoke-run: a failing replay", { timeout: 30_000 }, () => {
   });
 });
 
-describe("smoke-run: the end-to-end probe", { timeout: 30_000 }, () => {
-  it("the real sitecustomize reports the hierarchical groups from a (fake) Megatron-Core through the real python3", async () => {
+describe("smoke-run: a probe outside torchrun", { timeout: 30_000 }, () => {
+  it("reports the groups from a (fake) Megatron-Core through the real python3, but gets no key: its report is untrusted and the run does not pass", async () => {
     const cwd = tempDir();
     const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--", ...HCP_OVERRIDES], {
       cwd,
       env: baseEnv({ FAKE_UV_PYTHON: join(fixtures, "python", "train.py"), PYTHONPATH: join(fixtures, "python"), RANK: "0", WORLD_SIZE: "4" }),
     });
     expect(r.stderr).not.toContain("[hcp-bot probe]");
-    expect(r.stdout).toMatch(/^HCP-PROBE \{"v":1,"rank":0,"world_size":4,"hcp_sizes":\[2,2\],"cp_size":4,"levels":\[/m);
-    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^HCP-PROBE \{"v":2,"rank":0,"world_size":4,"hcp_sizes":\[2,2\],"cp_size":4,"levels":\[.*"pid":\d+\}$/m);
+    expect(r.code).toBe(1);
     const v = verdictIn(cwd);
-    expect(v.status).toBe("pass");
-    expect(v.hcp.probeReports).toBe(1);
-    expect(v.hcp.active).toBe(true);
+    expect(v.status).toBe("inconclusive");
+    expect(v.hcp).toMatchObject({ probeReports: 0, untrustedReports: 1 });
+    expect(r.stderr).toMatch(/never took its key/);
   });
 });
 
@@ -283,7 +348,7 @@ describe.concurrent("smoke-run: stopping the whole process tree", { timeout: 30_
   it("a grandchild left behind after uv exits does not keep the run open", async () => {
     const cwd = tempDir();
     const started = Date.now();
-    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--grace", "500ms"], {
+    const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--no-expect-hcp", "--grace", "500ms"], {
       cwd,
       env: baseEnv({ FAKE_UV_GRANDCHILD: join(cwd, "grandchild.pid"), FAKE_UV_REPLAY: logs("a_nccl_cp2_hcp2x1.log"), FAKE_UV_ITERATIONS: "2" }),
     });
@@ -410,7 +475,7 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
       "train.micro_batch_size=1",
       ...fixed(3), // the user's exact repeats of these were dropped: each key once
     ]);
-    expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>" });
+    expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>", HCP_PROBE_KEY_FILE: "<probe-dir>/key" });
     expect(out.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
     expect(out.notices[0]).toBe("dropped overrides that repeat the harness settings: checkpoint.save=null logger.log_interval=1");
     expect(existsSync(record)).toBe(false);

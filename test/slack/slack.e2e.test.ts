@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, deliverAndSettle, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -35,7 +35,7 @@ slack:
 // The org-wide mapping, used by repositories whose own file has no slack.users.
 const ORG_CONFIG = "slack:\n  users: {U0ORG: maint}\n";
 
-const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log");
+const PASSING_LOG = trainingLog(PASSING_RUN_LOG);
 
 let gh: FakeGitHub;
 let slack: FakeSlack;
@@ -322,7 +322,7 @@ describe("/hcp smoke from Slack", () => {
     await deliver("workflow_run", runPayload("in_progress", { id: runId, status: "in_progress", conclusion: null, display_title: title }));
     expect(allText(slack.messages.get(`${message.channel}:${message.ts}`)!.blocks)).toMatch(/running/);
 
-    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0 }) } });
+    gh.addArtifact({ runId, name: `hcp-smoke-${inputs.request_id}`, files: { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts() } });
     gh.updateWorkflowRun(runId, { status: "completed", conclusion: "success" });
     await deliver("workflow_run", runPayload("completed", { id: runId, status: "completed", conclusion: "success", display_title: title }));
     const final = slack.messages.get(`${message.channel}:${message.ts}`)!;

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
+import { createVerdictParser } from "../../src/core/verdict/index.ts";
 import { Clock, request } from "./helpers.ts";
 
 const dirs: string[] = [];
@@ -306,6 +307,60 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect((await store.auditLog({ repo: "other/repo" })).map((r) => r.verdict)).toEqual(["FAIL"]);
       await expect(store.auditLog({ limit: 0 })).rejects.toThrow(/positive integer/);
       await expect(store.audit({ action: "", decision: "allowed" })).rejects.toThrow(/invalid audit record: action/);
+      await store.close();
+    });
+  });
+
+  describe("smoke-run history", () => {
+    it("lists newest first, only in the repositories given, filtered by status and requester, a page at a time", async () => {
+      const { clock, store } = setup();
+      const made = [];
+      for (let i = 0; i < 7; i++) {
+        made.push(await store.createSmokeRequest(request({ repo: i % 3 === 2 ? "acme/private" : "acme/public", githubLogin: i % 2 ? "bob" : "alice", pr: 100 + i })));
+        if (i !== 3) clock.advance(60); // two requests share a timestamp: the id breaks the tie
+      }
+      await store.updateSmokeRequest(made[0]!.id, { status: "dispatched" });
+      expect(await store.listSmokeRepos()).toEqual(["acme/private", "acme/public"]);
+      expect(await store.listSmokeRequests({ repos: [], limit: 10 })).toEqual([]);
+      const visible = await store.listSmokeRequests({ repos: ["acme/public"], limit: 10 });
+      expect(visible.map((r) => r.pr)).toEqual([106, 104, 103, 101, 100]);
+      expect(visible.every((r) => r.repo === "acme/public")).toBe(true);
+      expect((await store.listSmokeRequests({ repos: ["acme/public", "acme/private"], githubLogin: "bob", limit: 10 })).map((r) => r.pr)).toEqual([105, 103, 101]);
+      expect((await store.listSmokeRequests({ repos: ["acme/public"], status: "dispatched", limit: 10 })).map((r) => r.pr)).toEqual([100]);
+      // Pages: the cursor is the last row's (createdAt, id), also across the shared timestamp.
+      const all = await store.listSmokeRequests({ repos: ["acme/public", "acme/private"], limit: 200 });
+      const paged = [];
+      let before: { createdAt: Date; id: string } | undefined;
+      for (;;) {
+        const page = await store.listSmokeRequests({ repos: ["acme/public", "acme/private"], limit: 2, ...(before ? { before } : {}) });
+        paged.push(...page);
+        if (page.length < 2) break;
+        before = { createdAt: page.at(-1)!.createdAt, id: page.at(-1)!.id };
+      }
+      expect(paged.map((r) => r.id)).toEqual(all.map((r) => r.id));
+      expect(new Set(paged.map((r) => r.id)).size).toBe(7);
+      await expect(store.listSmokeRequests({ repos: ["acme/public"], limit: 0 })).rejects.toThrow(StoreError);
+      await store.close();
+    });
+
+    it("keeps the whole verdict of a completed request, and the audit trail by request id", async () => {
+      const { store } = setup();
+      const r = await store.createSmokeRequest(request());
+      const other = await store.createSmokeRequest(request({ pr: 9 }));
+      await store.updateSmokeRequest(r.id, { status: "dispatched", runId: 5 });
+      const parser = createVerdictParser({ expectHcp: true });
+      parser.push(new TextEncoder().encode(" iteration        1/       2 | lm loss: 1.034561E+01 | throughput per GPU (TFLOP/s/GPU): 123.4 |\n"));
+      const verdict = parser.end(0);
+      const done = await store.updateSmokeRequest(r.id, { status: "completed", verdictStatus: verdict.status, verdict });
+      expect(done.ok).toBe(true);
+      const back = (await store.getSmokeRequest(r.id))!;
+      expect(back.verdict).toEqual(verdict);
+      expect(back.verdict?.throughput.maxTflopsPerGpu).toBe(123.4);
+      expect((await store.getSmokeRequest(other.id))!.verdict).toBeNull();
+      await store.audit({ action: "smoke", decision: "allowed", requestId: r.id, repo: r.repo });
+      await store.audit({ action: "smoke", decision: "denied", requestId: other.id, repo: r.repo });
+      await store.audit({ action: "verdict", decision: "allowed", requestId: r.id, repo: r.repo, verdict: verdict.status });
+      expect((await store.auditLog({ requestId: r.id })).map((a) => a.action)).toEqual(["verdict", "smoke"]);
       await store.close();
     });
   });

@@ -24,13 +24,14 @@ describe("SqliteStore on disk", () => {
     const store = SqliteStore.open(dataDir);
     expect(store.file).toBe(join(dataDir, DB_FILE));
     expect(existsSync(store.file)).toBe(true);
-    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v2, 0 smoke requests)` });
+    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v3, 0 smoke requests)` });
     await store.close();
     const db = new Database(join(dataDir, DB_FILE), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all()).toEqual([
       { version: 1, name: "idempotency, smoke requests, audit log" },
       { version: 2, name: "installation, PR comment and run link of a smoke request" },
+      { version: 3, name: "the whole verdict of a smoke request, history and audit-trail indexes" },
     ]);
     db.close();
   });
@@ -147,7 +148,7 @@ describe("SqliteStore with a bad data dir", () => {
     await SqliteStore.open(dir).close();
     await SqliteStore.open(dir).close();
     const db = new Database(join(dir, DB_FILE), { readonly: true });
-    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 2 });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 3 });
     db.close();
   });
 
@@ -157,7 +158,7 @@ describe("SqliteStore with a bad data dir", () => {
     const db = new Database(join(dir, DB_FILE));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
-    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v2\)/);
+    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v3\)/);
   });
 
   it("does not hand out a hand-edited invalid row", async () => {

@@ -73,6 +73,17 @@ export function trainingLog(fixture: string): string {
   return `${fixtureLog(fixture)}\n${iterationLines()}\n`;
 }
 
+/**
+ * A passing smoke run as the bot receives it: the real signed probe log of a CP=4 [2, 2] run on
+ * 4 ranks (fixtures/logs/real-probe) with two training steps added, and the runner's
+ * verdict.json facts: exit 0 and that run's probe key (`extra` adds or replaces facts).
+ */
+export const PASSING_RUN_LOG = "real-probe/s1_gloo_cp4_hcp2x2.v2.log";
+export const PASSING_RUN_KEY: string = JSON.parse(readFileSync(join(root, "fixtures", "logs", "real-probe", "keys.json"), "utf8"))["s1_gloo_cp4_hcp2x2.v2.log"];
+export function runnerFacts(extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ exitCode: 0, probeKey: PASSING_RUN_KEY, ...extra });
+}
+
 export function fixtureLog(name: string): string {
   return readFileSync(join(root, "fixtures", "logs", name), "utf8");
 }

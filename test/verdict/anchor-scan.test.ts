@@ -12,7 +12,7 @@ import { ANCHORS } from "../../src/core/verdict/anchors.ts";
 import { BUCKET_GROUPS, WasmAnchorScanner } from "../../src/core/verdict/scan/wasm-scanner.ts";
 import { createVerdictParser, MAX_LINE, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
 import { hcpBot, root } from "../support/cli.ts";
-import { chunkingSample, splitAt } from "./logs.ts";
+import { chunkingSample, REAL_PROBE_KEYS, splitAt } from "./logs.ts";
 
 const run = promisify(execFile);
 const logsDir = join(root, "fixtures", "logs");
@@ -197,7 +197,7 @@ describe("the parser's byte path (WebAssembly) against its regex path", () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 30_000);
 
   it("one byte at a time", () => {
     expect(verdictOf(Array.from(ASCII_BYTES, (b) => Uint8Array.of(b))).verdict).toEqual(byRegex.verdict);
@@ -277,7 +277,8 @@ describe("long lines on the byte path", () => {
 });
 
 describe("without WebAssembly", () => {
-  const args = ["verdict", join(logsDir, "a_nccl_cp2_hcp2x1.log"), "--exit-code", "0", "--format", "json"];
+  // The real signed probe log (CP=4 [2, 2], 4 ranks) with the key of its run.
+  const args = ["verdict", join(logsDir, "real-probe", "s1_gloo_cp4_hcp2x2.v2.log"), "--exit-code", "0", "--probe-key", REAL_PROBE_KEYS["s1_gloo_cp4_hcp2x2.v2.log"]!, "--format", "json"];
   // The CLI exits 1 for a failing verdict (this probe log has no training step); stdout is the JSON.
   const verdictJson = (nodeArgs: string[]) => hcpBot(args, { nodeArgs, env: { ...process.env, NO_COLOR: "1" } });
   // What Cloudflare Workers do: WebAssembly exists, compiling bytes at run time throws.

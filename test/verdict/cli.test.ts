@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { VerdictSchema } from "../../src/core/verdict/index.ts";
 import { hcpBot as runHcpBot } from "../support/cli.ts";
-import { FLAT_NAMES, trainingLog } from "./logs.ts";
+import { FLAT_NAMES, PROBE_KEY, trainingLog } from "./logs.ts";
 
 const log = (name: string) => join("fixtures", "logs", name);
 
@@ -17,11 +17,17 @@ writeFileSync(passing, trainingLog());
 
 // Each run starts node + tsx (~1 s on a busy machine).
 describe("hcp-bot verdict", { timeout: 15_000 }, () => {
-  it("exit 0 and a PASS line for a passing training log", async () => {
-    const run = await hcpBot("verdict", passing, "--exit-code", "0", "--gpu", "H100");
+  it("exit 0 and a PASS line for a passing training log with the run's probe key; without the key it is unproven", async () => {
+    const run = await hcpBot("verdict", passing, "--exit-code", "0", "--gpu", "H100", "--probe-key", PROBE_KEY, "--world-size", "4");
     expect(run.stdout).toMatch(/^HCP smoke verdict: PASS \(exit 0\)/);
     expect(run.code).toBe(0);
-  });
+    const keyless = await hcpBot("verdict", passing, "--exit-code", "0", "--format", "json");
+    expect(keyless.code).toBe(1);
+    expect(JSON.parse(keyless.stdout)).toMatchObject({ status: "inconclusive", cause: { kind: "hcp-unverified" }, hcp: { probeReports: 0, untrustedReports: 4 } });
+    // No exit status (no runner facts): never a pass.
+    expect((await hcpBot("verdict", passing, "--probe-key", PROBE_KEY)).stdout).toMatch(/^HCP smoke verdict: INCONCLUSIVE/);
+    expect((await hcpBot("verdict", passing, "--probe-key", "abc")).code).toBe(2);
+  }, 40_000);
 
   it("exit 1 with JSON that matches the schema for a failed run (d: M4 → HCP002)", async () => {
     const run = await hcpBot("verdict", log("d_nccl_cp2_hcp2x2_mismatch.log"), "--exit-code", "1", "--format", "json");

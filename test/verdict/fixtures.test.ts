@@ -19,23 +19,25 @@ function verdictForFile(name: string, exitCode: number | null, expectHcp = true)
 }
 
 describe("verdict on the real fixture logs (expectHcp)", () => {
-  it("a_nccl_cp2_hcp2x1: HCP active via HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/L1 in C++ INFO prefixes; no iteration → no-training-step", () => {
+  it("a_nccl_cp2_hcp2x1: the L0/L1 names link to their construction lines, which show L1 of size 1 → not hierarchical (HCP004)", () => {
     const v = verdictForFile("a_nccl_cp2_hcp2x1.log", 0);
-    expect(v.hcp.active).toBe(true);
-    expect(v.hcp.hierarchicalLines).toBe(40); // README section 5: a 40/20
+    expect(v.hcp.hierarchicalLines).toBe(40); // README section 5: a 40/20, every one linked
     expect(v.hcp.flatLines).toBe(20);
+    expect(v.hcp.unlinkedLines).toBe(0);
     expect(v.hcp.levels).toEqual([0, 1]);
+    expect(v.hcp.levelSizes).toEqual([2, 1]); // `size: 1` on the L1 groups' construction lines
+    expect(v.hcp.active).toBe(false); // a level of size 1: a2a+p2p is plain a2a
     // `[probe rank N] … desc=HIERARCHICAL…` annotations are not evidence; the C++ prefixes are.
     expect(v.hcp.evidence.every((e) => e.text.includes("PG GUID"))).toBe(true);
-    expect(v.status).toBe("fail");
-    expect(v.cause?.kind).toBe("no-training-step");
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
+    expect(v.cause?.message).toContain("level sizes [2,1] (from torch's ProcessGroupNCCL construction lines)");
   });
 
-  it("a without an exit status: nothing marks the end of a run → truncated", () => {
-    const v = verdictForFile("a_nccl_cp2_hcp2x1.log", null);
+  it("a without expecting HCP: nothing marks the end of a run without an exit status → truncated", () => {
+    const v = verdictForFile("a_nccl_cp2_hcp2x1.log", null, false);
     expect(v.status).toBe("fail");
     expect(v.cause?.kind).toBe("truncated");
-    expect(v.hcp.active).toBe(true);
   });
 
   it("c_nccl_cp2_flat: only (CONTEXT_PARALLEL_GROUP) is named, through teardown → HCP positively off", () => {

@@ -1,5 +1,7 @@
 // Builders for Bridge training logs in the formats of HCP-RULES.md 4.2 (iteration line,
 // config summary, markers) around real torchrun lines from fixtures/logs.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { iterationLine } from "../../bench/verdict-corpus.ts";
 import { formatProbeLine } from "../../src/core/verdict/index.ts";
 
@@ -19,31 +21,51 @@ export const HCP_SUMMARY = [
   "  hierarchical_context_parallel_sizes: [2, 2]  (Mcore default: None)",
 ];
 
-/** Real C++ INFO lines (case a) naming the HCP groups, rank prefixes as captured. */
+export const REAL_PROBE_DIR = join(import.meta.dirname, "..", "..", "fixtures", "logs", "real-probe");
+/** The key of each signed real-probe run (fixtures/logs/real-probe/keys.json). */
+export const REAL_PROBE_KEYS: Record<string, string> = JSON.parse(readFileSync(join(REAL_PROBE_DIR, "keys.json"), "utf8"));
+
+/** The probe key the test logs are signed with (smoke-run makes a fresh one per run). */
+export const PROBE_KEY = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e70001";
+
+/** torch's construction line of a group (what links its named lines to the rank, fixtures/logs/README.md). */
+export function constructionLine(rank: number, pgId: number, guid: number, groupRank: number, size: number): string {
+  return `[rank${rank}]:[I1130 04:42:09.720586771 ProcessGroupNCCL.cpp:988] [PG ID ${pgId} PG GUID ${guid} Rank ${groupRank}] ProcessGroupNCCL initialization options: size: ${size}, global rank: ${rank}, TIMEOUT(ms): 1800000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: -2, PG Name: ${guid}`;
+}
+
+/** Real C++ INFO lines (case a's format) naming rank 0's HCP groups of a [2, 2] layout, after their construction lines. */
 export const HCP_NAMES = [
+  constructionLine(0, 5, 10, 0, 2),
+  constructionLine(0, 6, 11, 0, 2),
   "[rank0]:[I1130 04:42:10.424537069 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0] Using non-blocking mode: 0",
   "[rank0]:[I1130 04:42:10.597510399 ProcessGroupNCCL.cpp:1068] [PG ID 6 PG GUID 11(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1) Rank 0] Using non-blocking mode: 0",
 ];
 
 export const FLAT_NAMES = [
+  constructionLine(0, 4, 9, 0, 4),
+  constructionLine(1, 4, 9, 1, 4),
   "[rank0]:[I1130 04:42:09.755265272 ProcessGroupNCCL.cpp:1068] [PG ID 4 PG GUID 9(CONTEXT_PARALLEL_GROUP) Rank 0] Using non-blocking mode: 0",
   "[rank1]:[I1130 04:42:56.157604014 ProcessGroupNCCL.cpp:1561] [PG ID 4 PG GUID 9(CONTEXT_PARALLEL_GROUP) Rank 1] Destroy complete.",
 ];
 
-export function probeLines(hcp: boolean, world = 4): string[] {
+/** A probe report per rank of a CP=4 [2, 2] run (levels null: flat), signed with `key` (null: unsigned). */
+export function probeLines(hcp: boolean, world = 4, key: string | null = PROBE_KEY): string[] {
   return Array.from({ length: world }, (_, rank) =>
-    formatProbeLine({
-      v: 1,
-      rank,
-      world_size: world,
-      cp_size: 4,
-      levels: hcp
-        ? [
-            { level: 0, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0", size: 2, ranks: rank < 2 ? [0, 1] : [2, 3] },
-            { level: 1, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1", size: 2, ranks: rank % 2 === 0 ? [0, 2] : [1, 3] },
-          ]
-        : null,
-    }),
+    formatProbeLine(
+      {
+        v: 2,
+        rank,
+        world_size: world,
+        cp_size: 4,
+        levels: hcp
+          ? [
+              { level: 0, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0", size: 2, ranks: rank < 2 ? [0, 1] : [2, 3] },
+              { level: 1, desc: "HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L1", size: 2, ranks: rank % 2 === 0 ? [0, 2] : [1, 3] },
+            ]
+          : null,
+      },
+      key ?? undefined,
+    ),
   );
 }
 
@@ -63,7 +85,7 @@ export function trainingLog(parts: TrainingLogParts = {}): string {
     "> initialized tensor model parallel with size 1",
     "> initialized pipeline model parallel with size 1",
     "[after megatron is initialized] datetime: 2026-11-30 05:00:00 ",
-    ...(parts.hcp ?? HCP_NAMES),
+    ...(parts.hcp ?? [...HCP_NAMES, ...probeLines(true)]),
     "Starting training loop at iteration 0",
     ...(parts.iterations ?? [iterationLine(1, 2), iterationLine(2, 2)]),
     ...(parts.tail ?? []),

@@ -5,8 +5,9 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createVerdictParser, HCP_PROBE_PREFIX, HCP_PROBE_VERSION, formatProbeLine, parseProbeLine, type Verdict } from "../../src/core/verdict/index.ts";
-import { backgroundLines, SyntheticLog } from "../../bench/verdict-corpus.ts";
-import { chunkingSample, probeLines, splitAt } from "./logs.ts";
+import { MAC_CONTEXT } from "../../src/core/verdict/probe.ts";
+import { backgroundLines, CORPUS_PROBE_KEY, SyntheticLog } from "../../bench/verdict-corpus.ts";
+import { chunkingSample, PROBE_KEY, probeLines, splitAt } from "./logs.ts";
 
 const encoder = new TextEncoder();
 
@@ -16,7 +17,7 @@ const SAMPLE = chunkingSample(true);
 const SAMPLE_BYTES = encoder.encode(SAMPLE);
 
 function runChunks(chunks: Uint8Array[], exitCode: number | null = 1): Verdict {
-  const p = createVerdictParser({ expectHcp: true, gpu: "H100" });
+  const p = createVerdictParser({ expectHcp: true, gpu: "H100", probeKey: PROBE_KEY });
   for (const c of chunks) p.push(c);
   return p.end(exitCode);
 }
@@ -37,7 +38,7 @@ describe("chunking invariance", () => {
       }),
       { numRuns: 300 },
     );
-  });
+  }, 30_000);
 
   it("one byte at a time", () => {
     expect(runChunks(Array.from(SAMPLE_BYTES, (b) => Uint8Array.of(b)))).toEqual(whole);
@@ -47,7 +48,7 @@ describe("chunking invariance", () => {
     fc.assert(
       fc.property(fc.array(fc.nat(), { maxLength: 30 }), (cuts) => {
         const points = [...new Set(cuts.map((c) => c % (SAMPLE.length + 1)))].sort((a, b) => a - b);
-        const p = createVerdictParser({ expectHcp: true, gpu: "H100" });
+        const p = createVerdictParser({ expectHcp: true, gpu: "H100", probeKey: PROBE_KEY });
         let prev = 0;
         for (const at of [...points, SAMPLE.length]) {
           p.push(SAMPLE.slice(prev, at));
@@ -80,7 +81,7 @@ describe("chunking invariance", () => {
 describe("bounded memory on a long stream", () => {
   it("200 MB generated on the fly: state stays small, the heap does not grow with the input", () => {
     const log = new SyntheticLog(backgroundLines(), 10_000_000);
-    const p = createVerdictParser({ expectHcp: true, gpu: "H200" });
+    const p = createVerdictParser({ expectHcp: true, gpu: "H200", probeKey: CORPUS_PROBE_KEY, worldSize: 4, contextParallelSize: 4, sizes: [2, 2] });
     p.push(log.header());
     const gc = (globalThis as { gc?: () => void }).gc;
     let heapAfterWarmup = 0;
@@ -136,7 +137,7 @@ describe("probe line format", () => {
 
   it("rejects malformed reports with a note, not a crash", () => {
     expect(parseProbeLine("HCP-PROBE {not json}")).toMatchObject({ ok: false });
-    expect(parseProbeLine('HCP-PROBE {"v":2,"rank":0,"levels":null}')).toMatchObject({ ok: false });
+    expect(parseProbeLine('HCP-PROBE {"v":3,"rank":0,"levels":null}')).toMatchObject({ ok: false });
     const v = createVerdictParser({ expectHcp: true });
     v.push("HCP-PROBE {\"v\":1}\n");
     expect(v.end(0).notes.some((n) => n.includes("malformed HCP-PROBE"))).toBe(true);
@@ -147,6 +148,7 @@ describe("probe line format", () => {
     expect(probe).toContain(`_PREFIX = "${HCP_PROBE_PREFIX}"`);
     expect(probe).toContain(`_VERSION = ${HCP_PROBE_VERSION}`);
     expect(probe).toContain('json.dumps(report, separators=(",", ":"))');
-    expect(formatProbeLine({ v: 1, rank: 3, levels: null })).toBe('HCP-PROBE {"v":1,"rank":3,"levels":null}');
+    expect(probe).toContain(`_MAC_CONTEXT = b${JSON.stringify(MAC_CONTEXT)}`);
+    expect(formatProbeLine({ v: 2, rank: 3, levels: null })).toBe('HCP-PROBE {"v":2,"rank":3,"levels":null}');
   });
 });

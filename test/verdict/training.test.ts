@@ -1,10 +1,11 @@
 // Training logs built from the Bridge formats of HCP-RULES.md 4.2/4.3 around real torchrun lines.
 import { describe, expect, it } from "vitest";
-import { verdictOf, VerdictSchema, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
-import { CHILD_FAILED_BOX, FLAT_NAMES, HCP_NAMES, HCP_SUMMARY, iterationLine, probeLines, rankTraceback, trainingLog } from "./logs.ts";
+import { formatProbeLine, verdictOf, VerdictSchema, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
+import { CHILD_FAILED_BOX, constructionLine, FLAT_NAMES, HCP_NAMES, HCP_SUMMARY, iterationLine, PROBE_KEY, probeLines, rankTraceback, trainingLog } from "./logs.ts";
 
+/** The verdict of a run that asked for HCP, with the run's probe key (as smoke-run and the bot judge). */
 function verdict(log: string, exitCode: number | null = 0, options: Partial<VerdictOptions> = {}, extra?: { timedOut?: boolean; signal?: string }): Verdict {
-  return VerdictSchema.parse(verdictOf(log, { expectHcp: true, ...options }, exitCode, extra));
+  return VerdictSchema.parse(verdictOf(log, { expectHcp: true, probeKey: PROBE_KEY, ...options }, exitCode, extra));
 }
 
 /** A run that died on `exception` raised at `file` on every rank, with torchrun's box. */
@@ -280,6 +281,7 @@ describe("log noise", () => {
 
   it("ranks merged on one line: each `[rankN]:` segment is read on its own", () => {
     const merged = [
+      constructionLine(2, 5, 10, 0, 2),
       "[rank2]:[I1130 04:42:10.4 ProcessGroupNCCL.cpp:1068] [PG ID 5 PG GUID 10(HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0) Rank 0] Using non-blocking mode: 0[rank1]: Traceback (most recent call last):",
       '[rank3]: some other output[rank1]:   File "/opt/a.py", line 3, in f',
       "[rank1]:     assert np.prod(hierarchical_context_parallel_sizes) == context_parallel_size",
@@ -294,5 +296,164 @@ describe("log noise", () => {
     const v = verdict(trainingLog({ hcp: ["[probe rank 0] HCP level L0: name=10 desc=HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0 size=2 ranks=[0, 1]"] }));
     expect(v.hcp.active).toBeNull();
     expect(v.status).toBe("inconclusive");
+  });
+});
+
+describe("a run that did something else does not pass", () => {
+  const request = { contextParallelSize: 4, sizes: [2, 2], cpCommType: "a2a+p2p", worldSize: 4 };
+
+  it("reports from every rank of the request, authenticated and matching: pass", () => {
+    expect(verdict(trainingLog(), 0, request).status).toBe("pass");
+  });
+
+  it("probe reports of another CP size, with no config summary at all: fail config-mismatch (item 11)", () => {
+    const cp2 = probeLines(true).map((l) => l.replace('"cp_size":4', '"cp_size":2'));
+    // The edit breaks the MACs: re-sign the edited reports as a probe of a CP=2 run would.
+    const resigned = cp2.map((l) => formatProbeLine(JSON.parse(l.slice("HCP-PROBE ".length)), PROBE_KEY));
+    const v = verdict(trainingLog({ config: [], hcp: resigned }), 0, request);
+    expect(v.markers.configSummary).toBe(false);
+    expect(v.status).toBe("fail");
+    expect(v.cause?.message).toMatch(/cp_size 2 \(asked 4\)/);
+    // The edited but unsigned ones are no evidence: only unproven.
+    expect(verdict(trainingLog({ config: [], hcp: cp2 }), 0, request).status).toBe("inconclusive");
+  });
+
+  it("reports missing for one rank of four: inconclusive, naming the rank", () => {
+    const v = verdict(trainingLog({ hcp: probeLines(true).filter((_, r) => r !== 2) }), 0, request);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.message).toMatch(/no authenticated HCP-PROBE report from rank 2 of 4/);
+  });
+
+  it("no summary and no report: inconclusive", () => {
+    const v = verdict(trainingLog({ config: [], hcp: [] }), 0, request);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.kind).toBe("hcp-unverified");
+  });
+
+  it("torch's group names alone (even linked to their construction lines) are not a pass: the probe must report", () => {
+    const v = verdict(trainingLog({ hcp: HCP_NAMES }), 0, request);
+    expect(v.hcp.active).toBe(true);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.message).toMatch(/torch's log names the hierarchical groups, but a pass needs the probe's report from every rank/);
+  });
+
+  it("a group-name line without its construction line, or with one from another rank, is not evidence", () => {
+    const [, , l0, l1] = HCP_NAMES;
+    const alone = verdict(trainingLog({ hcp: [l0!, l1!] }), 0, { expectHcp: false });
+    expect(alone.hcp).toMatchObject({ hierarchicalLines: 0, unlinkedLines: 2, active: null });
+    expect(alone.notes.join("\n")).toMatch(/2 line\(s\) name a CP group without its ProcessGroupNCCL construction line/);
+    const otherRank = verdict(trainingLog({ hcp: [constructionLine(1, 5, 10, 0, 2), l0!] }), 0, { expectHcp: false });
+    expect(otherRank.hcp).toMatchObject({ hierarchicalLines: 0, unlinkedLines: 1 });
+  });
+
+  it("an unsigned report, even a flat one, changes nothing: listed as untrusted", () => {
+    const forgedFlat = probeLines(false, 4, null)[0]!;
+    const v = verdict(trainingLog({ hcp: [...probeLines(true), forgedFlat] }), 0, request);
+    expect(v.status).toBe("pass");
+    expect(v.hcp.untrustedReports).toBe(1);
+    expect(v.evidence.some((e) => e.kind === "untrusted-probe")).toBe(true);
+  });
+
+  it("a report with a MAC made with another key is untrusted", () => {
+    const v = verdict(trainingLog({ hcp: probeLines(true, 4, "1".repeat(64)) }), 0, request);
+    expect(v.hcp).toMatchObject({ probeReports: 0, untrustedReports: 4 });
+    expect(v.status).toBe("inconclusive");
+  });
+
+  it("reports found anywhere in a line, several per line (ranks interleave on one pipe, item 15)", () => {
+    const [r0, r1, r2, r3] = probeLines(true);
+    const merged = [`[probe rank 0] pg_map[6] backend=gloo name=15 desc=CONTEXT_PARALLEL_GROUP size=4 ranks=[0, 1, 2, 3]${r0}`, `${r1}${r2}[probe rank 1] done`, `[rank3]: text ${r3}`];
+    const v = verdict(trainingLog({ hcp: merged }), 0, request);
+    expect(v.hcp.ranksReported).toEqual([0, 1, 2, 3]);
+    expect(v.status).toBe("pass");
+  });
+});
+
+describe("degenerate levels (item 12)", () => {
+  it.each([[[2, 1]], [[1, 2]], [[4, 1]]])("probe levels %j: not hierarchical, HCP004, never 'HCP active'", (sizes) => {
+    const reports = [0, 1, 2, 3].map((rank) =>
+      formatProbeLine({ v: 2, rank, world_size: 4, cp_size: 4, levels: sizes.map((size, level) => ({ level, size })) }, PROBE_KEY),
+    );
+    const v = verdict(trainingLog({ config: [], hcp: reports }), 0, { sizes, worldSize: 4 });
+    expect(v.hcp.active).toBe(false);
+    expect(v.hcp.levelSizes).toEqual(sizes);
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
+    expect(v.cause?.message).toContain(sizes[0] === 1 ? "plain p2p" : "plain a2a");
+  });
+
+  it("the request alone says [4, 1] and the log shows no sizes: still not hierarchical", () => {
+    const v = verdict(trainingLog({ config: [], hcp: [] }), 0, { sizes: [4, 1] });
+    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
+    expect(v.cause?.message).toContain("level sizes [4,1] (from the request)");
+  });
+});
+
+describe("the cause of a failure (item 13)", () => {
+  it("a config assertion on rank 1 is the cause although torchrun names rank 0 first; its root cause stays in the evidence", () => {
+    const file = "/opt/Megatron-Bridge/src/megatron/bridge/training/config.py";
+    const tail = [
+      ...rankTraceback(0, [["/opt/x.py", 3, "f", "g()"]], "RuntimeError: rank 0 saw its peer go away"),
+      ...rankTraceback(1, [[file, 1576, "validate", "assert False"]], "AssertionError: Product of hierarchical_context_parallel_sizes [2, 4] (=8) must equal context_parallel_size (=4)."),
+      ...CHILD_FAILED_BOX(0, 1),
+    ];
+    const v = verdict(trainingLog({ hcp: [], iterations: [], tail, done: false }), 1);
+    expect(v.cause).toMatchObject({ kind: "config-assertion", ruleId: "HCP002", upstream: "B7", rank: 1 });
+    expect(v.childFailed?.rootCause).toMatchObject({ rank: 0 });
+    expect(v.otherFailures.map((f) => f.kind)).toEqual(expect.arrayContaining(["python-exception", "child-failed"]));
+    expect(v.notes).toContain("torchrun names rank 0 as the first failure; the config-assertion on rank 1 is the cause (configuration is validated on every rank)");
+    expect(v.evidence.some((e) => e.kind === "child-failed")).toBe(true);
+  });
+
+  it("other failures of another rank stay behind the root cause's rank", () => {
+    const tail = [...rankTraceback(0, [["/opt/x.py", 3, "f", "g()"]], "RuntimeError: boom"), ...rankTraceback(1, [["/opt/y.py", 3, "f", "g()"]], "ValueError: other"), ...CHILD_FAILED_BOX(1, 1)];
+    expect(verdict(trainingLog({ hcp: [], iterations: [], tail, done: false }), 1).cause).toMatchObject({ kind: "python-exception", rank: 1 });
+  });
+});
+
+describe("the sorted config summary proves the sizes absent (item 14)", () => {
+  const block = (fields: string[]) => ["Configuration Summary (Non-Default Values vs Megatron Core)", "", "[model] Non-default values (vs Mcore TransformerConfig):", ...fields, "", "----"];
+  const cp = "  context_parallel_size: 4  (Mcore default: 1)";
+  const type = "  cp_comm_type: 'a2a+p2p'  (Mcore default: None)";
+  const after = "  num_layers: 16  (Mcore default: 1)";
+
+  it("a2a+p2p and the block goes past where hierarchical_context_parallel_sizes would stand: sizes None → hcp-inactive HCP001", () => {
+    const v = verdict(trainingLog({ config: block([cp, type, "  hidden_size: 2048  (Mcore default: 0)", after]), hcp: [] }), 0);
+    expect(v.config.hierarchicalSizesState).toBe("none");
+    expect(v.hcp.active).toBe(false);
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause).toMatchObject({ kind: "hcp-flat", ruleId: "HCP001" });
+    expect(v.cause?.message).toContain("sorted [model] block");
+  });
+
+  it("the block ends before that place: the sizes stay unknown (inconclusive, not inactive)", () => {
+    const v = verdict(trainingLog({ config: block([cp, type, "  gradient_accumulation_fusion: True  (Mcore default: False)"]), hcp: [] }), 0);
+    expect(v.config.hierarchicalSizesState).toBe("unknown");
+    expect(v.status).toBe("inconclusive");
+  });
+
+  it("the sizes listed in their place: set", () => {
+    const v = verdict(trainingLog({ config: block([cp, type, "  hierarchical_context_parallel_sizes: [2, 2]  (Mcore default: None)", after]) }), 0);
+    expect(v.config).toMatchObject({ hierarchicalSizesState: "set", hierarchicalSizes: [2, 2] });
+    expect(v.status).toBe("pass");
+  });
+
+  it("fields past the sizes in another section ([optimizer], printed first) prove nothing about the model's", () => {
+    const config = ["Configuration Summary (Non-Default Values vs Megatron Core)", "", "[optimizer] Non-default values (vs Mcore OptimizerConfig):", "  lr: 0.0003  (Mcore default: None)", ...block([cp, type]).slice(1)];
+    expect(verdict(trainingLog({ config, hcp: [] }), 0).config.hierarchicalSizesState).toBe("unknown");
+  });
+});
+
+describe("missing facts make the verdict worse, never better", () => {
+  it("no exit status (no runner facts) with everything else passing: inconclusive exit-unknown", () => {
+    const v = verdict(trainingLog(), null);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.kind).toBe("exit-unknown");
+  });
+
+  it("no probe key: no report counts", () => {
+    const v = verdict(trainingLog(), 0, { probeKey: undefined });
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.message).toMatch(/no probe key was given/);
   });
 });

@@ -1,10 +1,11 @@
 // The verdict's literal anchors: a log line holding none of them cannot change the verdict
-// (outside a traceback, box or YAML dump, which are read line by line). The parser finds them
-// with the WebAssembly scanner (scan/) or, where WebAssembly is unavailable, a regex; the
+// (outside a traceback, box or config dump, which are read line by line). The parser finds
+// them with the WebAssembly scanner (scan/) or, where WebAssembly is unavailable, a regex; the
 // benchmark greps for them.
 // Every anchor is at least 3 bytes of ASCII: the scanner matches on 3-byte prefixes.
 export const ANCHORS = [
   "CONTEXT_PARALLEL_GROUP", // torch PG prefixes naming the flat / hierarchical CP groups
+  "TIMEOUT(ms)", // ProcessGroupNCCL construction lines: what links a named group line to its rank
   "HCP-PROBE", // the probe report
   "iteration", // Bridge iteration lines, "Starting training loop at iteration N"
   "Traceback", // Python tracebacks (then read line by line)
@@ -20,3 +21,13 @@ export const ANCHORS = [
   "training is done",
   "NaN", // "found NaN in local grad norm"
 ] as const;
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+const ANCHOR_SOURCE = ANCHORS.map(escapeRegex).join("|");
+/** Whether a text holds any anchor. */
+export const ANCHOR_TEST = new RegExp(ANCHOR_SOURCE);
+/** All anchors, for the regex finder (lastIndex is set by the caller). */
+export const ANCHOR_GLOBAL = new RegExp(ANCHOR_SOURCE, "g");

@@ -35,7 +35,9 @@ function hcpSummary(v: Verdict): string {
   const details = [
     h.hierarchicalLines > 0 ? `${h.hierarchicalLines} line(s) name HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L${h.levels.join("/L")}` : "",
     h.flatLines > 0 ? `${h.flatLines} name the flat CONTEXT_PARALLEL_GROUP` : "",
-    h.probeReports > 0 ? `${h.probeReports} HCP-PROBE report(s)` : "",
+    h.probeReports > 0 ? `${h.probeReports} authenticated HCP-PROBE report(s) from rank(s) ${h.ranksReported.join(", ")}` : "",
+    h.levelSizes ? `level sizes ${JSON.stringify(h.levelSizes)}` : "",
+    h.untrustedReports > 0 ? `${h.untrustedReports} untrusted report(s), not evidence` : "",
   ].filter(Boolean);
   return `${state}${details.length ? ` (${details.join(", ")})` : ""}`;
 }

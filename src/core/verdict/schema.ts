@@ -2,6 +2,7 @@
 // Every field is bounded (capped lists, truncated texts) so a verdict over a multi-GB log
 // stays small enough for a PR comment or a job summary.
 import { z } from "zod";
+import { ProbeKeySchema } from "./probe.ts";
 
 export const VerdictStatusSchema = z.enum([
   /** Exit 0 (when known), ≥1 finite lm loss, no NaN iteration, HCP proven active when expected. */
@@ -31,12 +32,16 @@ export const CauseKindSchema = z.enum([
   "nonzero-exit",
   /** The run asked for HCP but flat CP groups (or a flat config) were seen. */
   "hcp-flat",
+  /** A hierarchical level of size 1: a2a+p2p degenerates to one level (HCP004). */
+  "hcp-degenerate",
   /** The logged configuration is not what the run asked for (e.g. cp_comm_type p2p). */
   "config-mismatch",
   /** TFLOP/s/GPU above the GPU's dense BF16 peak: CP was very likely off (Bridge #2667). */
   "implausible-throughput",
-  /** The run trained but left no HCP evidence (no torch group names, no probe line). */
+  /** The run trained but left no HCP evidence that counts (no authenticated probe report from every rank). */
   "hcp-unverified",
+  /** The run's exit status is unknown (no runner facts): a run not shown to exit 0 never passes. */
+  "exit-unknown",
 ]);
 export type CauseKind = z.infer<typeof CauseKindSchema>;
 
@@ -51,6 +56,13 @@ export const VerdictOptionsSchema = z.object({
   cpCommType: z.string().optional(),
   sizes: z.array(z.number().int().positive()).optional(),
   contextParallelSize: z.number().int().positive().optional(),
+  /** Ranks the run was started with (torchrun's world size): a pass needs a report from each. */
+  worldSize: z.number().int().positive().optional(),
+  /**
+   * The run's probe key (smoke-run makes one per run and reveals it once the run has exited).
+   * Without it no HCP-PROBE report can be authenticated, so none is evidence.
+   */
+  probeKey: ProbeKeySchema.optional(),
   /**
    * TFLOP/s/GPU above `peak × factor` is implausible. 1.0 (the peak itself) is already
    * generous: real runs reach 40-60 % MFU, and CP FLOP accounting is imprecise (Bridge PR #4446).
@@ -69,7 +81,7 @@ export const EvidenceSchema = z.object({
   line: z.number().int().positive(),
   /** The line, ANSI codes removed, truncated to a few hundred characters. */
   text: z.string(),
-  kind: z.enum(["hcp", "flat-cp", "probe", "config", "iteration", "failure", "child-failed", "marker", "throughput"]),
+  kind: z.enum(["hcp", "flat-cp", "probe", "untrusted-probe", "config", "iteration", "failure", "child-failed", "marker", "throughput"]),
 });
 export type Evidence = z.infer<typeof EvidenceSchema>;
 
@@ -178,19 +190,29 @@ export type VerdictConfig = z.infer<typeof ConfigSchema>;
 
 export const HcpSchema = z.object({
   /**
-   * true: hierarchical group names in torch PG log prefixes, or an HCP-PROBE report with levels.
-   * false: the flat CONTEXT_PARALLEL_GROUP named (after the run got far enough to name HCP
-   * groups) and no hierarchical one, a probe reporting no HCP groups, or a flat config.
+   * true: an authenticated HCP-PROBE report with levels, or hierarchical group names in torch
+   * PG log prefixes linked to their ProcessGroupNCCL construction lines.
+   * false: any of those showing flat CP (after the run got far enough to name HCP groups), a
+   * level of size 1 (not hierarchical, HCP004), or a flat config.
    * null: the log cannot tell.
    */
   active: z.boolean().nullable(),
-  /** Lines naming HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L* in a torch `[PG ID … PG GUID n(desc) …]` prefix. */
+  /** Lines naming HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L* in a torch `[PG ID … PG GUID n(desc) …]` prefix, linked to a construction line. */
   hierarchicalLines: z.number().int(),
-  /** Lines naming the flat CONTEXT_PARALLEL_GROUP in such a prefix. */
+  /** Lines naming the flat CONTEXT_PARALLEL_GROUP in such a prefix, linked likewise. */
   flatLines: z.number().int(),
+  /** Group-name lines with no matching `ProcessGroupNCCL initialization options` line of the same rank: not evidence. */
+  unlinkedLines: z.number().int(),
   /** HCP levels seen (0, 1). */
   levels: z.array(z.number().int()),
+  /** Level sizes as the evidence shows them (authenticated reports, else linked construction lines); null when unknown. */
+  levelSizes: z.array(z.number().int()).nullable(),
+  /** Authenticated HCP-PROBE reports (MAC verified with the run's key). */
   probeReports: z.number().int(),
+  /** Ranks with an authenticated report, sorted. */
+  ranksReported: z.array(z.number().int()),
+  /** HCP-PROBE reports without a valid MAC (or read without the run's key): listed, never evidence. */
+  untrustedReports: z.number().int(),
   evidence: z.array(EvidenceSchema),
 });
 export type HcpEvidence = z.infer<typeof HcpSchema>;

@@ -9,30 +9,64 @@
 #   1. `hcp-bot smoke-run` writes this file to a fresh temp dir and puts that dir first on
 #      PYTHONPATH. Python's `site` module imports `sitecustomize` at start-up, in the torchrun
 #      launcher and in every rank it spawns (they inherit the environment).
-#   2. At start-up it only inserts a meta-path finder (cheap, no imports of torch/megatron).
+#   2. At start-up it takes the run's secret (see "The key" below) and inserts a meta-path
+#      finder (cheap, no imports of torch/megatron).
 #   3. When something imports `megatron.core.parallel_state`, the finder lets the normal
 #      finders locate the module, then wraps its loader: right after the module body ran, the
 #      module's `initialize_model_parallel` is replaced by a wrapper. Code that later does
 #      `from megatron.core.parallel_state import initialize_model_parallel` gets the wrapper.
 #   4. The wrapper calls the original with the same arguments (its exceptions propagate
 #      untouched: a failing init must fail the run as it would without us). After it returns,
-#      each rank prints one line in the verdict parser's grammar (src/core/verdict/probe.ts):
-#         HCP-PROBE {"v":1,"rank":0,"world_size":4,"cp_size":4,"hcp_sizes":[2,2],
-#                    "levels":[{"level":0,"desc":"HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0","size":2,"ranks":[0,1]},...]}
+#      each rank writes one line in the verdict parser's grammar (src/core/verdict/probe.ts):
+#         HCP-PROBE {"v":2,"rank":0,"world_size":4,"hcp_sizes":[2,2],"cp_size":4,
+#                    "levels":[{"level":0,"desc":"HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0","size":2,"ranks":[0,1]},...],
+#                    "pid":123,"mac":"<64 hex>"}
 #      with `"levels":null` when get_hierarchical_context_parallel_groups returns None (flat CP).
+#      The line goes out in one os.write that starts with a newline: ranks share one pipe, so
+#      the report must begin its own line and no other rank's output can land inside it.
 #   5. Any probe error is caught. It becomes a report with an "error" field (the parser
 #      counts it as "probe failed", never as evidence) plus a `[hcp-bot probe]` diagnostic line
 #      on stderr. Nothing the probe does can raise into the training script.
 #   6. A sitecustomize that was already on the path (a venv's or the distro's) would be
 #      shadowed by this one, so it is looked up on the remaining sys.path entries and run too.
 #
-# Python 3.8+; only the standard library at start-up.
+# The key (an HMAC-SHA256 key, new for every run): any code can print a line that looks like a
+# report, so a report counts only with a MAC the runner can verify. The key must not be where
+# the training script can simply read it:
+#   - smoke-run writes it to a 0600 file in the probe dir and names the file in
+#     HCP_PROBE_KEY_FILE; it is never in the environment of `uv` or of the launcher, whose
+#     /proc/PID/environ any process of the same user can read.
+#   - the torchrun launcher's probe (and only it: `python -m torch.distributed.run` or
+#     `torchrun` in sys.orig_argv) reads the file, deletes it and puts the key in its own
+#     os.environ as HCP_PROBE_KEY. That is a putenv on the heap, not the initial environment
+#     block that /proc/self/environ shows; torchrun copies os.environ into every rank.
+#   - each process that finds HCP_PROBE_KEY in its environment (a rank) takes it before any
+#     user code runs: it overwrites the value in its initial environment block (ctypes; what
+#     /proc/self/environ shows), removes it from os.environ (so the script and its children
+#     never see it), keeps only a keyed HMAC object, and signs nothing unless
+#     /proc/self/environ no longer holds the key.
+# This stops a print, a copied log line, os.environ and /proc/*/environ. It cannot stop code in
+# the same process that goes looking for the HMAC object (gc, frames), a ptrace of the process,
+# or code that runs before this file (a .pth file of an installed package, a build backend run
+# by `uv run` before the launcher): in-process evidence is only as trustworthy as the code that
+# runs beside it. The runner reveals the key only after the whole run has exited.
+#
+# Python 3.8+ (signing needs 3.10+: sys.orig_argv finds the launcher); only the standard
+# library at start-up.
 
 import sys
 
 _TARGET = "megatron.core.parallel_state"
 _PREFIX = "HCP-PROBE "
-_VERSION = 1
+_VERSION = 2
+_KEY_ENV = "HCP_PROBE_KEY"
+_KEY_FILE_ENV = "HCP_PROBE_KEY_FILE"
+# What the MAC covers besides the report's JSON text (the verifier prepends the same bytes).
+_MAC_CONTEXT = b"hcp-probe-report/v2\n"
+_LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+
+# The keyed HMAC of this process (an object, never the key itself), or None: reports unsigned.
+_signer = [None]
 
 
 def _diag(message):
@@ -51,6 +85,125 @@ def _env_int(name):
         return int(os.environ[name])
     except (KeyError, ValueError):
         return None
+
+
+def _key_from_hex(text):
+    text = (text or "").strip()
+    if len(text) != 64:
+        return None
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        return None
+
+
+def _is_torchrun_launcher():
+    """`python -m torch.distributed.run …` or the `torchrun` script (sys.orig_argv: Python 3.10+)."""
+    import os
+
+    argv = list(getattr(sys, "orig_argv", None) or [])
+    for i, arg in enumerate(argv):
+        if arg == "-m" and i + 1 < len(argv) and argv[i + 1] in _LAUNCHER_MODULES:
+            return True
+        if arg.startswith("-m") and arg[2:] in _LAUNCHER_MODULES:
+            return True
+    return len(argv) > 1 and os.path.basename(argv[1]) == "torchrun"
+
+
+def _hand_key_to_ranks():
+    """Launcher: key file -> os.environ (heap), so torchrun passes it to every rank it spawns."""
+    import os
+
+    path = os.environ.pop(_KEY_FILE_ENV, None)
+    if not path:
+        return
+    try:
+        with open(path, "rb") as f:
+            text = f.read(256).decode("ascii", "replace")
+        os.unlink(path)
+    except OSError as e:
+        _diag("could not take the run's key (%s); reports stay unsigned" % (type(e).__name__,))
+        return
+    if _key_from_hex(text) is None:
+        _diag("the run's key file is malformed; reports stay unsigned")
+        return
+    os.environ[_KEY_ENV] = text.strip()
+
+
+def _scrub_initial_environ(name):
+    """Overwrites NAME's value in the initial environment block (what /proc/self/environ shows)."""
+    import ctypes
+
+    environ = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
+    prefix = (name + "=").encode("ascii")
+    scrubbed = False
+    i = 0
+    while environ[i]:
+        address = environ[i]
+        entry = ctypes.string_at(address)
+        if entry.startswith(prefix):
+            ctypes.memset(address + len(prefix), ord("0"), len(entry) - len(prefix))
+            scrubbed = True
+        i += 1
+    return scrubbed
+
+
+def _initial_environ_holds(secret):
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            return secret.encode("ascii") in f.read()
+    except OSError:
+        return False  # no /proc: nothing shows the initial environment there
+
+
+def _take_key():
+    """Rank: the key out of every place the script could read it, into a keyed HMAC object."""
+    import os
+
+    text = os.environ.get(_KEY_ENV)
+    if text is None:
+        return
+    os.environ.pop(_KEY_FILE_ENV, None)
+    try:
+        scrubbed = _scrub_initial_environ(_KEY_ENV)
+    except Exception as e:
+        scrubbed = False
+        _diag("could not clear the key from the initial environment (%s: %s)" % (type(e).__name__, e))
+    del os.environ[_KEY_ENV]  # unsetenv: the script and its children never see it
+    key = _key_from_hex(text)
+    if key is None:
+        _diag("the run's key is malformed; reports stay unsigned")
+    elif not scrubbed or _initial_environ_holds(text.strip()):
+        _diag("the key is still readable in /proc/self/environ; reports stay unsigned")
+    else:
+        import hashlib
+        import hmac
+
+        _signer[0] = hmac.new(key, _MAC_CONTEXT, hashlib.sha256)
+    del text, key
+
+
+def _signed(body):
+    """The report's JSON text with "mac" as its last member, or unchanged without a key."""
+    signer = _signer[0]
+    if signer is None:
+        return body
+    mac = signer.copy()
+    mac.update(body.encode("ascii"))
+    return body[:-1] + ',"mac":"' + mac.hexdigest() + '"}'
+
+
+def _write_line(text):
+    """One os.write that starts with a newline: the report begins its own line, whole."""
+    import os
+
+    try:
+        sys.stdout.flush()  # what the script printed before comes first
+    except Exception:
+        pass
+    data = ("\n" + text + "\n").encode("ascii")
+    while data:
+        data = data[os.write(1, data):]
 
 
 def _dist():
@@ -115,6 +268,7 @@ def _requested_sizes(original, args, kwargs):
 
 def _report(module, sizes):
     import json
+    import os
 
     dist = _dist()
     rank, world = _rank_and_world(dist)
@@ -136,9 +290,8 @@ def _report(module, sizes):
         report["levels"] = None
         report["error"] = "%s: %s" % (type(e).__name__, e)
         _diag("rank %s: could not read the HCP groups (%s: %s); training continues" % (report["rank"], type(e).__name__, e))
-    line = _PREFIX + json.dumps(report, separators=(",", ":"))
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    report["pid"] = os.getpid()
+    _write_line(_PREFIX + _signed(json.dumps(report, separators=(",", ":"))))
 
 
 def _wrap_initialize(module):
@@ -230,6 +383,13 @@ def _chain_next_sitecustomize():
 
 
 def _install():
+    try:
+        if _is_torchrun_launcher():
+            _hand_key_to_ranks()
+        else:
+            _take_key()
+    except Exception as e:
+        _diag("could not take the run's key (%s: %s); reports stay unsigned" % (type(e).__name__, e))
     try:
         existing = sys.modules.get(_TARGET)
         if existing is not None:

@@ -68,6 +68,14 @@ export class Renderer {
     return { ...out, login: u.login, id: u.id, node_id: nodeId(u.type, u.id), type: u.type };
   }
 
+  /** `public-user`, as GET /user answers for a user token. */
+  publicUser(u: UserRef): JsonObject {
+    return {
+      ...this.user(u), user_view_type: "public", name: null, company: null, blog: "", location: null, email: null, hireable: null, bio: null,
+      public_repos: 0, public_gists: 0, followers: 0, following: 0, created_at: "2020-01-01T00:00:00Z", updated_at: "2020-01-01T00:00:00Z",
+    };
+  }
+
   /** The `repository` schema (PR head/base repo, run repositories). */
   repository(repo: RepoState): JsonObject {
     const base = asObject(this.example("pull-request", repo).head);

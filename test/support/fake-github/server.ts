@@ -162,6 +162,10 @@ export interface FakeGitHub {
   installationToken(installationId: number): string;
   /** accept a static token (e.g. a PAT) in strict mode */
   addToken(token: string, installationId?: number): void;
+  /** an OAuth client (the GitHub App's client id and secret) for the web flow at /login/oauth/... */
+  addOAuthApp(o: { clientId: string; clientSecret: string; callbackUrl?: string }): void;
+  /** a user access token for `login`, as the OAuth flow would hand out */
+  addUserToken(login: string, token?: string): string;
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -460,6 +464,7 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     };
 
     if (path.startsWith("/_fake/")) return this.serveFakeAsset(path, res, record);
+    if (!prefixed && path.startsWith("/login/oauth/")) return this.handleOAuth(method, path, requestUrl, raw, req, res, record);
 
     const injected = this.takeInjection(method, path);
     if (injected) {
@@ -591,7 +596,10 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
       return new HttpError(401, { message: "A JSON web token could not be decoded", documentation_url: DOCS, status: "401" });
     }
     const token = this.state.tokens.get(credential);
-    if (token && token.expiresAt > Date.now()) return { kind: token.installationId === null ? "token" : "installation", installationId: token.installationId };
+    if (token && token.expiresAt > Date.now()) {
+      if (token.user !== undefined) return { kind: "user", installationId: null, user: token.user };
+      return { kind: token.installationId === null ? "token" : "installation", installationId: token.installationId };
+    }
     if (token || this.options.strictAuth !== false) return new HttpError(401, { message: "Bad credentials", documentation_url: DOCS, status: "401" });
     return { kind: "token", installationId: null };
   }
@@ -679,6 +687,87 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     this.consumeRate(req, "graphql");
     record(200, "graphql");
     return this.send(res, 200, result, {}, "graphql", req);
+  }
+
+  // ---- the OAuth web flow (github.com/login/oauth/...) -------------------
+
+  private readonly oauthApps = new Map<string, { clientSecret: string; callbackUrl?: string }>();
+  private readonly oauthCodes = new Map<string, { clientId: string; login: string; redirectUri: string; expiresAt: number }>();
+
+  addOAuthApp(o: { clientId: string; clientSecret: string; callbackUrl?: string }): void {
+    this.oauthApps.set(o.clientId, { clientSecret: o.clientSecret, ...(o.callbackUrl ? { callbackUrl: o.callbackUrl } : {}) });
+  }
+
+  addUserToken(login: string, token = randomToken("ghu_")): string {
+    this.state.user(login);
+    this.state.tokens.set(token, { token, installationId: null, expiresAt: Date.now() + 8 * 3600_000, user: login });
+    return token;
+  }
+
+  /**
+   * GET /login/oauth/authorize shows a sign-in form (the "browser" types a login, as a user
+   * signs in on github.com); its POST redirects to the App's callback with a one-time code.
+   * POST /login/oauth/access_token trades the code (with the client secret) for a user token.
+   */
+  private handleOAuth(
+    method: string, path: string, url: URL, raw: Buffer, req: IncomingMessage, res: ServerResponse,
+    record: (status: number, operationId: string | undefined) => void,
+  ): void {
+    const form = method === "POST" ? this.formOrJson(raw, req) : url.searchParams;
+    const clientId = form.get("client_id") ?? "";
+    const app = this.oauthApps.get(clientId);
+    const page = (status: number, body: string) => {
+      record(status, `oauth${path.slice("/login/oauth".length).replaceAll("/", "-")}`);
+      res.writeHead(status, { "content-type": "text/html; charset=utf-8" }).end(body);
+    };
+    const esc = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    if (path === "/login/oauth/authorize") {
+      const redirectUri = form.get("redirect_uri") ?? app?.callbackUrl ?? "";
+      if (!app) return page(404, "<h1>Not Found</h1><p>No OAuth app with this client_id.</p>");
+      if (app.callbackUrl && !redirectUri.startsWith(app.callbackUrl)) return page(400, "<h1>The redirect_uri is not associated with this application.</h1>");
+      if (method === "GET") {
+        const hidden = ["client_id", "redirect_uri", "state"].map((n) => `<input type="hidden" name="${n}" value="${esc(form.get(n) ?? "")}">`).join("");
+        return page(200, `<!doctype html><title>Sign in to GitHub</title><form method="post" action="/login/oauth/authorize">${hidden}<label>Username <input name="login" id="login_field"></label><button type="submit" name="authorize" value="1">Authorize</button></form>`);
+      }
+      const login = form.get("login") ?? "";
+      if (!/^[A-Za-z0-9-]{1,39}$/.test(login)) return page(422, "<h1>Incorrect username or password.</h1>");
+      const code = randomToken("code_").slice(0, 25);
+      this.oauthCodes.set(code, { clientId, login, redirectUri, expiresAt: Date.now() + 600_000 });
+      const target = new URL(redirectUri);
+      target.searchParams.set("code", code);
+      if (form.get("state")) target.searchParams.set("state", form.get("state")!);
+      record(302, "oauth-authorize");
+      res.writeHead(302, { location: target.href }).end();
+      return;
+    }
+    if (path === "/login/oauth/access_token" && method === "POST") {
+      const code = this.oauthCodes.get(form.get("code") ?? "");
+      this.oauthCodes.delete(form.get("code") ?? "");
+      const json = (body: object) => {
+        record(200, "oauth-access-token");
+        res.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+      };
+      // GitHub answers 200 with an error object here, not an HTTP error.
+      if (!app || app.clientSecret !== form.get("client_secret")) return json({ error: "incorrect_client_credentials", error_description: "The client_id and/or client_secret passed are incorrect." });
+      if (!code || code.clientId !== clientId || code.expiresAt < Date.now() || (form.get("redirect_uri") && form.get("redirect_uri") !== code.redirectUri)) {
+        return json({ error: "bad_verification_code", error_description: "The code passed is incorrect or expired." });
+      }
+      return json({ access_token: this.addUserToken(code.login), token_type: "bearer", scope: "" });
+    }
+    return page(404, "<h1>Not Found</h1>");
+  }
+
+  private formOrJson(raw: Buffer, req: IncomingMessage): URLSearchParams {
+    const text = raw.toString("utf8");
+    if (String(req.headers["content-type"] ?? "").includes("application/json")) {
+      try {
+        const body: unknown = JSON.parse(text);
+        return new URLSearchParams(isObject(body) ? Object.entries(body).map(([k, v]) => [k, String(v)]) : []);
+      } catch {
+        return new URLSearchParams();
+      }
+    }
+    return new URLSearchParams(text);
   }
 
   private serveFakeAsset(path: string, res: ServerResponse, record: (status: number, operationId: string | undefined) => void): void {

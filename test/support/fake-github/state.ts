@@ -194,6 +194,8 @@ export interface TokenState {
   readonly token: string;
   readonly installationId: number | null;
   readonly expiresAt: number;
+  /** A user's token from the OAuth web flow (a GitHub App user access token): this login. */
+  readonly user?: string;
 }
 
 export interface DispatchRecord {

@@ -5,8 +5,10 @@ import type { Renderer } from "../render.ts";
 import { repoKey, type FakeState, type RepoState, type UserRef } from "../state.ts";
 
 export interface AuthInfo {
-  readonly kind: "jwt" | "installation" | "token";
+  readonly kind: "jwt" | "installation" | "token" | "user";
   readonly installationId: number | null;
+  /** The login behind a user access token (kind "user"). */
+  readonly user?: string;
 }
 
 export interface FakeCore {
@@ -74,7 +76,18 @@ export function requireRepo(ctx: HandlerContext): RepoState {
   if (!found || (ctx.auth.installationId !== null && found.installationId !== undefined && found.installationId !== ctx.auth.installationId)) {
     throw notFound(ctx);
   }
+  if (ctx.auth.user !== undefined && !userCanRead(ctx.core.state, found, ctx.auth.user)) throw notFound(ctx);
   return found;
+}
+
+/**
+ * A GitHub App's user token reaches what both the user and the App can: a repository of an
+ * installation that is public or that the user has a role on (GitHub answers 404 otherwise).
+ */
+export function userCanRead(state: FakeState, repo: RepoState, login: string): boolean {
+  if (repo.installationId === undefined) return false;
+  const level = state.permissionOf(repo, login);
+  return level !== undefined && level !== "none" ? true : !repo.private && level === undefined;
 }
 
 export function intParam(ctx: HandlerContext, name: string): number {

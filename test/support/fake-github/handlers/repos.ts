@@ -172,7 +172,13 @@ const getCollaboratorPermission: Handler = (ctx) => {
   };
 };
 
+const getAuthenticatedUser: Handler = (ctx) => {
+  if (ctx.auth.user === undefined) throw new HttpError(403, { message: "Resource not accessible by integration", documentation_url: ctx.docUrl, status: "403" });
+  return { status: 200, body: ctx.render.publicUser(ctx.core.state.user(ctx.auth.user)) };
+};
+
 export const repoHandlers: Record<string, Handler> = {
+  "users/get-authenticated": getAuthenticatedUser,
   "apps/create-installation-access-token": createInstallationToken,
   "apps/get-repo-installation": getRepoInstallation,
   "apps/get-installation": getInstallation,

@@ -1,0 +1,276 @@
+// The playground page: an editor, the examples shipped in fixtures/playground, and the
+// review rendered as the pull request would show it. The analysis runs in a Web Worker
+// (worker.ts); this file only builds DOM nodes, with text set through textContent.
+import examples from "playground:examples";
+import { markdownToDom } from "../markdown/dom.ts";
+import { layoutPictureFor } from "./layout-slot.ts";
+import type { AnalyzeMessage, WorkerAnswer } from "./protocol.ts";
+import { ANALYSIS_TIMEOUT_MS, checkInput, detectKind, INPUT_KINDS, KIND_LABEL, MAX_INPUT_CHARS, tooLargeMessage, type InputKind } from "./input.ts";
+import type { InlineView, PlaygroundReview } from "./review.ts";
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const source = $<HTMLTextAreaElement>("source");
+const exampleSelect = $<HTMLSelectElement>("example");
+const kindSelect = $<HTMLSelectElement>("kind");
+const gpusInput = $<HTMLInputElement>("gpus");
+const fileInput = $<HTMLInputElement>("file");
+const status = $<HTMLParagraphElement>("status");
+const results = $<HTMLDivElement>("results");
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// ------------------------------------------------------------------ the worker
+
+let worker: Worker | undefined;
+let nextId = 0;
+let pending: { id: number; timer: ReturnType<typeof setTimeout>; text: string } | undefined;
+
+function startWorker(): Worker {
+  const w = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  w.onmessage = (event: MessageEvent<WorkerAnswer>) => onAnswer(event.data);
+  w.onerror = (event) => {
+    event.preventDefault();
+    fail(`The analysis stopped unexpectedly${event.message ? `: ${event.message}` : ""}. Edit the text to try again.`);
+    restartWorker();
+  };
+  return w;
+}
+
+function restartWorker(): void {
+  worker?.terminate();
+  worker = startWorker();
+}
+
+function setStatus(text: string, kind: "busy" | "ok" | "error"): void {
+  status.textContent = text;
+  status.dataset.state = kind;
+  status.setAttribute("role", kind === "error" ? "alert" : "status");
+}
+
+function fail(message: string): void {
+  if (pending) clearTimeout(pending.timer);
+  pending = undefined;
+  results.replaceChildren();
+  setStatus(message, "error");
+}
+
+function requestReview(): void {
+  const text = source.value;
+  const check = checkInput(text);
+  if (pending) clearTimeout(pending.timer);
+  pending = undefined;
+  if (!check.ok) return fail(check.message);
+  const kind = kindSelect.value === "auto" ? detectKind(text) : (kindSelect.value as InputKind);
+  const gpus = Number(gpusInput.value);
+  const message: AnalyzeMessage = { id: ++nextId, request: { text, kind, gpusPerNode: Number.isInteger(gpus) && gpus > 0 ? gpus : 8 } };
+  setStatus(`Analyzing as ${KIND_LABEL[kind].toLowerCase()}…`, "busy");
+  const timer = setTimeout(() => {
+    // A runaway analysis is stopped; a fresh worker serves the next edit.
+    restartWorker();
+    fail(`The analysis took longer than ${ANALYSIS_TIMEOUT_MS / 1000} s and was stopped. Try a smaller piece of the file.`);
+  }, ANALYSIS_TIMEOUT_MS);
+  pending = { id: message.id, timer, text };
+  worker ??= startWorker();
+  worker.postMessage(message);
+}
+
+function onAnswer(answer: WorkerAnswer): void {
+  if (!pending || answer.id !== pending.id) return; // an older edit's answer
+  clearTimeout(pending.timer);
+  const text = pending.text;
+  pending = undefined;
+  if (!answer.ok) return fail(answer.message);
+  render(answer.review, text);
+}
+
+// ------------------------------------------------------------------ rendering
+
+const CONCLUSION_LABEL: Record<string, string> = { success: "Success", failure: "Failure", neutral: "Neutral", skipped: "Skipped" };
+
+function countsText(r: PlaygroundReview): string {
+  const c = { error: 0, warning: 0, info: 0 };
+  for (const f of r.findings) c[f.severity]++;
+  return `${c.error} error(s), ${c.warning} warning(s), ${c.info} note(s) in ${r.configurations} configuration(s) · read as ${KIND_LABEL[r.kind].toLowerCase()} · ${r.ms} ms, in this browser`;
+}
+
+function section(title: string, id: string): HTMLElement {
+  const s = el("section", "card");
+  s.id = id;
+  s.appendChild(el("h2", undefined, title));
+  return s;
+}
+
+/** GitHub's view of a suggestion: the commented lines removed, the suggested ones added. */
+function suggestionDiff(lines: readonly string[], comment: InlineView, replacement: string): HTMLElement {
+  const box = el("div", "suggestion");
+  box.dataset.startLine = String(comment.startLine);
+  box.dataset.endLine = String(comment.line);
+  box.appendChild(el("div", "suggestion-head", "Suggested change"));
+  const diff = el("div", "diff");
+  const row = (kind: "del" | "add", number: string, text: string) => {
+    const line = el("div", `diff-line ${kind}`);
+    line.append(el("span", "ln", number), el("span", "sign", kind === "del" ? "−" : "+"), el("span", "txt", text));
+    diff.appendChild(line);
+  };
+  for (let n = comment.startLine; n <= comment.line; n++) row("del", String(n), lines[n - 1] ?? "");
+  for (const l of replacement.split("\n")) row("add", "", l);
+  box.appendChild(diff);
+  return box;
+}
+
+function inlineComment(r: PlaygroundReview, comment: InlineView, lines: readonly string[]): HTMLElement {
+  const card = el("article", "comment");
+  card.dataset.rule = comment.ruleId;
+  const where = comment.startLine === comment.line ? `line ${comment.line}` : `lines ${comment.startLine}-${comment.line}`;
+  card.appendChild(el("header", "comment-head", `hcp-bot commented on ${r.path} ${where}`));
+  const excerpt = el("pre", "excerpt");
+  for (let n = comment.startLine; n <= comment.line; n++) {
+    const line = el("div");
+    line.append(el("span", "ln", String(n)), el("span", "txt", lines[n - 1] ?? ""));
+    excerpt.appendChild(line);
+  }
+  card.appendChild(excerpt);
+  const body = el("div", "markdown");
+  body.appendChild(markdownToDom(comment.body, { suggestion: (replacement) => suggestionDiff(lines, comment, replacement) }));
+  card.appendChild(body);
+  return card;
+}
+
+function render(r: PlaygroundReview, text: string): void {
+  const lines = text.split("\n");
+  setStatus(countsText(r), "ok");
+  const check = section("Check run: HCP review", "check");
+  const badge = el("p", `conclusion ${r.conclusion}`, `${CONCLUSION_LABEL[r.conclusion] ?? r.conclusion}: ${r.check.title}`);
+  check.appendChild(badge);
+  const summary = el("div", "markdown");
+  summary.appendChild(markdownToDom(r.check.summary));
+  check.appendChild(summary);
+
+  const inline = section(`Inline review comments (${r.inline.length})`, "inline");
+  if (r.inline.length === 0) inline.appendChild(el("p", "empty", "No comments: nothing to fix on these lines."));
+  for (const c of r.inline) inline.appendChild(inlineComment(r, c, lines));
+
+  const comment = section("Summary comment", "summary");
+  const body = el("div", "markdown");
+  body.appendChild(
+    r.findings.length === 0
+      ? document.createTextNode("No summary comment: a clean pull request gets the green check run only.")
+      : markdownToDom(r.summaryComment),
+  );
+  comment.appendChild(body);
+
+  const docs = section("Rule documentation (hcp-bot explain)", "rules");
+  if (r.ruleDocs.length === 0) docs.appendChild(el("p", "empty", "No rule reported anything."));
+  for (const d of r.ruleDocs) {
+    const details = el("details");
+    details.appendChild(el("summary", undefined, d.id));
+    details.appendChild(el("pre", "explain", d.text));
+    docs.appendChild(details);
+  }
+  const parts: HTMLElement[] = [check, inline, comment, docs];
+  const gpus = Number(gpusInput.value);
+  const picture = layoutPictureFor(r, Number.isInteger(gpus) && gpus > 0 ? gpus : 8);
+  if (picture) {
+    const layout = section("Rank layout", "layout-picture");
+    layout.appendChild(picture);
+    parts.splice(2, 0, layout);
+  }
+  results.replaceChildren(...parts);
+}
+
+// ------------------------------------------------------------------ inputs
+
+function loadExample(name: string): void {
+  const example = examples.find((e) => e.name === name);
+  if (!example) return;
+  exampleSelect.value = name;
+  source.value = example.text;
+  kindSelect.value = example.kind;
+  kindFromExample = true;
+  const url = new URL(location.href);
+  url.searchParams.set("example", name);
+  history.replaceState(null, "", url);
+  requestReview();
+}
+
+function fillSelects(): void {
+  for (const e of examples) {
+    const option = el("option", undefined, `${e.name}: ${e.title}`);
+    option.value = e.name;
+    exampleSelect.appendChild(option);
+  }
+  for (const k of INPUT_KINDS) {
+    const option = el("option", undefined, KIND_LABEL[k]);
+    option.value = k;
+    kindSelect.appendChild(option);
+  }
+}
+
+let debounce: ReturnType<typeof setTimeout> | undefined;
+function scheduleReview(): void {
+  clearTimeout(debounce);
+  debounce = setTimeout(requestReview, 250);
+}
+
+async function openFile(): Promise<void> {
+  const file = fileInput.files?.[0];
+  if (!file) return;
+  if (file.size > MAX_INPUT_CHARS) {
+    fail(tooLargeMessage(`The file ${file.name}`, file.size));
+    return;
+  }
+  const text = await file.text(); // read here, in the page: the file goes nowhere
+  const check = checkInput(text);
+  if (!check.ok) return fail(`${file.name}: ${check.message}`);
+  source.value = text;
+  kindSelect.value = /\.ya?ml$/i.test(file.name) ? "yaml" : /\.(sh|bash|sbatch|slurm)$/i.test(file.name) ? "shell" : /\.py$/i.test(file.name) ? "python" : "auto";
+  exampleSelect.value = "";
+  requestReview();
+}
+
+/**
+ * A paste over the limit never reaches the editor: a textarea holding megabytes makes the
+ * browser itself slow to lay out, before any analysis could start.
+ */
+function refuseLargeText(event: ClipboardEvent | DragEvent): void {
+  const data = "clipboardData" in event ? event.clipboardData : event.dataTransfer;
+  const file = data?.files?.[0];
+  const size = file ? file.size : (data?.getData("text/plain").length ?? 0);
+  if (size <= MAX_INPUT_CHARS) return;
+  event.preventDefault();
+  fail(tooLargeMessage(file ? `The file ${file.name}` : "The pasted text", size));
+}
+
+fillSelects();
+let kindFromExample = false;
+source.addEventListener("input", () => {
+  exampleSelect.value = "";
+  if (kindFromExample) kindSelect.value = "auto";
+  kindFromExample = false;
+  scheduleReview();
+});
+source.addEventListener("paste", refuseLargeText);
+source.addEventListener("drop", refuseLargeText);
+kindSelect.addEventListener("change", () => (kindFromExample = false));
+kindSelect.addEventListener("change", requestReview);
+gpusInput.addEventListener("change", requestReview);
+exampleSelect.addEventListener("change", () => (exampleSelect.value ? loadExample(exampleSelect.value) : undefined));
+fileInput.addEventListener("change", () => void openFile());
+$<HTMLButtonElement>("analyze").addEventListener("click", requestReview);
+// Enter in a field would submit the form (and the CSP forbids form posts): review instead.
+$<HTMLFormElement>("controls").addEventListener("submit", (event) => {
+  event.preventDefault();
+  requestReview();
+});
+
+const wanted = new URL(location.href).searchParams.get("example");
+worker = startWorker();
+if (wanted && examples.some((e) => e.name === wanted)) loadExample(wanted);
+else if (wanted) setStatus(`There is no example named "${wanted}". Pick one from the list.`, "error");
+else setStatus("Paste a recipe function, a YAML override file or a launch line, or pick an example.", "ok");
+document.body.dataset.ready = "true";

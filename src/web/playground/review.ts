@@ -1,0 +1,78 @@
+// What the playground shows for one pasted file: the same analysis and the same review
+// plan the GitHub App posts (check run, inline comments with suggestion blocks, summary
+// comment), as if a pull request added the file. Pure: it runs in the page's Web Worker.
+import type { Language } from "web-tree-sitter";
+import { analyze } from "../../core/analyze/index.ts";
+import type { Finding } from "../../core/model/finding.ts";
+import type { Diagnostic } from "../../core/recipe/types.ts";
+import { formatRuleDoc } from "../../core/render/text.ts";
+import { parsePatch } from "../../core/review/diff.ts";
+import { planReview, type Conclusion } from "../../core/review/plan.ts";
+import { ALL_RULES, ruleById } from "../../core/rules/index.ts";
+import type { InputKind, PlaygroundRequest } from "./input.ts";
+
+const PATH_FOR: Record<InputKind, string> = { python: "recipe.py", yaml: "overrides.yaml", shell: "launch.sh" };
+
+export interface InlineView {
+  line: number;
+  startLine: number;
+  body: string;
+  ruleId: string;
+}
+
+export interface PlaygroundReview {
+  path: string;
+  kind: InputKind;
+  conclusion: Conclusion;
+  check: { title: string; summary: string; text: string };
+  inline: InlineView[];
+  summaryComment: string;
+  findings: Finding[];
+  diagnostics: Diagnostic[];
+  /** `hcp-bot explain` for every rule that reported something. */
+  ruleDocs: { id: string; text: string }[];
+  configurations: number;
+  ms: number;
+}
+
+/** The file as a pull request that adds it: every line is in the diff. */
+function addedFilePatch(text: string): string {
+  const lines = text.split("\n");
+  return `@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join("\n")}`;
+}
+
+export function reviewPlayground(request: PlaygroundRequest, python: Language, now: () => number = () => performance.now()): PlaygroundReview {
+  const started = now();
+  const path = PATH_FOR[request.kind];
+  const text = request.text;
+  const report = analyze([{ path, text }], { python, gpusPerNode: request.gpusPerNode });
+  const plan = planReview({
+    headSha: "0".repeat(40),
+    findings: report.findings,
+    diagnostics: report.diagnostics,
+    files: [{ path, text, hunks: parsePatch(addedFilePatch(text)) }],
+    configurations: report.units.length,
+    alreadyCommented: new Set(),
+    rules: ALL_RULES,
+    // Everything is shown: the PR review's cap exists for GitHub's abuse limits.
+    maxInlineComments: Number.MAX_SAFE_INTEGER,
+    draft: false,
+  });
+  const ids = [...new Set(report.findings.map((f) => f.ruleId))].sort();
+  return {
+    path,
+    kind: request.kind,
+    conclusion: plan.conclusion,
+    check: { title: plan.check.title, summary: plan.check.summary, text: plan.check.text },
+    inline: plan.inline.map((c) => ({ line: c.line, startLine: c.start_line ?? c.line, body: c.body, ruleId: /\*\*(HCP\d+)\*\*/.exec(c.body)?.[1] ?? "" })),
+    summaryComment: plan.summaryComment,
+    findings: report.findings,
+    diagnostics: report.diagnostics,
+    ruleDocs: ids.flatMap((id) => {
+      const rule = ruleById(id);
+      return rule ? [{ id, text: formatRuleDoc(rule) }] : [];
+    }),
+    configurations: report.units.length,
+    ms: Math.round(now() - started),
+  };
+}

@@ -1,0 +1,33 @@
+// The web pages, as one fetch-style handler: the playground (static files, no server work)
+// and the smoke-run history behind GitHub sign-in. Runtime-neutral apart from the static
+// files and the store the host hands in.
+import { htmlResponse } from "./headers.ts";
+import { createRunsRoutes, type RunsOptions } from "./runs.ts";
+import type { StaticFiles } from "./static.ts";
+
+export interface WebHandlerOptions {
+  files: StaticFiles;
+  runs: RunsOptions;
+}
+
+/** Paths the web handler answers; everything else belongs to the rest of the server. */
+export function isWebPath(path: string): boolean {
+  return path === "/playground" || path.startsWith("/playground/") || path.startsWith("/web/") || path === "/favicon.ico" || path === "/runs" || path.startsWith("/runs/") || path.startsWith("/auth/");
+}
+
+export function createWebHandler(options: WebHandlerOptions): (request: Request) => Promise<Response | undefined> {
+  const runs = createRunsRoutes(options.runs);
+  return async (request) => {
+    const url = new URL(request.url);
+    if (request.method !== "GET" && request.method !== "HEAD" && !url.pathname.startsWith("/auth/")) {
+      return htmlResponse(405, "<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>", undefined, { allow: "GET, HEAD" });
+    }
+    const file = await options.files.serve(url.pathname);
+    if (file) {
+      const etag = file.headers.get("etag");
+      if (etag && request.headers.get("if-none-match") === etag) return new Response(null, { status: 304, headers: file.headers });
+      return file;
+    }
+    return runs(request, url);
+  };
+}

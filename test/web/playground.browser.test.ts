@@ -1,0 +1,191 @@
+// The playground in a real browser (Chromium), served by `hcp-bot serve` exactly as
+// `npm start` runs it without credentials: linked from Probot's setup page, findings for a
+// broken recipe and none for a clean one, the suggestion diff equal to the CLI's fix, and
+// bad input (5 MB, binary, deep nesting) answered with a message while the page stays
+// responsive. Every request the page makes is recorded: none leaves the server's origin,
+// none carries the pasted text.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Edit } from "../../src/core/model/source.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
+import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
+
+const EXAMPLES = join(root, "fixtures", "playground");
+
+let server: Started;
+let base = "";
+let browser: Browser;
+
+beforeAll(async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "hcp-playground-"));
+  server = startHcpBot(["serve"], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: dataDir },
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let err = "";
+    server.child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /localhost:(\d+)\//.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 30_000);
+  });
+  base = `http://127.0.0.1:${port}`;
+  if (CHROMIUM) browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  server?.child.kill("SIGTERM");
+});
+
+/** Opens a playground URL and waits for the page script; records every request the page makes. */
+async function open(page: Page, path: string): Promise<{ requests: { url: string; method: string; body: string | null }[] }> {
+  const requests: { url: string; method: string; body: string | null }[] = [];
+  page.on("request", (r) => requests.push({ url: r.url(), method: r.method(), body: r.postData() }));
+  await page.goto(`${base}${path}`);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  return { requests };
+}
+
+async function settled(page: Page): Promise<string> {
+  await page.waitForFunction(() => document.getElementById("status")?.dataset.state !== "busy", undefined, { timeout: 30_000 });
+  return (await page.textContent("#status")) ?? "";
+}
+
+/** What the CLI's fix makes of the file: its edits applied, last first. */
+function applyEdits(text: string, edits: readonly Edit[]): string {
+  return [...edits].sort((a, b) => b.range.start.offset - a.range.start.offset).reduce((t, e) => t.slice(0, e.range.start.offset) + e.newText + t.slice(e.range.end.offset), text);
+}
+
+describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
+  it("is linked from the setup page and served with a strict Content-Security-Policy", async () => {
+    const setup = await (await fetch(`${base}/probot`)).text();
+    expect(setup).toContain('href="/playground"');
+    const res = await fetch(`${base}/playground`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self' 'wasm-unsafe-eval'");
+    expect(csp).not.toMatch(/'unsafe-inline'|'unsafe-eval'|https?:|\*/);
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*src="\/playground\/page\.js")/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    expect((await fetch(`${base}/playground/worker.js`)).headers.get("content-type")).toMatch(/javascript/);
+    expect((await fetch(`${base}/playground/tree-sitter-python.wasm`)).headers.get("content-type")).toBe("application/wasm");
+    expect((await fetch(`${base}/playground/../package.json`)).status).not.toBe(200);
+  });
+
+  it("renders hcp001's finding as the PR review would, with a suggestion equal to the CLI's fix", async () => {
+    await onPage(browser, "playground-hcp001", async ({ page, problems }) => {
+      const { requests } = await open(page, "/playground?example=hcp001");
+      expect(await settled(page)).toMatch(/^1 error\(s\), 0 warning\(s\)/);
+      expect(await page.textContent("#check .conclusion")).toMatch(/^Failure: 1 error/);
+      const comments = page.locator("#inline article.comment");
+      expect(await comments.count()).toBe(1);
+      expect(await comments.first().getAttribute("data-rule")).toBe("HCP001");
+      expect(await comments.first().textContent()).toContain("hierarchical_context_parallel_sizes must be set when cp_comm_type contains 'a2a+p2p'");
+      // The rule docs, as `hcp-bot explain` prints them.
+      const explain = await hcpBot(["explain", "HCP001"]);
+      expect((await page.textContent("#rules pre.explain"))?.trim()).toBe(explain.stdout.trim());
+      // The summary comment's table.
+      expect(await page.locator("#summary table tbody tr").count()).toBe(1);
+      expect(await page.textContent("#summary table tbody tr")).toContain("HCP001");
+
+      // The suggestion diff against `hcp-bot lint --format json`.
+      const text = readFileSync(join(EXAMPLES, "hcp001.py"), "utf8");
+      const dir = mkdtempSync(join(tmpdir(), "hcp-cli-"));
+      writeFileSync(join(dir, "recipe.py"), text);
+      const cli = await hcpBot(["lint", join(dir, "recipe.py"), "--format", "json"]);
+      const findings = (JSON.parse(cli.stdout) as { findings: { ruleId: string; fix?: { edits: Edit[] } }[] }).findings;
+      expect(findings.map((f) => f.ruleId)).toEqual(["HCP001"]);
+      const fixed = applyEdits(text, findings[0]!.fix!.edits);
+      const box = page.locator(".suggestion");
+      const start = Number(await box.getAttribute("data-start-line"));
+      const end = Number(await box.getAttribute("data-end-line"));
+      const removed = await box.locator(".diff-line.del .txt").allTextContents();
+      const added = await box.locator(".diff-line.add .txt").allTextContents();
+      const lines = text.split("\n");
+      expect(removed).toEqual(lines.slice(start - 1, end));
+      expect([...lines.slice(0, start - 1), ...added, ...lines.slice(end)].join("\n")).toBe(fixed);
+      expect(added.join("\n")).toContain("hierarchical_context_parallel_sizes = [2, 2]");
+
+      await page.screenshot({ path: join(SCREENSHOTS, "..", "pages", "playground.png"), fullPage: true });
+      expect(problems).toEqual([]);
+      const origins = new Set(requests.map((r) => new URL(r.url).origin));
+      expect([...origins]).toEqual([base]);
+      expect(requests.every((r) => r.method === "GET")).toBe(true);
+    });
+  }, 60_000);
+
+  it("shows no findings for the clean example and none for what a user types in", async () => {
+    await onPage(browser, "playground-clean", async ({ page, problems }) => {
+      const { requests } = await open(page, "/playground?example=clean");
+      expect(await settled(page)).toMatch(/^0 error\(s\), 0 warning\(s\), 0 note\(s\) in 1 configuration/);
+      expect(await page.textContent("#check .conclusion")).toMatch(/^Success: HCP settings look right/);
+      expect(await page.locator("#inline article.comment").count()).toBe(0);
+      expect(await page.textContent("#summary")).toContain("No summary comment");
+
+      // Typed text: a YAML override whose sizes do not multiply to CP, with markup in a value.
+      const typed = "model:\n  context_parallel_size: 8\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n  name: <img src=x onerror=alert(1)>\n";
+      await page.fill("#source", typed);
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP002]") !== null, undefined, { timeout: 30_000 });
+      expect(await page.inputValue("#kind")).toBe("auto");
+      expect(await page.textContent("#status")).toContain("read as yaml override file");
+      expect(await page.locator("#results img").count()).toBe(0);
+      expect(requests.some((r) => (r.body ?? "").includes("context_parallel_size") || r.url.includes("context_parallel_size"))).toBe(false);
+      expect(problems).toEqual([]);
+    });
+  }, 60_000);
+
+  it("answers a 5 MB paste, a binary file and deeply nested code with a message, and stays responsive", async () => {
+    await onPage(browser, "playground-bad-input", async ({ page, problems }) => {
+      await open(page, "/playground");
+      const huge = "x = 1\n".repeat(Math.ceil((5 * 1024 * 1024) / 6));
+      // A real paste event, as the browser fires it for Ctrl+V.
+      const inserted = await page.evaluate((t) => {
+        const area = document.getElementById("source") as HTMLTextAreaElement;
+        area.focus();
+        const data = new DataTransfer();
+        data.setData("text/plain", t);
+        const event = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+        area.dispatchEvent(event);
+        return !event.defaultPrevented;
+      }, huge);
+      expect(inserted).toBe(false);
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: 10_000 });
+      expect(await page.textContent("#status")).toMatch(/^The pasted text is 5\.2 MB; the playground analyzes up to 1\.0 MB\. Run `npx hcp-bot lint FILE`/);
+      expect(await page.getAttribute("#status", "role")).toBe("alert");
+      expect(await page.inputValue("#source")).toBe("");
+      // Responsive: the page answers script at once and the next edit is reviewed.
+      const t0 = Date.now();
+      expect(await page.evaluate(() => 1 + 1)).toBe(2);
+      expect(Date.now() - t0).toBeLessThan(2000);
+
+      await page.setInputFiles("#file", { name: "weights.py", mimeType: "application/octet-stream", buffer: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0xff, 0xfe, 0x00, 0x01, 0x02]) });
+      await page.waitForFunction(() => /binary data/.test(document.getElementById("status")?.textContent ?? ""), undefined, { timeout: 10_000 });
+      expect(await page.textContent("#status")).toMatch(/^weights\.py: This is binary data \(it contains NUL bytes\)/);
+
+      const deep = `X = ${"(".repeat(20_000)}1${")".repeat(20_000)}\n\ndef deep_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.tensor_model_parallel_size = ${"[".repeat(5000)}${"]".repeat(5000)}\n    return cfg\n`;
+      const before = await page.textContent("#status");
+      await page.fill("#source", deep);
+      await page.waitForFunction((old) => document.getElementById("status")?.textContent !== old, before, { timeout: 10_000 });
+      const status = await settled(page);
+      // 20,000 nested parentheses before the recipe: the recipe after them is still judged.
+      expect(status).toMatch(/^1 error\(s\), 0 warning\(s\)/);
+      expect(await page.locator("#inline article.comment[data-rule=HCP001]").count()).toBe(1);
+      expect(await page.evaluate(() => document.title)).toBe("hcp-bot playground");
+
+      // Enter in the GPUs field reviews again (no form post, which the CSP would refuse).
+      await page.fill("#gpus", "4");
+      await page.press("#gpus", "Enter");
+      await page.selectOption("#example", "hcp001");
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: 30_000 });
+      expect(problems).toEqual([]);
+    });
+  }, 90_000);
+});
