@@ -13,7 +13,7 @@ import { collectPaths, InputError, readSources } from "./node/files.ts";
 import { loadPythonLanguage } from "./node/treesitter.ts";
 import { ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
-import { closest, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
+import { closest, flagsOfParser, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
 import { formatCommandHelp, formatMainHelp } from "./cli/help.ts";
 import { COMMANDS, commandHelp, flagsFromUsage, flagsOf } from "./cli/spec.ts";
 import { colorEnabled, defuseControls, makeStyle, styleReport, styleVerdict, type ColorChoice, type Style } from "./cli/style.ts";
@@ -61,17 +61,20 @@ function ruleIdList(value: string | undefined): string[] | undefined {
   return ids;
 }
 
+/** The flags `lint` takes (its parser's, and what the unknown-flag check compares with). */
+export const LINT_OPTIONS = {
+  format: { type: "string", short: "f" },
+  select: { type: "string" },
+  ignore: { type: "string" },
+  "gpus-per-node": { type: "string" },
+  all: { type: "boolean" },
+} as const;
+
 async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      format: { type: "string", short: "f" },
-      select: { type: "string" },
-      ignore: { type: "string" },
-      "gpus-per-node": { type: "string" },
-      all: { type: "boolean" },
-    },
+    options: LINT_OPTIONS,
   });
   const parsed = LintOptions.safeParse(values);
   if (!parsed.success) throw new UsageError(z.prettifyError(parsed.error));
@@ -177,11 +180,25 @@ async function serve(io: Io): Promise<number> {
   return await new Promise<number>(() => {});
 }
 
-/** The flags of a command, for the unknown-flag check (smoke-run's come from its own usage text). */
-async function commandFlags(command: string): Promise<Flag[]> {
-  if (command === "smoke-run") return flagsFromUsage((await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE);
-  const help = commandHelp(command);
-  return help ? flagsOf(help) : [];
+/**
+ * The flags of a command, for the unknown-flag check: each command's own parser options
+ * (smoke-run's from its usage text), so the check can never refuse a flag the command takes.
+ */
+export async function commandFlags(command: string): Promise<Flag[]> {
+  switch (command) {
+    case "lint":
+      return flagsOfParser(LINT_OPTIONS);
+    case "verdict":
+      return flagsOfParser((await import("./node/verdict-cli.ts")).VERDICT_OPTIONS);
+    case "init-workflow":
+      return flagsOfParser((await import("./runner/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
+    case "smoke-run":
+      return flagsFromUsage((await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE);
+    default: {
+      const help = commandHelp(command);
+      return help ? flagsOf(help) : [];
+    }
+  }
 }
 
 async function helpText(command: string, style: Style): Promise<string> {

@@ -13,6 +13,11 @@ export interface Flag {
   takesValue: boolean;
 }
 
+/** The flags of a node:util parseArgs options object. */
+export function flagsOfParser(options: Readonly<Record<string, { type: "string" | "boolean"; short?: string }>>): Flag[] {
+  return Object.entries(options).map(([name, o]) => ({ name: `--${name}`, ...(o.short ? { short: `-${o.short}` } : {}), takesValue: o.type === "string" }));
+}
+
 export interface GlobalFlags {
   /** The arguments without the global flags. */
   rest: string[];

@@ -87,7 +87,7 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "verdict",
     summary: "did a torchrun smoke-run log really pass with HCP on?",
-    usage: ["verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--gpu NAME] [--timed-out] [--format text|json|markdown]"],
+    usage: ["verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--gpu NAME] [--timed-out] [--format text|json|markdown]"],
     description:
       "Streams the log in constant memory. Pass needs exit code 0, an iteration with a finite loss, no NaN and, when " +
       "HCP is expected, positive evidence of the hierarchical groups (torch's process-group names or the HCP-PROBE line).",
@@ -95,6 +95,8 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--exit-code", value: "N", help: "the run's exit status (without it the verdict cannot be pass)" },
       { flag: "--expect-hcp", help: "the run must prove HCP active (the default)" },
       { flag: "--no-expect-hcp", help: "a run with flat CP may pass" },
+      { flag: "--probe-key", value: "HEX", help: "the run's probe key (smoke-run prints it after the run): HCP-PROBE reports count only when signed with it" },
+      { flag: "--world-size", value: "N", help: "ranks the run started (torchrun's --nproc_per_node), checked against the reports" },
       { flag: "--gpu", value: "NAME", help: "H100, H200, B200, GB200: flags TFLOP/s above the GPU's peak" },
       { flag: "--timed-out", help: "the run was stopped at its time limit" },
       { flag: "--format", short: "-f", value: "FORMAT", help: "text (default), json or markdown" },

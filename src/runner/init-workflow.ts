@@ -30,6 +30,14 @@ when set (the repository variable HCP_BOT_SPEC overrides it at run time).
 
 export class InitWorkflowError extends Error {}
 
+/** The flags `init-workflow` takes (its parser's, and what `hcp-bot` checks unknown flags against). */
+export const INIT_WORKFLOW_OPTIONS = {
+  labels: { type: "string" },
+  "timeout-minutes": { type: "string" },
+  out: { type: "string" },
+  force: { type: "boolean" },
+} as const;
+
 const LabelSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "runner labels are letters, digits, . _ - (e.g. self-hosted,linux,gpu-4)");
 /** An npm package spec for npx: name[@version|tag]; nothing a YAML or shell parser could misread. */
 const SpecSchema = z.string().regex(/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9._^~<>=-]+)?$/, "HCP_BOT_SPEC must be an npm package spec such as hcp-bot@1.2.3");
@@ -75,12 +83,7 @@ function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, str
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: {
-        labels: { type: "string" },
-        "timeout-minutes": { type: "string" },
-        out: { type: "string" },
-        force: { type: "boolean" },
-      },
+      options: INIT_WORKFLOW_OPTIONS,
     }));
   } catch (error) {
     throw new InitWorkflowError((error as Error).message);

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { main, type Io } from "../../src/cli.ts";
+import { commandFlags, main, type Io } from "../../src/cli.ts";
 import { COMMANDS, flagsOf } from "../../src/cli/spec.ts";
 import { bin, hcpBot, root } from "../support/cli.ts";
 
@@ -68,6 +68,13 @@ describe("every flag in a command's help is one its parser takes", () => {
   it.each(COMMANDS.flatMap((c) => flagsOf(c).map((f) => [c.name, f.name, f.takesValue] as const)))("%s %s", async (command, flag, takesValue) => {
     const r = await cli([command, flag, ...(takesValue ? ["2"] : [])], { env: { HCP_BOT_SPEC: "hcp-bot@0.0.0" } });
     expect(r.err).not.toMatch(/unknown option/i);
+  });
+});
+
+describe("every flag a command's parser takes is in its help", () => {
+  it.each(COMMANDS.map((c) => c.name))("%s", async (name) => {
+    const help = (await cli([name, "--help"])).out;
+    for (const flag of await commandFlags(name)) expect(help, flag.name).toMatch(new RegExp(`(^|[\\s,[|])${flag.name}(?![a-z-])`, "m"));
   });
 });
 

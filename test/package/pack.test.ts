@@ -102,9 +102,10 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
     expect(out.findings.filter((f) => f.ruleId === "HCP001")).toHaveLength(80 * 40);
   });
 
-  it("verdict: reads a real probe log (the probe ran, no training step: not a pass)", async () => {
-    const log = join(root, "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.v1.log");
-    const r = await hcpBot(["verdict", log, "--exit-code", "0", "--format", "json"]);
+  it("verdict: reads a real signed probe log (the probe ran, no training step: not a pass)", async () => {
+    const log = join(root, "fixtures", "logs", "real-probe", "s1_gloo_cp4_hcp2x2.v2.log");
+    const key = (JSON.parse(readFileSync(join(root, "fixtures", "logs", "real-probe", "keys.json"), "utf8")) as Record<string, string>)["s1_gloo_cp4_hcp2x2.v2.log"]!;
+    const r = await hcpBot(["verdict", log, "--exit-code", "0", "--probe-key", key, "--world-size", "4", "--format", "json"]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: "fail", hcp: { active: true, probeReports: 4 } });
   });

@@ -9,7 +9,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
-import { appKeys, botSettings, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, PASSING_RUN_LOG, runnerFacts, trainingLog } from "../support/bot-harness.ts";
 import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
@@ -27,7 +27,8 @@ let flow: SmokeFlow;
 let clock = Date.parse("2026-11-30T10:00:00Z");
 const ids: Record<string, string> = {};
 /** A real HCP log with two training steps that log their throughput, as logger.log_throughput=true does. */
-const PASSING_LOG = trainingLog("a_nccl_cp2_hcp2x1.log").replace(/elapsed time per iteration \(ms\): 1234\.5 \|/g, "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 412.3 |");
+// The real signed CP=4 [2, 2] probe log: the bot checks the reports against the run's key and the plan's 4 ranks.
+const PASSING_LOG = trainingLog(PASSING_RUN_LOG).replace(/elapsed time per iteration \(ms\): 1234\.5 \|/g, "elapsed time per iteration (ms): 1234.5 | throughput per GPU (TFLOP/s/GPU): 412.3 |");
 
 beforeAll(async () => {
   gh = await startFakeGitHub({ appId: 78, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
@@ -55,7 +56,7 @@ beforeAll(async () => {
   // Four requests, as production makes them: a pass, a run with HCP silently off, a refusal, and one in the private repository.
   const tick = (minutes: number) => () => (clock += minutes * 60_000);
   const pass = await flow.smokeOn(PUBLIC, "maint");
-  await flow.runToEnd(PUBLIC, pass.runId!, pass.id!, { "smoke.log": PASSING_LOG, "verdict.json": JSON.stringify({ exitCode: 0, throughput: { gpu: "H100" } }) }, { whileRunning: tick(3) });
+  await flow.runToEnd(PUBLIC, pass.runId!, pass.id!, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ throughput: { gpu: "H100" } }) }, { whileRunning: tick(3) });
   ids.pass = pass.id!;
   clock += 60_000;
   const flat = await flow.smokeOn(PUBLIC, "maint");
@@ -100,7 +101,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       const pass = page.locator(`tr[data-id="${ids.pass}"]`);
       const cells = await pass.locator("td").allTextContents();
       expect(cells.slice(1, 7)).toEqual(["acme/mb", expect.stringMatching(/^#\d+$/), "maint", "PR comment", "completed", "pass"]);
-      expect(cells[8]).toMatch(/^HCP on: \d+ HCP group line\(s\) \(L0/);
+      expect(cells[8]).toMatch(/^HCP on: (.*, )?4 probe report\(s\)$/);
       expect(cells[9]).toBe("412.3");
       expect(cells[10]).toBe("12.0"); // 4 GPUs × 3 minutes between the runner starting and the run finishing
       const links = await pass.locator("td:last-child a").evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href")]));
