@@ -53,6 +53,8 @@ async function buildJs(outdir) {
     external: EXTERNAL,
     banner: { js: BANNER },
     legalComments: "none",
+    // Less to parse at every start (~30 ms of a small lint on the 2-core machine, bench:cli).
+    minify: true,
     logLevel: "warning",
   });
 }

@@ -10,8 +10,8 @@ import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/t
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
 import { collectPaths, InputError, readSources } from "./node/files.ts";
-import { loadPythonLanguage } from "./node/treesitter.ts";
-import { ParallelAnalyzer } from "./node/parallel.ts";
+import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
+import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
 import { closest, flagsOfParser, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
 import { formatCommandHelp, formatMainHelp } from "./cli/help.ts";
@@ -87,6 +87,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   const explicitBinary = files.find((f, i) => positionals.includes(paths[i]!) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
+  quickExitFor(files);
   const analyzer = new ParallelAnalyzer();
   const report = await analyzer
     .analyze(files, {
@@ -125,6 +126,11 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   }
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
   return failed ? EXIT.findings : EXIT.ok;
+}
+
+/** A lint small enough to run on this thread is over before the grammar's optimizing compiles would be. */
+function quickExitFor(files: readonly { text: string }[]): void {
+  if (files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS) preferQuickExit();
 }
 
 async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {

@@ -10,7 +10,7 @@ import { advicePicture, formatAdviceMarkdown, formatAdviceText } from "../core/r
 import { formatLayoutSvg } from "../core/render/layout/svg.ts";
 import type { Tint } from "../core/render/layout/text.ts";
 import { readSources } from "../node/files.ts";
-import { loadPythonLanguage } from "../node/treesitter.ts";
+import { loadPythonLanguage, preferQuickExit } from "../node/treesitter.ts";
 import { closest, UsageError } from "./args.ts";
 import { commandHelp, flagsOf } from "./spec.ts";
 import { defuseControls, type Style, type StyleName } from "./style.ts";
@@ -69,6 +69,7 @@ async function numbersFromRecipe(target: string): Promise<FromRecipe> {
   const file = target.slice(0, sep);
   const fn = target.slice(sep + 2);
   const sources = await readSources([file]);
+  preferQuickExit(); // one file: see treesitter.ts
   const report = analyze(sources, { python: await loadPythonLanguage() });
   const units = report.units.filter((u) => u.location.file === sources[0]!.path && u.kind !== "mlm-launch");
   const unit = units.find((u) => u.name === fn);

@@ -9,7 +9,7 @@ import { extractFiles, judge, type AnalysisReport, type AnalyzeOptions } from ".
 import type { SourceFile } from "../core/model/source.ts";
 import type { ExtractResult } from "../core/recipe/types.ts";
 
-const PARALLEL_MIN_CHARS = 2_000_000;
+export const PARALLEL_MIN_CHARS = 2_000_000;
 
 // The build has the worker as an entry point of its own; the sources need tsx's loader registered in the thread first.
 const WORKER_FILE = FROM_SOURCE ? packageFile("src/node/extract-worker-entry.js") : packageFile("dist/extract-worker.js");
