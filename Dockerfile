@@ -1,25 +1,32 @@
 # syntax=docker/dockerfile:1
-# Multi-stage Node 20 image. The build stage installs exact dependencies from the lock
-# file; the runtime stage carries production dependencies only and runs as a non-root user.
+# The image runs the npm package exactly as `npm pack` makes it. Three stages: build (all
+# dependencies, compiles dist/ and packs the tarball), deps (the tarball unpacked, with the
+# production dependencies the lock file pins, native modules built) and runtime (no
+# compilers, no dev dependencies, a non-root user).
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# Scripts run later, on purpose: `prepare` would build before the sources are copied.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY . .
+RUN npm run build && mkdir /pkg && npm pack --ignore-scripts --pack-destination /pkg
+
 FROM node:20-bookworm-slim AS deps
-WORKDIR /app
 # better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+WORKDIR /app
+COPY --from=build /pkg/ /pkg/
+COPY package-lock.json ./
+# The package's own scripts (prepare) need dev tools and are not wanted here; only the SQLite binding is built.
+RUN tar -xzf /pkg/hcp-bot-*.tgz --strip-components=1 \
+ && npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
+ && npm rebuild better-sqlite3
 
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json app.yml ./
-COPY bin ./bin
-COPY src ./src
-COPY templates ./templates
-COPY fixtures/playground ./fixtures/playground
-# The playground's browser bundle (dist/web), so the server does not build it at start.
-RUN node --import tsx src/web/build.ts
-RUN useradd --system --uid 10001 --home-dir /app hcpbot && chown -R hcpbot /app
+COPY --from=deps /app ./
+RUN useradd --system --uid 10001 --home-dir /app hcpbot && mkdir -p /app/data && chown -R hcpbot /app/data
 USER hcpbot
 ENV PORT=3000 HCP_DATA_DIR=/app/data
 EXPOSE 3000

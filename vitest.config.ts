@@ -3,7 +3,16 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     projects: [
-      { extends: true, test: { name: "core", exclude: [...configDefaults.exclude, "test/edge/**"], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: "core",
+          exclude: [...configDefaults.exclude, "test/edge/**"],
+          // Tests that run the `hcp-bot` binary run the compiled dist/, rebuilt when stale.
+          globalSetup: ["test/setup/build.ts"],
+          sequence: { groupOrder: 0 },
+        },
+      },
       {
         extends: true,
         test: {

@@ -10,41 +10,41 @@ import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/t
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
 import { collectPaths, displayPath, InputError, readSources } from "./node/files.ts";
-import { loadPythonLanguage } from "./node/treesitter.ts";
-import { ParallelAnalyzer } from "./node/parallel.ts";
+import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
+import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
-import { readServerSettings, SettingsError } from "./node/env.ts";
+import { closest, flagsOfParser, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
+import { formatCommandHelp, formatMainHelp } from "./cli/help.ts";
+import { COMMANDS, commandHelp, flagsFromUsage, flagsOf } from "./cli/spec.ts";
+import { colorEnabled, defuseControls, makeStyle, styleReport, styleVerdict, type ColorChoice, type Style } from "./cli/style.ts";
 
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Whether stdout and stderr are terminals (colour and control-character defusing); default: neither. */
+  tty?: { out: boolean; err: boolean };
+  /** For NO_COLOR, FORCE_COLOR and TERM; default: none set. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** How human-readable text reaches the user: styled for a terminal, as is otherwise. */
+interface Output {
+  style: Style;
+  errStyle: Style;
+  /** Text that may hold file or log content: control characters defused on a terminal. */
+  human(text: string): string;
+}
+
+function outputFor(io: Io, color: ColorChoice | undefined): Output {
+  const env = io.env ?? {};
+  const style = makeStyle(colorEnabled({ flag: color, env, isTTY: io.tty?.out ?? false }));
+  const errStyle = makeStyle(colorEnabled({ flag: color, env, isTTY: io.tty?.err ?? false }));
+  const defuse = (io.tty?.out ?? false) || style.color;
+  return { style, errStyle, human: (text) => (defuse ? defuseControls(text) : text) };
 }
 
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
-const USAGE = `hcp-bot ${VERSION}: checks Hierarchical Context Parallel settings in Megatron-Bridge configs
-
-Usage:
-  hcp-bot lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS]
-                       [--gpus-per-node N] [--all]
-  hcp-bot serve                 run the GitHub App server (settings from the environment / .env)
-  hcp-bot rules                 list the rules
-  hcp-bot explain RULE_ID       print a rule's documentation
-  hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--gpu H100] [--format text|json|markdown]
-                                did a torchrun smoke-run log really pass with HCP on? (exit 0 = pass)
-  hcp-bot smoke-run --recipe NAME [...] [-- OVERRIDES...]
-                                run the HCP smoke test on this GPU machine (the workflow's step)
-  hcp-bot init-workflow [--labels L1,L2] [--timeout-minutes N] [--out FILE] [--force]
-                                write the GitHub Actions smoke workflow
-  hcp-bot --version
-
-lint reads files as given, and folders through the default globs (recipes, perf
-recipes, providers, examples, launch scripts, uv.lock/pyproject); --all reads every
-.py/.yaml/.sh/.md below a folder. Exit status: 1 when an error is found, 2 on bad
-usage or unreadable input, 0 otherwise.
-`;
-
-class UsageError extends Error {}
 
 const LintOptions = z.object({
   format: z.enum(["text", "json", "sarif", "github"]).default("text"),
@@ -61,17 +61,20 @@ function ruleIdList(value: string | undefined): string[] | undefined {
   return ids;
 }
 
-async function lint(argv: string[], io: Io): Promise<number> {
+/** The flags `lint` takes (its parser's, and what the unknown-flag check compares with). */
+export const LINT_OPTIONS = {
+  format: { type: "string", short: "f" },
+  select: { type: "string" },
+  ignore: { type: "string" },
+  "gpus-per-node": { type: "string" },
+  all: { type: "boolean" },
+} as const;
+
+async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      format: { type: "string", short: "f" },
-      select: { type: "string" },
-      ignore: { type: "string" },
-      "gpus-per-node": { type: "string" },
-      all: { type: "boolean" },
-    },
+    options: LINT_OPTIONS,
   });
   const parsed = LintOptions.safeParse(values);
   if (!parsed.success) throw new UsageError(z.prettifyError(parsed.error));
@@ -85,6 +88,7 @@ async function lint(argv: string[], io: Io): Promise<number> {
   const explicitBinary = files.find((f) => given.has(f.path) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
+  quickExitFor(files);
   const analyzer = new ParallelAnalyzer();
   const report = await analyzer
     .analyze(files, {
@@ -97,7 +101,7 @@ async function lint(argv: string[], io: Io): Promise<number> {
     .finally(() => analyzer.close());
   switch (opts.format) {
     case "text":
-      io.out(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics }));
+      io.out(styleReport(output.human(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics })), output.style));
       break;
     case "json":
       io.out(
@@ -130,6 +134,11 @@ async function lint(argv: string[], io: Io): Promise<number> {
   return failed ? EXIT.findings : EXIT.ok;
 }
 
+/** A lint small enough to run on this thread is over before the grammar's optimizing compiles would be. */
+function quickExitFor(files: readonly { text: string }[]): void {
+  if (files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS) preferQuickExit();
+}
+
 async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {
   for (const input of inputs) {
     const info = await stat(input).catch(() => undefined);
@@ -151,6 +160,8 @@ function explain(argv: string[], io: Io): number {
 async function serve(io: Io): Promise<number> {
   // The setup flow writes the new app's credentials to .env; read them like Probot does.
   if (existsSync(".env")) process.loadEnvFile(".env");
+  // Loaded on demand: its zod schema would cost lint's start-up for nothing.
+  const { readServerSettings, SettingsError } = await import("./node/env.ts");
   let settings;
   try {
     settings = readServerSettings(process.env);
@@ -163,7 +174,8 @@ async function serve(io: Io): Promise<number> {
   }
   // Loaded on demand: linting should not pay for Probot's start-up.
   const { startServer } = await import("./node/server.ts");
-  const server = await startServer(settings);
+  // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
+  const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
   // The playground's files are built now, so the first visitor does not wait for esbuild.
   void server.web.files.prepare().catch((error: Error) => io.err(`hcp-bot: the playground could not be built: ${error.message}\n`));
   io.err(
@@ -180,56 +192,112 @@ async function serve(io: Io): Promise<number> {
   return await new Promise<number>(() => {});
 }
 
-export async function main(argv: string[], io: Io): Promise<number> {
-  const [command, ...rest] = argv;
-  try {
-    switch (command) {
-      case "lint":
-        return await lint(rest, io);
-      case "serve":
-        return await serve(io);
-      case "rules":
-        io.out(formatRuleList(ALL_RULES));
-        return EXIT.ok;
-      case "verdict": {
-        // Loaded on demand like serve; VerdictUsageError (bad args, unreadable log) exits 2.
-        const { verdictCommand, VerdictUsageError } = await import("./node/verdict-cli.ts");
-        return await verdictCommand(rest, io).catch((error: unknown) => {
-          if (error instanceof VerdictUsageError) throw new UsageError(error.message);
-          throw error;
-        });
-      }
-      case "explain":
-        return explain(rest, io);
-      case "smoke-run": {
-        // Loaded on demand: lint must not load execa.
-        const { smokeRun } = await import("./runner/smoke-run.ts");
-        return await smokeRun(rest, { out: io.out, err: io.err, live: process.stdout, env: process.env, cwd: process.cwd() });
-      }
-      case "init-workflow": {
-        const { initWorkflow } = await import("./runner/init-workflow.ts");
-        return await initWorkflow(rest, { out: io.out, err: io.err, env: process.env, cwd: process.cwd() });
-      }
-      case "--version":
-      case "version":
-        io.out(`${VERSION}\n`);
-        return EXIT.ok;
-      case undefined:
-      case "help":
-      case "--help":
-      case "-h":
-        io.out(USAGE);
-        return command === undefined ? EXIT.usage : EXIT.ok;
-      default:
-        throw new UsageError(`unknown command ${command}`);
+/**
+ * The flags of a command, for the unknown-flag check: each command's own parser options
+ * (smoke-run's from its usage text), so the check can never refuse a flag the command takes.
+ */
+export async function commandFlags(command: string): Promise<Flag[]> {
+  switch (command) {
+    case "lint":
+      return flagsOfParser(LINT_OPTIONS);
+    case "verdict":
+      return flagsOfParser((await import("./node/verdict-cli.ts")).VERDICT_OPTIONS);
+    case "init-workflow":
+      return flagsOfParser((await import("./runner/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
+    case "smoke-run":
+      return flagsFromUsage((await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE);
+    default: {
+      const help = commandHelp(command);
+      return help ? flagsOf(help) : [];
     }
+  }
+}
+
+async function helpText(command: string, style: Style): Promise<string> {
+  if (command === "smoke-run") return (await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE;
+  return formatCommandHelp(commandHelp(command)!, style);
+}
+
+function unknownCommand(word: string): UsageError {
+  const near = closest(word, COMMANDS.map((c) => c.name));
+  return new UsageError(`unknown command ${word}${near ? `; did you mean ${near}?` : ""} (see \`hcp-bot --help\`)`);
+}
+
+async function run(command: string, rest: string[], io: Io, output: Output): Promise<number> {
+  switch (command) {
+    case "lint":
+      return await lint(rest, io, output);
+    case "advise": {
+      const { adviseCommand } = await import("./cli/advise.ts");
+      return await adviseCommand(rest, { out: io.out, style: output.style });
+    }
+    case "serve":
+      return await serve(io);
+    case "rules":
+      io.out(formatRuleList(ALL_RULES));
+      return EXIT.ok;
+    case "verdict": {
+      // Loaded on demand like serve; VerdictUsageError (bad args, unreadable log) exits 2.
+      const { verdictCommand, VerdictUsageError } = await import("./node/verdict-cli.ts");
+      const machine = rest.some((a, i) => (a === "--format" || a === "-f" ? rest[i + 1] !== "text" : a.startsWith("--format=") && a !== "--format=text"));
+      const out = machine ? io.out : (t: string) => io.out(styleVerdict(output.human(t), output.style));
+      return await verdictCommand(rest, { out, err: io.err }).catch((error: unknown) => {
+        if (error instanceof VerdictUsageError) throw new UsageError(error.message);
+        throw error;
+      });
+    }
+    case "explain":
+      return explain(rest, io);
+    case "smoke-run": {
+      // Loaded on demand: lint must not load execa.
+      const { smokeRun } = await import("./runner/smoke-run.ts");
+      return await smokeRun(rest, { out: io.out, err: io.err, live: process.stdout, env: process.env, cwd: process.cwd() });
+    }
+    case "init-workflow": {
+      const { initWorkflow } = await import("./runner/init-workflow.ts");
+      return await initWorkflow(rest, { out: io.out, err: io.err, env: process.env, cwd: process.cwd() });
+    }
+    default:
+      throw unknownCommand(command);
+  }
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  let output = outputFor(io, undefined);
+  try {
+    const globals = takeGlobalFlags(argv);
+    output = outputFor(io, globals.color);
+    const [command, ...rest] = globals.rest;
+    if (command === "--version" || command === "-V" || command === "version") {
+      io.out(`${VERSION}\n`);
+      return EXIT.ok;
+    }
+    if (command === undefined) {
+      (globals.help ? io.out : io.err)(formatMainHelp(globals.help ? output.style : output.errStyle));
+      return globals.help ? EXIT.ok : EXIT.usage;
+    }
+    if (command === "help") {
+      const topic = globals.help ? "help" : rest[0];
+      if (topic === undefined) io.out(formatMainHelp(output.style));
+      else if (commandHelp(topic)) io.out(await helpText(topic, output.style));
+      else throw unknownCommand(topic);
+      return EXIT.ok;
+    }
+    if (!commandHelp(command)) throw unknownCommand(command);
+    if (globals.help) {
+      io.out(await helpText(command, output.style));
+      return EXIT.ok;
+    }
+    const unknown = unknownFlagMessage(command, rest, await commandFlags(command));
+    if (unknown) throw new UsageError(unknown);
+    return await run(command, rest, io, output);
   } catch (error) {
     if (error instanceof UsageError || (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
-      io.err(`hcp-bot: ${error.message}\n\n${USAGE}`);
+      io.err(`${output.errStyle.paint("red", "hcp-bot:")} ${error.message}\n`);
       return EXIT.usage;
     }
     if (error instanceof InputError) {
-      io.err(`hcp-bot: ${error.message}\n`);
+      io.err(`${output.errStyle.paint("red", "hcp-bot:")} ${output.human(error.message)}\n`);
       return EXIT.usage;
     }
     throw error;

@@ -4,5 +4,7 @@ import { main } from "./cli.ts";
 const code = await main(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
+  tty: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
+  env: process.env,
 });
 process.exitCode = code;

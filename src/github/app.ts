@@ -7,6 +7,7 @@ import { analyze } from "../core/analyze/index.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
 import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
+import { adviseReplyMarkdown } from "../core/render/layout/advice.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
@@ -251,6 +252,9 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       switch (command.kind) {
         case "help":
           await say(helpText({ surface: "github", smoke: config.smoke }));
+          return;
+        case "advise":
+          await say(adviseReplyMarkdown(command));
           return;
         case "smoke": {
           const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps);

@@ -234,6 +234,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
     draft: !commentsAllowed,
     prNotes,
     blobUrl: t.htmlUrl ? blobUrlFor(t.htmlUrl, t.headSha) : undefined,
+    gpusPerNode: report.project.gpusPerNode,
   };
   // The check run is posted first, so a just-opened PR without one carries nothing of the bot's yet:
   // no need to list its comments. Otherwise ask only when there is something to comment.

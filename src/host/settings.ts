@@ -21,6 +21,10 @@ export interface ServerSettings {
   botLogin?: string;
   /** The Slack app; undefined when SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN are not set. */
   slack?: SlackSettings;
+  /** LOG_FORMAT: "pretty" lines for people, "json" for collectors; unset, `serve` picks by whether stdout is a terminal. */
+  logFormat?: "pretty" | "json";
+  /** WEBHOOK_PROXY_URL: a smee.io channel that forwards webhooks to this server (development). */
+  webhookProxyUrl?: string;
   /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
   smokeMaxActive?: number;
   /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
@@ -77,6 +81,8 @@ const Env = z.object({
     .optional(),
   HOST: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).optional(),
+  LOG_FORMAT: z.enum(["pretty", "json"], { error: "must be pretty or json" }).optional(),
+  WEBHOOK_PROXY_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://smee.io/abc123" }).optional(),
   GHE_HOST: z
     .string()
     .regex(/^[A-Za-z0-9.-]+(:\d+)?$/, "must be a host name with an optional port, without a scheme or path (e.g. github.example.com)")
@@ -159,6 +165,8 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     dataDir: e.HCP_DATA_DIR ?? ".hcp-bot-data",
     botLogin: e.HCP_BOT_LOGIN,
     slack: slackSettings(e),
+    ...(e.LOG_FORMAT ? { logFormat: e.LOG_FORMAT } : {}),
+    ...(e.WEBHOOK_PROXY_URL ? { webhookProxyUrl: e.WEBHOOK_PROXY_URL } : {}),
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
     web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },

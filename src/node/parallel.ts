@@ -4,12 +4,16 @@
 // where a worker's start-up would cost more than it saves.
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
+import { FROM_SOURCE, packageFile } from "./package-files.ts";
 import { extractFiles, judge, type AnalysisReport, type AnalyzeOptions } from "../core/analyze/index.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { importClosure } from "../core/recipe/python/library.ts";
 import type { ExtractResult } from "../core/recipe/types.ts";
 
-const PARALLEL_MIN_CHARS = 2_000_000;
+export const PARALLEL_MIN_CHARS = 2_000_000;
+
+// The build has the worker as an entry point of its own; the sources need tsx's loader registered in the thread first.
+const WORKER_FILE = FROM_SOURCE ? packageFile("src/node/extract-worker-entry.js") : packageFile("dist/extract-worker.js");
 
 interface Reply {
   id: number;
@@ -25,7 +29,7 @@ class ExtractWorker {
   private nextId = 0;
 
   constructor() {
-    this.worker = new Worker(new URL("./extract-worker-entry.js", import.meta.url));
+    this.worker = new Worker(WORKER_FILE);
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {
       this.worker.once("error", reject);

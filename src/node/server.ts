@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { Probot, Server } from "probot";
 import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
@@ -93,11 +93,22 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/**
+ * JSON lines (pino's own format) unless LOG_FORMAT=pretty: then one readable line per
+ * event, written synchronously so nothing is lost when the process stops.
+ */
+async function createLogger(settings: ServerSettings): Promise<Logger> {
+  const options = { level: settings.logLevel, name: "hcp-bot" };
+  if (settings.logFormat !== "pretty") return pino(options);
+  const { default: pretty } = await import("pino-pretty");
+  const colorize = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  return pino(options, pretty({ sync: true, colorize, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" }));
+}
+
 export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
-  const logLevel = settings.logLevel;
-  const log = pino({ level: logLevel, name: "hcp-bot" });
+  const log = await createLogger(settings);
   const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit() };
   const server = new Server({
     host: settings.host,
@@ -110,6 +121,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
         : // Probot needs some credentials to construct; the setup flow never uses them (probot#1512).
           Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
     enableStaticFiles: settings.mode === "setup",
+    // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
+    ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
   const queue = new KeyedQueue(4, log);
   const store = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
@@ -150,6 +163,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
     );
   } else {
     const setupAppFactory = await loadSetupFactory();
+    // Probot's setup would otherwise try to create a smee.io channel (and warn when it cannot):
+    // webhooks are proxied only when WEBHOOK_PROXY_URL names a channel.
+    if (!settings.webhookProxyUrl) process.env.NO_SMEE_SETUP ??= "true";
     await server.loadHandlerFactory(
       // Probot's own updateEnv writes the new credentials to .env; `hcp-bot serve` loads it on the next start.
       // Probot's setup factory is internal and untyped for us; loadHandlerFactory takes what it returns.

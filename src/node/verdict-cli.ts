@@ -28,21 +28,24 @@ const VerdictArgs = z.object({
 
 export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
 
+/** The flags `verdict` takes (its parser's, and what `hcp-bot` checks unknown flags against). */
+export const VERDICT_OPTIONS = {
+  format: { type: "string", short: "f" },
+  "exit-code": { type: "string" },
+  "expect-hcp": { type: "boolean" },
+  "no-expect-hcp": { type: "boolean" },
+  gpu: { type: "string" },
+  "timed-out": { type: "boolean" },
+  "probe-key": { type: "string" },
+  "world-size": { type: "string" },
+} as const;
+
 /** 0 when the verdict is pass, 1 for any other status; throws VerdictUsageError for usage/IO problems. */
 export async function verdictCommand(argv: string[], io: VerdictIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: {
-      format: { type: "string", short: "f" },
-      "exit-code": { type: "string" },
-      "expect-hcp": { type: "boolean" },
-      "no-expect-hcp": { type: "boolean" },
-      gpu: { type: "string" },
-      "timed-out": { type: "boolean" },
-      "probe-key": { type: "string" },
-      "world-size": { type: "string" },
-    },
+    options: VERDICT_OPTIONS,
   });
   const parsed = VerdictArgs.safeParse(values);
   if (!parsed.success) throw new VerdictUsageError(z.prettifyError(parsed.error));

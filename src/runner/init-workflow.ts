@@ -10,8 +10,9 @@ import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { CONFIG_PATH, parseRepoConfig, SmokeConfigSchema, type SmokeConfig } from "../core/config/repo-config.ts";
 import { VERSION } from "../version.ts";
+import { packageFile } from "../node/package-files.ts";
 
-export const TEMPLATE_URL = new URL("../../templates/hcp-smoke.yml", import.meta.url);
+export const TEMPLATE_PATH = packageFile("templates/hcp-smoke.yml");
 export const DEFAULT_WORKFLOW_PATH = ".github/workflows/hcp-smoke.yml";
 const DEFAULT_LABELS: readonly string[] = SmokeConfigSchema.parse({}).runner_labels;
 /** Minutes the job keeps after smoke-run's own limit, to stop the run and upload the log. */
@@ -28,6 +29,14 @@ when set (the repository variable HCP_BOT_SPEC overrides it at run time).
 `;
 
 export class InitWorkflowError extends Error {}
+
+/** The flags `init-workflow` takes (its parser's, and what `hcp-bot` checks unknown flags against). */
+export const INIT_WORKFLOW_OPTIONS = {
+  labels: { type: "string" },
+  "timeout-minutes": { type: "string" },
+  out: { type: "string" },
+  force: { type: "boolean" },
+} as const;
 
 const LabelSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "runner labels are letters, digits, . _ - (e.g. self-hosted,linux,gpu-4)");
 /** An npm package spec for npx: name[@version|tag]; nothing a YAML or shell parser could misread. */
@@ -46,7 +55,7 @@ const SettingsSchema = z.object({
 });
 
 export function readTemplate(): Promise<string> {
-  return readFile(TEMPLATE_URL, "utf8");
+  return readFile(TEMPLATE_PATH, "utf8");
 }
 
 /** Fills the placeholders. Values are validated first, so plain substitution cannot break the YAML. */
@@ -74,12 +83,7 @@ function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, str
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: {
-        labels: { type: "string" },
-        "timeout-minutes": { type: "string" },
-        out: { type: "string" },
-        force: { type: "boolean" },
-      },
+      options: INIT_WORKFLOW_OPTIONS,
     }));
   } catch (error) {
     throw new InitWorkflowError((error as Error).message);

@@ -6,11 +6,12 @@ import { randomBytes } from "node:crypto";
 import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { packageFile } from "../node/package-files.ts";
 
-export const PROBE_SOURCE_URL = new URL("./probe/sitecustomize.py", import.meta.url);
+export const PROBE_SOURCE_PATH = packageFile("src/runner/probe/sitecustomize.py");
 
 export function readProbeSource(): Promise<string> {
-  return readFile(PROBE_SOURCE_URL, "utf8");
+  return readFile(PROBE_SOURCE_PATH, "utf8");
 }
 
 export interface ProbeDir {

@@ -231,6 +231,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
         case "check":
           return await check(work);
         case "help":
+        case "advise":
           return;
       }
     } catch (error) {

@@ -5,6 +5,7 @@
 import { helpText, parseSlackCommand, type Command, type PrTarget } from "../core/commands/index.ts";
 import { readTarget } from "../core/commands/grammar.ts";
 import { code, helpMessage, mrkdwn, textMessage, type SlackMessage } from "../core/render/slack.ts";
+import { adviseReplySlack } from "../core/render/layout/advice.ts";
 import type { Store } from "../store/types.ts";
 import { parseSlashCommandForm, type SlashCommand } from "./payload.ts";
 import { verifySlackSignature } from "./signature.ts";
@@ -99,6 +100,7 @@ function planText(command: DeferredCommand): string {
     case "check":
       return ":mag: Checking that configuration for HCP problems (nothing runs)…";
     case "help":
+    case "advise":
       return "";
   }
 }
@@ -171,6 +173,8 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
       command = deferred;
     }
     if (command.kind === "help") return ephemeral(helpMessage(helpText({ surface: "slack" })));
+    // Pure arithmetic on the command's own numbers: answered in the ack, nothing is scheduled.
+    if (command.kind === "advise") return ephemeral(adviseReplySlack(command));
 
     const deliveryId = await commandDeliveryId(payload, now());
     const first = await deps.accept({ key: `slack-command:${deliveryId}`, ttlSeconds: COMMAND_CLAIM_SECONDS }, workKey(command, deliveryId), { payload, deliveryId }, command);

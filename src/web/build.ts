@@ -4,23 +4,26 @@
 // sheet. `npm run build:web` runs it; the server and the browser tests call ensureWebBuild(),
 // which rebuilds only when an input changed.
 import { createHash, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, join, relative } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
+import { PACKAGE_ROOT } from "../node/package-files.ts";
 import { exampleFromFile, type Example } from "./playground/examples.ts";
 
-const require = createRequire(import.meta.url);
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const requireHere = createRequire(import.meta.url);
+// From the package root: the compiled server runs from a bundle in dist/, not from src/web/.
+export const ROOT = PACKAGE_ROOT;
 export const WEB_DIST = join(ROOT, "dist", "web");
 const EXAMPLES_DIR = join(ROOT, "fixtures", "playground");
 const STAMP = "build.json";
 
 function wasmFiles(): Record<string, string> {
   return {
-    "web-tree-sitter.wasm": require.resolve("web-tree-sitter/web-tree-sitter.wasm"),
-    "tree-sitter-python.wasm": require.resolve("tree-sitter-python/tree-sitter-python.wasm"),
+    "web-tree-sitter.wasm": requireHere.resolve("web-tree-sitter/web-tree-sitter.wasm"),
+    "tree-sitter-python.wasm": requireHere.resolve("tree-sitter-python/tree-sitter-python.wasm"),
   };
 }
 
@@ -33,7 +36,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 /** A hash of everything the output is made from: sources, examples, WebAssembly, esbuild's version. */
 async function inputsHash(): Promise<string> {
   const hash = createHash("sha256");
-  const { version } = require("esbuild/package.json") as { version: string };
+  const { version } = requireHere("esbuild/package.json") as { version: string };
   hash.update(`esbuild ${version}\n`);
   const files = [
     ...(await filesUnder(join(ROOT, "src", "core"))),
@@ -110,6 +113,12 @@ export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
   if (current) return current;
   const job = (async () => {
     const started = performance.now();
+    // An installed package ships dist/web built and no sources to build it from: serve what it ships.
+    if (!existsSync(join(ROOT, "src", "web", "playground", "page.ts"))) {
+      const shipped = await readFile(join(dir, STAMP), "utf8").then((t) => (JSON.parse(t) as { hash: string }).hash, () => undefined);
+      if (!shipped) throw new Error(`${dir} holds no playground build and the sources to build one are not here`);
+      return { dir, hash: shipped, built: false, ms: Math.round(performance.now() - started) };
+    }
     const hash = await inputsHash();
     const stamp = await readFile(join(dir, STAMP), "utf8").then((t) => (JSON.parse(t) as { hash?: string }).hash, () => undefined);
     if (stamp === hash) return { dir, hash, built: false, ms: Math.round(performance.now() - started) };

@@ -301,7 +301,7 @@ describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
     [["--labels", ","], /at least one runner label/],
     [["--timeout-minutes", "5"], /at least 6/],
     [["--timeout-minutes", "1h"], /whole number of minutes/],
-    [["--bogus"], /Unknown option/],
+    [["--bogus"], /unknown option --bogus/],
   ])("refuses %j with exit 2", async (args, message) => {
     const cwd = tempDir();
     const r = await hcpBot(["init-workflow", ...args], { cwd, env: baseEnv() });

@@ -50,11 +50,15 @@ describe("parseMarkdown", () => {
       draft: false,
     });
     const blocks = parseMarkdown(plan.inline[0]!.body);
-    expect(blocks.map((b) => b.t)).toEqual(["para", "para", "code", "para", "details"]);
+    // The fix proposes sizes, so a collapsed Mermaid picture of the layout comes before the rule docs.
+    expect(blocks.map((b) => b.t)).toEqual(["para", "para", "code", "para", "details", "details"]);
     const suggestion = blocks[2]!;
     expect(suggestion).toMatchObject({ t: "code", lang: "suggestion" });
     expect(suggestion.t === "code" && suggestion.v).toContain("hierarchical_context_parallel_sizes");
-    const details = blocks[4]!;
+    const layout = blocks[4]!;
+    expect(layout.t === "details" && inlineText(layout.summary)).toMatch(/^Rank layout of the proposed sizes: a2a 2 × p2p 2/);
+    expect(layout.t === "details" && layout.c.some((b) => b.t === "code" && b.lang === "mermaid")).toBe(true);
+    const details = blocks[5]!;
     expect(details.t === "details" && inlineText(details.summary)).toMatch(/^About HCP001 /);
     expect(details.t === "details" && details.c.some((b) => b.t === "code")).toBe(true);
 

@@ -25,7 +25,19 @@ export const LIMITS = {
   checkChars: 4000,
 } as const;
 
-export const SUBCOMMANDS = ["smoke", "cancel", "check", "status", "help"] as const;
+export const SUBCOMMANDS = ["smoke", "cancel", "check", "status", "advise", "help"] as const;
+
+/** `/hcp advise NAME=N ...`: each option and its range (the layout advisor's numbers). */
+export const ADVISE_OPTIONS = {
+  cp: { min: 1, max: 1024 },
+  tp: { min: 1, max: 64 },
+  pp: { min: 1, max: 128 },
+  heads: { min: 1, max: 1024 },
+  kv_heads: { min: 1, max: 1024 },
+  gpus_per_node: { min: 1, max: 1024 },
+  nvlink_domain: { min: 1, max: 1024 },
+  nodes: { min: 1, max: 4096 },
+} as const;
 
 /**
  * Built-in override allowlist: the settings that decide whether HCP is built and how

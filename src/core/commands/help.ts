@@ -28,6 +28,7 @@ export function helpText(options: HelpOptions = {}): string {
     slack
       ? "- `/hcp check LAUNCH LINE or KEY=VALUE ...`: check a launch line or overrides for HCP problems (nothing runs)."
       : "- `/hcp check [LAUNCH LINE or KEY=VALUE ...]`: check this pull request, or the given launch line or overrides, for HCP problems (nothing runs).",
+    "- `/hcp advise cp=N [tp=N] [pp=N] [heads=H kv_heads=K] [gpus_per_node=G | nvlink_domain=G] [nodes=N]`: recommend cp_comm_type and hierarchical sizes, with the reasons, the rejected alternatives and which ranks form each TP group, a2a group and p2p ring (nothing runs).",
     "- `/hcp help`: this text.",
     "",
     `Defaults: recipe=${smoke.recipe} cp=${smoke.cp} sizes=${sizes} iters=${smoke.iters} gpus=${smoke.gpus}, cp_comm_type a2a+p2p.`,

@@ -2,6 +2,7 @@
 // parseWords, so a command means the same thing wherever it is typed.
 import { mayHoldLaunchLine } from "../recipe/launch/index.ts";
 import {
+  ADVISE_OPTIONS,
   allowedKeyList,
   checkKeyList,
   checkOverride,
@@ -19,7 +20,7 @@ import {
   type Checked,
 } from "./grammar.ts";
 import { commandLines } from "./markdown.ts";
-import type { CheckInput, Command, CommandKind, Override, ParsedCommand, ParseOptions, SmokeCommand } from "./types.ts";
+import type { AdviseCommand, CheckInput, Command, CommandKind, Override, ParsedCommand, ParseOptions, SmokeCommand } from "./types.ts";
 
 type Surface = "github" | "slack";
 
@@ -118,6 +119,8 @@ function parseSubcommand(sub: (typeof SUBCOMMANDS)[number], args: string[], argT
       return parseSmoke(args, surface, options);
     case "check":
       return parseCheck(argText, surface, options);
+    case "advise":
+      return parseAdvise(args);
   }
 }
 
@@ -250,6 +253,49 @@ function isPair(v: unknown): v is [number, number] {
 }
 
 // ---------------------------------------------------------------------------------
+// /hcp advise
+
+export const ADVISE_USAGE = "/hcp advise cp=N [tp=N] [pp=N] [heads=H kv_heads=K] [gpus_per_node=G | nvlink_domain=G] [nodes=N]";
+
+function parseAdvise(args: string[]): Parsed<Command> {
+  const values: Partial<Record<keyof typeof ADVISE_OPTIONS, number>> = {};
+  const problems: Problem[] = [];
+  for (const word of args) {
+    const eq = word.indexOf("=");
+    const name = eq > 0 ? word.slice(0, eq) : "";
+    if (!Object.hasOwn(ADVISE_OPTIONS, name)) {
+      problems.push({ message: `\`${show(word)}\` is not one of ${Object.keys(ADVISE_OPTIONS).map((k) => `${k}=N`).join(", ")}` });
+      continue;
+    }
+    const key = name as keyof typeof ADVISE_OPTIONS;
+    if (values[key] !== undefined) {
+      problems.push({ message: `${key} is given twice` });
+      continue;
+    }
+    const read = readIntOption(key, word.slice(eq + 1), ADVISE_OPTIONS[key].min, ADVISE_OPTIONS[key].max);
+    if (read.ok) values[key] = read.value;
+    else problems.push({ message: read.error });
+  }
+  if (values.cp === undefined && problems.length === 0) problems.push({ message: "cp=N is required" });
+  if (values.gpus_per_node !== undefined && values.nvlink_domain !== undefined) problems.push({ message: "give gpus_per_node or nvlink_domain, not both" });
+  if (problems.length > 0) return { ok: false, problems: [...problems.slice(0, 4), { message: `usage: ${ADVISE_USAGE}` }] };
+  const cmd: AdviseCommand = { kind: "advise", cp: values.cp! };
+  if (values.tp !== undefined) cmd.tp = values.tp;
+  if (values.pp !== undefined) cmd.pp = values.pp;
+  if (values.heads !== undefined) cmd.heads = values.heads;
+  // Megatron's num_query_groups defaults to the head count (no GQA).
+  const kv = values.kv_heads ?? values.heads;
+  if (kv !== undefined) cmd.kvHeads = kv;
+  const domain = values.nvlink_domain ?? values.gpus_per_node;
+  if (domain !== undefined) {
+    cmd.domainGpus = domain;
+    cmd.domain = values.nvlink_domain !== undefined ? "nvlink" : "node";
+  }
+  if (values.nodes !== undefined) cmd.nodes = values.nodes;
+  return ok(cmd);
+}
+
+// ---------------------------------------------------------------------------------
 // /hcp check
 
 function parseCheck(argText: string, surface: Surface, options: ParseOptions): Parsed<Command> {
@@ -331,8 +377,8 @@ function hintText(hint: Hint, surface: Surface, options: ParseOptions): string {
   switch (hint) {
     case "commands":
       return surface === "slack"
-        ? "Commands: /hcp smoke OWNER/REPO#PR, /hcp status OWNER/REPO#PR, /hcp cancel OWNER/REPO#PR, /hcp check ..., /hcp help."
-        : "Commands: /hcp smoke, /hcp cancel, /hcp check, /hcp status, /hcp help.";
+        ? "Commands: /hcp smoke OWNER/REPO#PR, /hcp status OWNER/REPO#PR, /hcp cancel OWNER/REPO#PR, /hcp check ..., /hcp help, /hcp advise cp=N ...."
+        : "Commands: /hcp smoke, /hcp cancel, /hcp check, /hcp status, /hcp help, /hcp advise cp=N ....";
     case "options":
       return `Usage: ${surface === "slack" ? SMOKE_USAGE_SLACK : SMOKE_USAGE_GITHUB}.`;
     case "keys":

@@ -65,7 +65,21 @@ export interface CheckCommand {
   input: CheckInput;
 }
 
-export type Command = SmokeCommand | CancelCommand | StatusCommand | HelpCommand | CheckCommand;
+/** `/hcp advise cp=N ...`: the layout advisor's numbers; nothing runs and nothing is read from the PR. */
+export interface AdviseCommand {
+  kind: "advise";
+  cp: number;
+  tp?: number;
+  pp?: number;
+  heads?: number;
+  kvHeads?: number;
+  /** GPUs of one NVLink domain, and whether it was given as a node (gpus_per_node) or a domain (nvlink_domain). */
+  domainGpus?: number;
+  domain?: "node" | "nvlink";
+  nodes?: number;
+}
+
+export type Command = SmokeCommand | CancelCommand | StatusCommand | HelpCommand | CheckCommand | AdviseCommand;
 export type CommandKind = Command["kind"];
 
 /** Where the command was found, for replies ("line 3: ..."); `raw` is cut to a safe length. */

@@ -10,6 +10,15 @@ export const FixSchema = z.object({
   /** One line, imperative: "Set hierarchical_context_parallel_sizes to [2, 2]". */
   description: z.string(),
   edits: z.array(EditSchema),
+  /** The a2a+p2p layout the fix proposes, so a review can draw which ranks form each group. */
+  layout: z
+    .object({
+      tp: z.number().int().positive(),
+      sizes: z.tuple([z.number().int().positive(), z.number().int().positive()]),
+      /** GPUs per NVLink domain the sizes were placed for (the recipe's hardware, the repo config, or 8). */
+      domainGpus: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 export type Fix = z.infer<typeof FixSchema>;
 

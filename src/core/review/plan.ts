@@ -8,6 +8,7 @@ import { countBySeverity } from "../render/text.ts";
 import { findingsTable, fitTo, ruleDocDetails, SEVERITY_ICON, tableCell, untrusted, whereText } from "../render/markdown.ts";
 import { hunkCovering, isCommentable, type Hunk } from "./diff.ts";
 import { suggestionBlock, suggestionFor } from "./suggestion.ts";
+import { proposedLayoutDetails } from "../render/layout/advice.ts";
 
 export const SUMMARY_MARKER = "<!-- hcp-bot:summary -->";
 export const CHECK_NAME = "HCP review";
@@ -42,6 +43,28 @@ export interface ReviewInput {
   blobUrl?: (path: string, line: number) => string;
   /** Notes about the PR as a whole (e.g. a Transformer Engine pin change, HCP015). */
   prNotes?: readonly Finding[];
+  /** GPUs per node (the repository's gpus_per_node), for pictures of proposed layouts; default 8. */
+  gpusPerNode?: number;
+}
+
+/** Proposed layouts drawn in one summary comment at most (each is a collapsed picture). */
+const MAX_SUMMARY_LAYOUTS = 3;
+
+function layoutDetails(f: Finding, gpusPerNode: number): string {
+  return f.fix?.layout ? proposedLayoutDetails(f.fix.layout, f.fix.layout.domainGpus ?? gpusPerNode) : "";
+}
+
+/** Each distinct proposed layout once, in finding order. */
+function distinctLayouts(findings: readonly Finding[]): Finding[] {
+  const seen = new Set<string>();
+  return findings.filter((f) => {
+    const l = f.fix?.layout;
+    if (!l) return false;
+    const key = `${l.tp}:${l.sizes.join(",")}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 export interface Annotation {
@@ -119,7 +142,7 @@ function annotationFor(f: Finding): Annotation {
   return a;
 }
 
-function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[], fp: string): InlineComment | undefined {
+function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[], fp: string, gpusPerNode: number): InlineComment | undefined {
   const line = f.location.range.start.line;
   const suggestion = f.fix ? suggestionFor(f.fix.edits, new LineIndex(file.text)) : undefined;
   const usable = suggestion && suggestion.path === file.path && hunkCovering(file.hunks, suggestion.startLine, suggestion.endLine);
@@ -129,6 +152,7 @@ function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[]
   const parts = [header, "", untrusted(f.message)];
   if (usable) parts.push("", suggestionBlock(suggestion.replacement));
   if (f.fix) parts.push("", `**Fix:** ${untrusted(f.fix.description)}`);
+  if (f.fix?.layout) parts.push("", layoutDetails(f, gpusPerNode));
   parts.push("", ruleDocDetails(rules.find((r) => r.id === f.ruleId)), "", `<!-- hcp-bot:finding fp=${fp} -->`);
   const comment: InlineComment = { path: file.path, line, side: "RIGHT", body: parts.join("\n"), fingerprint: fp };
   if (usable) {
@@ -168,11 +192,19 @@ function diagnosticsList(diagnostics: readonly Diagnostic[]): string {
   return ["**Files the analyzer could not fully read**", "", ...lines].join("\n");
 }
 
+/** The summary's pictures of the layouts the fixes propose ("" when none does). */
+function layoutsSection(findings: readonly Finding[], gpusPerNode: number): string {
+  const layouts = distinctLayouts(findings).slice(0, MAX_SUMMARY_LAYOUTS);
+  if (layouts.length === 0) return "";
+  return ["", "**Proposed layouts**", "", ...layouts.map((f) => layoutDetails(f, gpusPerNode))].join("\n");
+}
+
 export function planReview(input: ReviewInput): ReviewPlan {
   const all = [...(input.prNotes ?? []), ...input.findings];
   const conclusion = conclusionOf(all, input.files.length);
   const byPath = new Map(input.files.map((f) => [f.path, f]));
   const link = input.blobUrl ? (f: Finding) => input.blobUrl!(f.location.file, f.location.range.start.line) : undefined;
+  const gpusPerNode = input.gpusPerNode ?? 8;
 
   const inline: InlineComment[] = [];
   const overflow: Finding[] = [];
@@ -183,7 +215,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
       if (input.alreadyCommented.has(fp) || seen.has(fp)) continue;
       seen.add(fp);
       const file = byPath.get(f.location.file);
-      const comment = file && inlineCommentFor(f, file, input.rules, fp);
+      const comment = file && inlineCommentFor(f, file, input.rules, fp, gpusPerNode);
       if (!comment) continue;
       if (inline.length < input.maxInlineComments) inline.push(comment);
       else overflow.push(f);
@@ -205,7 +237,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
   const text = fitTo(
     all
       .filter((f) => f.fix)
-      .map((f) => `### ${f.ruleId} in ${untrusted(f.unitName)} (${tableCell(whereText(f))})\n\n${untrusted(f.message)}\n\n**Fix:** ${untrusted(f.fix!.description)}`)
+      .map((f) => `### ${f.ruleId} in ${untrusted(f.unitName)} (${tableCell(whereText(f))})\n\n${untrusted(f.message)}\n\n**Fix:** ${untrusted(f.fix!.description)}${f.fix!.layout ? `\n\n${layoutDetails(f, gpusPerNode)}` : ""}`)
       .join("\n\n"),
     MAX_CHECK_TEXT,
   );
@@ -226,6 +258,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
         ? `✅ No HCP problems in the ${input.configurations} configuration(s) this PR touches (at \`${input.headSha.slice(0, 12)}\`).`
         : `${conclusion === "failure" ? "🛑" : "⚠️"} ${countsLine(all)} at \`${input.headSha.slice(0, 12)}\`. Required fixes first; suggestions are on the changed lines, the rest are in the check run.`,
       table && `\n${table}`,
+      layoutsSection(all, gpusPerNode),
       diagnosticsList(input.diagnostics) && `\n${diagnosticsList(input.diagnostics)}`,
       "",
       "<sub>Comment `/hcp check` to re-run this review, `/hcp help` for commands. `hcp-bot explain RULE` documents each rule.</sub>",

@@ -48,7 +48,9 @@ export function splitText(sizes: readonly [number, number], unit: ConfigUnit, pr
 }
 
 export function setSizesFix(unit: ConfigUnit, project: ProjectFacts, sizes: [number, number]): Fix | undefined {
-  return fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])} (for ${domainText(unit, project)})`, [
+  const fix = fixOf(`Set model.hierarchical_context_parallel_sizes to ${repr([...sizes])} (for ${domainText(unit, project)})`, [
     editFor(unit, "model.hierarchical_context_parallel_sizes", [...sizes]),
   ]);
+  const tp = tensorParallel(unit)?.value;
+  return fix && tp ? { ...fix, layout: { tp, sizes: [sizes[0], sizes[1]], domainGpus: nvlinkDomain(unit, project).gpus } } : fix;
 }

@@ -173,7 +173,8 @@ function render(r: PlaygroundReview, text: string): void {
     docs.appendChild(details);
   }
   const parts: HTMLElement[] = [check, inline, comment, docs];
-  const picture = layoutPictureFor(r);
+  const gpus = Number(gpusInput.value);
+  const picture = layoutPictureFor(r, Number.isInteger(gpus) && gpus > 0 ? gpus : 8);
   if (picture) {
     const layout = section("Rank layout", "layout-picture");
     layout.appendChild(picture);

@@ -1,0 +1,13 @@
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const t = [["start", cpu(), performance.now()]];
+const mark = (n) => t.push([n, cpu(), performance.now()]);
+const core = await import("./dist/index.js"); mark("import core (zod,yaml,core)");
+const nodeEntry = await import("./dist/node.js"); mark("import node entry (+web-tree-sitter)");
+const lang = await nodeEntry.loadPythonLanguage(); mark("wasm load");
+const { readFileSync } = await import("node:fs");
+const text = readFileSync("fixtures/cli/clean_recipe.py", "utf8");
+const r = core.analyze([{ path: "fixtures/cli/clean_recipe.py", text }], { python: lang }); mark("analyze 1");
+core.formatReportText({ files: 1, units: r.units.length, findings: r.findings, diagnostics: r.diagnostics }); mark("format");
+const r2 = core.analyze([{ path: "fixtures/cli/clean_recipe.py", text }], { python: lang }); mark("analyze 2 (warm)");
+for (let i = 1; i < t.length; i++) console.log(t[i][0].padEnd(40), "cpu", (t[i][1] - t[i-1][1]).toFixed(0).padStart(5), "wall", (t[i][2] - t[i-1][2]).toFixed(0).padStart(5));
+console.log("boot cpu before script", t[0][1].toFixed(0));

@@ -1,0 +1,149 @@
+// `npm run build`: compiles the package into dist/.
+//
+// - JavaScript: esbuild bundles the Node entry points (the CLI, the extraction worker and
+//   the library) with code splitting, so a command loads one bundle plus the chunks it
+//   needs. zod, yaml and the project's own modules are bundled in: loading them as ~150
+//   separate files costs most of a small lint's time. What only the server or the GPU runner
+//   needs (Probot, Bolt, SQLite, execa, pino) and web-tree-sitter (it finds its .wasm next to
+//   itself) stay imports of the installed dependencies.
+// - Types: tsc emits declarations for the library entry points into dist/types (skipped
+//   with --no-types, which the test setup uses: tests import the sources).
+// - The web pages: the full build also runs src/web/build.ts (dist/web, the playground's
+//   browser bundle), so the package ships it and an installed server never builds it.
+//
+// Only the paths this script owns are replaced; other builds may write elsewhere in dist/.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const dist = join(root, "dist");
+
+/** dist/NAME.js for each entry point. */
+export const ENTRY_POINTS = {
+  main: "src/main.ts",
+  index: "src/index.ts",
+  node: "src/node/index.ts",
+  "extract-worker": "src/node/extract-worker.ts",
+};
+
+/** Installed at run time, never bundled. */
+export const EXTERNAL = ["probot", "@slack/bolt", "better-sqlite3", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
+
+/** What this script writes; everything else under dist/ is left alone. */
+const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), "chunks", "types", ".build-stamp"];
+
+// yaml's CommonJS build calls require("process"); a bundle in ESM format needs a real require for that.
+const BANNER = 'import { createRequire as __hcpCreateRequire } from "node:module";\nconst require = __hcpCreateRequire(import.meta.url);';
+
+async function buildJs(outdir) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: ENTRY_POINTS,
+    outdir,
+    entryNames: "[name]",
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: EXTERNAL,
+    banner: { js: BANNER },
+    legalComments: "none",
+    // Less to parse at every start (~30 ms of a small lint on the 2-core machine, bench:cli).
+    minify: true,
+    logLevel: "warning",
+  });
+}
+
+function buildTypes(outdir) {
+  const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
+  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", outdir], { cwd: root, stdio: "inherit" });
+  // The sources import "./x.ts"; a published declaration must name the JavaScript file.
+  for (const file of walk(outdir)) {
+    if (!file.endsWith(".d.ts")) continue;
+    const text = readFileSync(file, "utf8");
+    const fixed = text.replace(/(from\s+|import\()(["'])(\.{1,2}\/[^"']+)\.ts\2/g, "$1$2$3.js$2");
+    if (fixed !== text) writeFileSync(file, fixed);
+  }
+}
+
+/** dist/web, by the web pages' own build (it rebuilds only when an input changed). */
+function buildWeb() {
+  execFileSync(process.execPath, ["--import", "tsx", join(root, "src", "web", "build.ts")], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+}
+
+function walk(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/**
+ * Moves every file of `from` to the same place under `to`, each with one rename (which
+ * replaces a file atomically), then removes the files of `to` the build no longer has: a
+ * command started meanwhile (tests run the binary while `npm pack` rebuilds) sees either
+ * the old file or the new one, never none.
+ */
+function moveInto(from, to) {
+  const moved = new Set();
+  for (const file of walk(from)) {
+    const target = join(to, relative(from, file));
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(file, target);
+    moved.add(target);
+  }
+  if (existsSync(to) && statSync(to).isDirectory()) for (const file of walk(to)) if (!moved.has(file)) rmSync(file);
+}
+
+/** Builds into a fresh folder next to dist/, then moves the owned paths in (chunks first, entry points after). */
+export async function buildPackage({ types = true } = {}) {
+  const staging = join(root, `.dist-staging-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  try {
+    await buildJs(staging);
+    if (types) buildTypes(join(staging, "types"));
+    if (types) buildWeb();
+    writeFileSync(join(staging, ".build-stamp"), `${JSON.stringify({ built: new Date().toISOString(), types })}\n`);
+    mkdirSync(dist, { recursive: true });
+    moveInto(join(staging, "chunks"), join(dist, "chunks"));
+    for (const name of OWNED) {
+      const from = join(staging, name);
+      if (name === "chunks" || !existsSync(from)) continue; // types stay as an earlier full build wrote them
+      if (statSync(from).isDirectory()) moveInto(from, join(dist, name));
+      else renameSync(from, join(dist, name));
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** The newest modification time under the inputs of the JavaScript build. */
+export function newestInput() {
+  const inputs = [join(root, "src"), join(root, "package.json"), fileURLToPath(import.meta.url)];
+  let newest = 0;
+  for (const input of inputs) {
+    for (const file of statSync(input).isDirectory() ? walk(input) : [input]) newest = Math.max(newest, statSync(file).mtimeMs);
+  }
+  return newest;
+}
+
+/** True when dist/ lacks a build (with declarations, when `types`) or is older than a source file. */
+export function isStale({ types = true } = {}) {
+  const stamp = join(dist, ".build-stamp");
+  if (!existsSync(stamp) || !existsSync(join(dist, "main.js"))) return true;
+  if (types && !JSON.parse(readFileSync(stamp, "utf8")).types) return true;
+  return statSync(stamp).mtimeMs < newestInput();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const types = !process.argv.includes("--no-types");
+  // `prepare` runs after `npm ci` and again during `npm pack` right after `prepack`: build once.
+  if (process.argv.includes("--if-stale") && !isStale({ types })) process.exit(0);
+  const started = performance.now();
+  await buildPackage({ types });
+  const ms = Math.round(performance.now() - started);
+  process.stderr.write(`built ${relative(process.cwd(), dist) || "dist"}/ (${types ? "JavaScript and types" : "JavaScript"}) in ${ms} ms\n`);
+}

@@ -1,0 +1,135 @@
+// The layout advisor as users reach it (`hcp-bot advise`, `/hcp advise`, the playground):
+// the recommendation of layout.ts with its reasons, every alternative it rejected and why,
+// and the rank groups of the recommended layout on the job's nodes. Pure: numbers in,
+// a value out; renderers in src/core/render/layout draw it.
+import * as z from "zod";
+import { recommendLayout, type CpCommType, type Layout } from "./layout.ts";
+import { rankGrid, type RankGrid } from "./ranks.ts";
+
+const Count = z.number().int().min(1).max(1_000_000);
+
+export const AdviseInputSchema = z.object({
+  cp: Count,
+  tp: Count.default(1),
+  pp: Count.default(1),
+  numAttentionHeads: Count.optional(),
+  numQueryGroups: Count.optional(),
+  /** GPUs of one NVLink domain: a node's GPUs, or an NVL72 rack's. */
+  domainGpus: Count.default(8),
+  /** Whether domainGpus came from --nvlink-domain (the picture then says "NVLink domain", not "node"). */
+  domain: z.enum(["node", "nvlink"]).default("node"),
+  /** Nodes (domains) of the job; the GPUs beyond TP × CP × PP are data parallel. */
+  nodes: Count.optional(),
+});
+export type AdviseInput = z.input<typeof AdviseInputSchema>;
+type Input = z.output<typeof AdviseInputSchema>;
+
+export interface Candidate {
+  cpCommType: CpCommType;
+  sizes?: [number, number];
+}
+
+export interface Rejected extends Candidate {
+  why: string;
+}
+
+export interface Advice {
+  input: Input;
+  recommendation: Layout;
+  rejected: Rejected[];
+  /** The recommended layout's groups on the whole job (DP replicas included). */
+  grid: RankGrid;
+  /** Domains the job spans (the last may be partly used). */
+  domains: number;
+}
+
+export class AdviseError extends Error {}
+
+export function candidateText(c: Candidate): string {
+  return c.sizes ? `${c.cpCommType} [${c.sizes.join(", ")}]` : c.cpCommType;
+}
+
+interface Heads {
+  q: number;
+  kv: number;
+}
+
+function headsPerRank(input: Input): Heads | undefined {
+  const { numAttentionHeads: q, numQueryGroups: kv, tp } = input;
+  if (q === undefined || kv === undefined || q % tp !== 0 || kv % tp !== 0) return undefined;
+  return { q: q / tp, kv: kv / tp };
+}
+
+const where = (input: Input): string => (input.domain === "nvlink" ? `one ${input.domainGpus}-GPU NVLink domain` : `one ${input.domainGpus}-GPU node`);
+
+/** Why pure a2a over all of CP was not chosen. */
+function whyNotA2a(input: Input, heads: Heads | undefined): string {
+  const { cp, tp } = input;
+  if (!heads) return "the head counts are not known, so pure a2a cannot be shown to divide them (give --heads and --kv-heads)";
+  if (heads.q % cp !== 0 || heads.kv % cp !== 0) {
+    return `CP ${cp} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank; Transformer Engine refuses it (cp_comm_type='a2a' requires num_heads % cp_size == 0)`;
+  }
+  return `its all-to-all would span TP ${tp} × CP ${cp} = ${tp * cp} GPUs, more than ${where(input)}, so the latency-bound exchange would cross the slower inter-node fabric`;
+}
+
+/** Why a two-level split other than the chosen one was not chosen. */
+function whyNotSplit(input: Input, heads: Heads | undefined, a2a: number, chosen: Layout): string {
+  const { tp } = input;
+  if (tp * a2a > input.domainGpus) {
+    return `the a2a level would span TP ${tp} × ${a2a} = ${tp * a2a} GPUs, more than ${where(input)}, putting the all-to-all on the inter-node fabric (HCP018)`;
+  }
+  if (heads && (heads.q % a2a !== 0 || heads.kv % a2a !== 0)) {
+    return `${a2a} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank, so the a2a level cannot split them`;
+  }
+  if (chosen.cpCommType === "a2a") return "pure a2a fits, and the HCP doc prefers pure a2a whenever CP divides the KV heads per TP rank: one level, no p2p ring to add";
+  if (chosen.sizes && a2a < chosen.sizes[0]) {
+    return `a smaller a2a level leaves more of CP on the p2p ring; a2a ${chosen.sizes[0]} still fits in ${where(input)}`;
+  }
+  return "not a better fit than the recommendation";
+}
+
+function whyNotP2p(input: Input, chosen: Layout): string {
+  const inside = chosen.cpCommType === "a2a" ? "all of CP" : `the a2a level (${chosen.sizes?.[0]})`;
+  return `p2p needs nothing from the heads but runs every CP step as a ring exchange; here ${inside} fits in ${where(input)} as an all-to-all, which upstream prefers for large CP (a2a inside the NVLink domain, p2p across it)`;
+}
+
+function rejectedAlternatives(input: Input, chosen: Layout): Rejected[] {
+  const heads = headsPerRank(input);
+  const out: Rejected[] = [];
+  if (input.cp === 1) return out;
+  if (chosen.cpCommType !== "a2a") out.push({ cpCommType: "a2a", why: whyNotA2a(input, heads) });
+  for (let a2a = input.cp - 1; a2a > 1; a2a--) {
+    if (input.cp % a2a !== 0) continue;
+    const sizes: [number, number] = [a2a, input.cp / a2a];
+    if (chosen.sizes && chosen.sizes[0] === sizes[0]) continue;
+    out.push({ cpCommType: "a2a+p2p", sizes, why: whyNotSplit(input, heads, a2a, chosen) });
+  }
+  if (chosen.cpCommType !== "p2p") out.push({ cpCommType: "p2p", why: whyNotP2p(input, chosen) });
+  return out;
+}
+
+function dataParallel(input: Input): { dp: number; domains: number } {
+  const modelGpus = input.tp * input.cp * input.pp;
+  if (input.nodes === undefined) return { dp: 1, domains: Math.ceil(modelGpus / input.domainGpus) };
+  const world = input.nodes * input.domainGpus;
+  if (world % modelGpus !== 0) {
+    throw new AdviseError(`${input.nodes} × ${input.domainGpus} = ${world} GPUs is not a multiple of TP ${input.tp} × CP ${input.cp} × PP ${input.pp} = ${modelGpus}`);
+  }
+  return { dp: world / modelGpus, domains: input.nodes };
+}
+
+export function adviseLayout(raw: AdviseInput): Advice {
+  const parsed = AdviseInputSchema.safeParse(raw);
+  if (!parsed.success) throw new AdviseError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  const input = parsed.data;
+  const recommendation = recommendLayout({
+    cp: input.cp,
+    tp: input.tp,
+    gpusPerNode: input.domainGpus,
+    ...(input.numAttentionHeads !== undefined ? { numAttentionHeads: input.numAttentionHeads } : {}),
+    ...(input.numQueryGroups !== undefined ? { numQueryGroups: input.numQueryGroups } : {}),
+  });
+  const { dp, domains } = dataParallel(input);
+  const grid = rankGrid({ tp: input.tp, cp: input.cp, pp: input.pp, dp, ...(recommendation.sizes ? { sizes: recommendation.sizes } : {}) });
+  return { input, recommendation, rejected: rejectedAlternatives(input, recommendation), grid, domains };
+}

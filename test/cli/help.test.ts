@@ -1,0 +1,158 @@
+// Help, unknown flags and terminal output, through the CLI's front door: main() in-process
+// for the many small cases, the real binary (under a real pseudo-terminal for colour) for
+// the wiring.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { commandFlags, main, type Io } from "../../src/cli.ts";
+import { COMMANDS, flagsOf } from "../../src/cli/spec.ts";
+import { bin, hcpBot, root } from "../support/cli.ts";
+
+interface Ran {
+  code: number;
+  out: string;
+  err: string;
+}
+
+async function cli(args: string[], extra: Partial<Io> = {}): Promise<Ran> {
+  let out = "";
+  let err = "";
+  const code = await main(args, { out: (t) => (out += t), err: (t) => (err += t), ...extra });
+  return { code, out, err };
+}
+
+const ESC = "\u001b[";
+
+describe("--help on every command", () => {
+  it.each(COMMANDS.map((c) => c.name))("%s: --help, -h and `help COMMAND` print the same usage with exit codes", async (name) => {
+    const long = await cli([name, "--help"]);
+    const short = await cli([name, "-h"]);
+    const viaHelp = await cli(["help", name]);
+    expect(long.code).toBe(0);
+    expect(long.err).toBe("");
+    expect(long.out).toMatch(/Usage:/);
+    expect(long.out).toMatch(/Exit status:?\s/);
+    expect(short.out).toBe(long.out);
+    expect(viaHelp.out).toBe(long.out);
+  });
+
+  it("lists every flag a command takes, and --help wins over missing arguments", async () => {
+    const lint = await cli(["lint", "--help"]);
+    for (const flag of flagsOf(COMMANDS.find((c) => c.name === "lint")!)) expect(lint.out).toContain(flag.name);
+    expect(lint.out).toMatch(/0 +no error found/);
+    expect(lint.out).toMatch(/1 +an error-severity finding/);
+    expect(lint.out).toMatch(/2 +bad usage/);
+    expect((await cli(["verdict", "--help", "--exit-code"])).code).toBe(0);
+  });
+
+  it("top-level help lists the commands; no command at all is a usage error on stderr", async () => {
+    const help = await cli(["--help"]);
+    expect(help.code).toBe(0);
+    for (const c of COMMANDS) expect(help.out).toContain(c.name);
+    const bare = await cli([]);
+    expect(bare.code).toBe(2);
+    expect(bare.out).toBe("");
+    expect(bare.err).toMatch(/Commands:/);
+  });
+
+  it("a flag after `--` belongs to the command (smoke-run overrides), not to help", async () => {
+    const r = await cli(["smoke-run", "--recipe", "llama32_1b_pretrain_config", "--dry-run", "--", "-h"]);
+    expect(r.out).not.toMatch(/Usage:/);
+  });
+});
+
+describe("every flag in a command's help is one its parser takes", () => {
+  // A flag the parser does not know would be refused with "unknown option"; any other answer means it was read.
+  it.each(COMMANDS.flatMap((c) => flagsOf(c).map((f) => [c.name, f.name, f.takesValue] as const)))("%s %s", async (command, flag, takesValue) => {
+    const r = await cli([command, flag, ...(takesValue ? ["2"] : [])], { env: { HCP_BOT_SPEC: "hcp-bot@0.0.0" } });
+    expect(r.err).not.toMatch(/unknown option/i);
+  });
+});
+
+describe("every flag a command's parser takes is in its help", () => {
+  it.each(COMMANDS.map((c) => c.name))("%s", async (name) => {
+    const help = (await cli([name, "--help"])).out;
+    for (const flag of await commandFlags(name)) expect(help, flag.name).toMatch(new RegExp(`(^|[\\s,[|])${flag.name}(?![a-z-])`, "m"));
+  });
+});
+
+describe("unknown flags and commands name the closest valid one", () => {
+  it.each([
+    [["lint", "--fromat", "json", "x.py"], "unknown option --fromat for lint; did you mean --format?"],
+    [["lint", "--gpus-per-nod", "8", "x.py"], "did you mean --gpus-per-node?"],
+    [["verdict", "log", "--exit-cod", "0"], "did you mean --exit-code?"],
+    [["verdict", "log", "--expect"], "did you mean --expect-hcp?"],
+    [["smoke-run", "--recpie", "x"], "did you mean --recipe?"],
+    [["init-workflow", "--lables", "a"], "did you mean --labels?"],
+    [["advise", "--kv-head", "8", "--cp", "4"], "did you mean --kv-heads?"],
+    [["lnit", "x.py"], "unknown command lnit; did you mean lint?"],
+    [["help", "advice"], "unknown command advice; did you mean advise?"],
+  ])("%j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+  });
+
+  it("a command without options says so", async () => {
+    const r = await cli(["rules", "--verbose"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/rules takes no options, but got --verbose/);
+  });
+});
+
+describe("terminal output", () => {
+  const recipe = join("fixtures", "cli", "hcp_recipes.py");
+
+  it("colours the text report on a terminal, not when piped, and never machine formats", async () => {
+    const tty = await cli(["lint", recipe], { tty: { out: true, err: true } });
+    expect(tty.out).toContain(`${ESC}31merror${ESC}39m`);
+    const piped = await cli(["lint", recipe]);
+    expect(piped.out).not.toContain(ESC);
+    expect(piped.out.replace(/\u001b\[[0-9;]*m/g, "")).toBe(tty.out.replace(/\u001b\[[0-9;]*m/g, ""));
+    for (const format of ["json", "sarif", "github"]) {
+      const r = await cli(["lint", recipe, "--format", format, "--color=always"], { tty: { out: true, err: true } });
+      expect(r.out, format).not.toContain(ESC);
+    }
+  });
+
+  it("NO_COLOR and --no-color turn colour off on a terminal; --color forces it when piped", async () => {
+    expect((await cli(["lint", recipe], { tty: { out: true, err: true }, env: { NO_COLOR: "1" } })).out).not.toContain(ESC);
+    expect((await cli(["lint", recipe, "--no-color"], { tty: { out: true, err: true } })).out).not.toContain(ESC);
+    expect((await cli(["lint", recipe, "--color"])).out).toContain(ESC);
+    expect((await cli(["lint", recipe, "--color=always"], { env: { NO_COLOR: "1" } })).out).toContain(ESC);
+    expect((await cli(["lint", recipe, "--color=never"], { tty: { out: true, err: true }, env: { FORCE_COLOR: "1" } })).out).not.toContain(ESC);
+    expect((await cli(["lint", recipe, "--color=sometimes"])).err).toMatch(/--color takes always, never or auto/);
+  });
+
+  it("shows control characters from a recipe as \\xNN on a terminal, so a file cannot drive it", async () => {
+    // A folder name is as much the repository's text as a value: it reaches the report's file paths.
+    const dir = join(mkdtempSync(join(tmpdir(), "hcp-ctl-")), "x\u001b[2J\u001b]0;owned\u0007");
+    mkdirSync(dir);
+    const file = join(dir, "evil_recipe.py");
+    writeFileSync(file, readFileSync(join(root, recipe)));
+    const r = await cli(["lint", file], { tty: { out: true, err: false } });
+    expect(r.out).toContain("\\x1b[2J");
+    expect(r.out).not.toMatch(/\u001b\[2J|\u0007/);
+    const piped = await cli(["lint", file, "--format", "json"]);
+    expect(JSON.parse(piped.out).findings.length).toBeGreaterThan(0);
+  });
+
+  it("through a real pseudo-terminal: colour by default, none with NO_COLOR", () => {
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} lint ${recipe}`;
+    const run = (env: NodeJS.ProcessEnv) => spawnSync("script", ["-qec", command, "/dev/null"], { cwd: root, encoding: "utf8", env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: "xterm", ...env } });
+    const coloured = run({});
+    expect(coloured.stdout).toContain(ESC);
+    expect(coloured.stdout).toMatch(/HCP001/);
+    const plain = run({ NO_COLOR: "1" });
+    expect(plain.stdout).toMatch(/HCP001/);
+    expect(plain.stdout).not.toContain(ESC);
+  }, 30_000);
+
+  it("the real binary pipes plain text and answers --version from package.json", async () => {
+    const r = await hcpBot(["lint", recipe]);
+    expect(r.stdout).not.toContain(ESC);
+    expect((await hcpBot(["--version"])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  }, 30_000);
+});

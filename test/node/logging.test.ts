@@ -1,0 +1,106 @@
+// What `hcp-bot serve` logs: readable lines on a terminal, JSON lines when piped (a log
+// collector), LOG_FORMAT to choose, and no word about Smee unless WEBHOOK_PROXY_URL is set.
+// The real binary, piped and under a real pseudo-terminal (`script`).
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { readServerSettings } from "../../src/node/env.ts";
+import { bin, root } from "../support/cli.ts";
+
+interface Served {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+}
+
+/** An environment with no App credentials (setup mode) and none of the developer's own settings. */
+function setupEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-log-")), ...extra };
+}
+
+/**
+ * Runs `argv` until its output shows the server listening, asks /healthz once (an HTTP
+ * request line), then stops it and returns everything it wrote.
+ */
+function serveUntilListening(argv: string[], env: NodeJS.ProcessEnv): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let asked = false;
+    const timer = setTimeout(() => {
+      process.kill(-child.pid!, "SIGKILL");
+      reject(new Error(`no start-up line in time:\n${stdout}\n${stderr}`));
+    }, 40_000);
+    const check = async () => {
+      const port = /localhost:(\d+)\//.exec(stdout + stderr)?.[1];
+      if (!port || asked || !/Listening on/.test(stdout)) return;
+      asked = true;
+      await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.text());
+      setTimeout(() => process.kill(-child.pid!, "SIGTERM"), 300);
+    };
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => ((stdout += d), void check()));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => ((stderr += d), void check()));
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, code });
+    });
+  });
+}
+
+const serve = (env: NodeJS.ProcessEnv) => serveUntilListening([process.execPath, bin, "serve"], env);
+/** The same under a pseudo-terminal: stdout and stderr are a TTY. */
+const serveOnTerminal = (env: NodeJS.ProcessEnv) =>
+  serveUntilListening(["script", "-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} serve`, "/dev/null"], { TERM: "xterm", ...env });
+
+const lines = (text: string) => text.split(/\r?\n/).filter((l) => l.trim() !== "");
+const isJson = (line: string) => {
+  try {
+    return typeof (JSON.parse(line) as { level?: unknown }).level === "number";
+  } catch {
+    return false;
+  }
+};
+const PRETTY = /^\[\d\d:\d\d:\d\d\] (?:\u001b\[\d+m)?INFO(?:\u001b\[\d+m)? \(hcp-bot\)/;
+
+describe("hcp-bot serve logging", { timeout: 60_000 }, () => {
+  it("piped: JSON lines a collector can parse, and nothing about Smee", async () => {
+    const r = await serve(setupEnv());
+    const out = lines(r.stdout);
+    expect(out.length).toBeGreaterThan(3);
+    expect(out.filter((l) => !isJson(l))).toEqual([]);
+    expect(out.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain("Welcome to Probot!");
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/smee/i);
+  });
+
+  it("LOG_FORMAT=pretty: one readable line per event, even when piped", async () => {
+    const r = await serve(setupEnv({ LOG_FORMAT: "pretty" }));
+    const out = lines(r.stdout);
+    expect(out.some((l) => PRETTY.test(l) && l.includes("Welcome to Probot!"))).toBe(true);
+    expect(out.filter(isJson)).toEqual([]);
+    expect(r.stdout).not.toContain("\u001b[");
+  });
+
+  it("on a terminal: readable, coloured lines; NO_COLOR keeps them readable without colour; LOG_FORMAT=json wins", async () => {
+    const tty = await serveOnTerminal(setupEnv());
+    expect(lines(tty.stdout).some((l) => PRETTY.test(l))).toBe(true);
+    expect(tty.stdout).toContain("\u001b[32mINFO");
+    expect(tty.stdout).not.toMatch(/smee/i);
+    const plain = await serveOnTerminal(setupEnv({ NO_COLOR: "1" }));
+    expect(lines(plain.stdout).some((l) => PRETTY.test(l))).toBe(true);
+    expect(plain.stdout).not.toContain("\u001b[32m");
+    const json = await serveOnTerminal(setupEnv({ LOG_FORMAT: "json" }));
+    expect(lines(json.stdout).filter((l) => l.startsWith("{")).every(isJson)).toBe(true);
+    expect(lines(json.stdout).some(isJson)).toBe(true);
+  });
+
+  it("a LOG_FORMAT or WEBHOOK_PROXY_URL it cannot use stops start-up with one line naming it", async () => {
+    const r = await serve(setupEnv({ LOG_FORMAT: "xml" }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/LOG_FORMAT must be pretty or json/);
+    expect(() => readServerSettings({ WEBHOOK_PROXY_URL: "smee.io/abc" })).toThrow(/WEBHOOK_PROXY_URL must be an http\(s\) URL/);
+    expect(readServerSettings({ WEBHOOK_PROXY_URL: "https://smee.io/abc123" }).webhookProxyUrl).toBe("https://smee.io/abc123");
+  });
+});
