@@ -59,7 +59,9 @@ function runSteps(inputs: Record<string, string>, workspace: string, temp: strin
     if (!step.run) continue;
     const output = join(temp, `output-${results.size}`);
     writeFileSync(output, "");
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", GITHUB_OUTPUT: output, ...extraEnv };
+    // npm's cache (where the project's `npm ci` left every package) comes along when it is not ~/.npm.
+    const cache = process.env.npm_config_cache ? { npm_config_cache: process.env.npm_config_cache } : {};
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", GITHUB_OUTPUT: output, ...cache, ...extraEnv };
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(v, { inputs, actionPath: root, temp, steps });
     const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", step.run], { cwd: workspace, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
     const outputs = Object.fromEntries(readFileSync(output, "utf8").split("\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));

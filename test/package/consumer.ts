@@ -53,7 +53,7 @@ const layout = recommendLayout({ cp: 16, tp: 1, gpusPerNode: 8 });
 const sizes: [number, number] | undefined = layout.sizes;
 const advice = adviseLayout({ cp: 16, numAttentionHeads: 32, numQueryGroups: 8 });
 const rings: number[][] = rankGrid({ tp: 1, cp: 16, sizes: [8, 2] }).levels[1]!;
-const files = await readSources(["r.py"]);
+const { files } = await readSources(["r.py"]);
 const findings: readonly Finding[] = analyze(files, { python: await loadPythonLanguage() }).findings;
 console.log(JSON.stringify({ sizes, advised: advice.recommendation.sizes, rings: rings.length, findings: findings.map((f) => f.ruleId) }));
 `;
