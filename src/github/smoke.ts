@@ -176,6 +176,8 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
         nproc: String(plan.gpus),
         iters: String(plan.iters),
         expect_hcp: String(plan.expectHcp),
+        // Only for an A/B run, so a workflow without the input still takes every other request.
+        ...(plan.compare !== "none" ? { compare: plan.compare } : {}),
       },
       return_run_details: true,
       // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
