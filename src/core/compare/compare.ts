@@ -22,7 +22,8 @@ export interface CompareInput {
   reference: LegInput | { missing: string };
 }
 
-function missing(mode: ReferenceMode, why: string, hcp: Leg | null, reference: Leg | null = null): Comparison {
+/** A comparison that could not be made, and why (neither leg's numbers, or only some). */
+export function missing(mode: ReferenceMode, why: string, hcp: Leg | null = null, reference: Leg | null = null): Comparison {
   return { mode, status: "missing", why, hcp, reference, speedup: null, bound: null, losses: [], flags: [], summary: `No ${mode} comparison: ${why}` };
 }
 

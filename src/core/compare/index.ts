@@ -3,7 +3,7 @@ export { COMPARE_MODES, CompareModeSchema, legLabel, referenceOverrides, type Co
 export { createSeriesCollector, seriesOf, MAX_POINTS, type IterationPoint, type SeriesCollector } from "./series.ts";
 export { speedupBound, MAX_COMM_SHARE, TIMING_NOISE, type SpeedupBound } from "./bound.ts";
 export { legOf, median, hcpEvidenceWords } from "./metrics.ts";
-export { compareLegs, applyComparison, lossPoints, speedupSummary, type CompareInput, type LegInput } from "./compare.ts";
+export { compareLegs, missing as missingComparison, applyComparison, lossPoints, speedupSummary, type CompareInput, type LegInput } from "./compare.ts";
 export { COMPARISON_CHECKS, LOSS_TOLERANCE, type ComparisonCheck } from "./checks/index.ts";
-export { comparisonMarkdown, comparisonMrkdwn, comparisonHeadline } from "./render.ts";
+export { comparisonMarkdown, comparisonHeadline } from "./render.ts";
 export * from "./schema.ts";

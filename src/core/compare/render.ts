@@ -1,14 +1,13 @@
-// The comparison as Markdown (check run, PR comment, /runs/ID through the escaping renderer)
-// and as Slack mrkdwn. Texts that come from a log (a reference leg's cause) are escaped.
+// The comparison as Markdown (check run, PR comment, /runs/ID through the escaping renderer;
+// Slack's mrkdwn is in src/core/render/slack.ts). Texts that come from a log (a reference leg's cause) are escaped.
 import { mdCell, mdText } from "../render/escape.ts";
-import { mrkdwn } from "../render/slack.ts";
 import type { Comparison, Leg } from "./schema.ts";
 
-const num = (x: number | null, digits = 1) => (x === null ? "–" : x.toFixed(digits));
-const loss = (x: number | null) => (x === null ? "–" : x.toFixed(4));
-const pct = (x: number | null) => (x === null ? "–" : `${(x * 100).toFixed(2)} %`);
+export const num = (x: number | null, digits = 1) => (x === null ? "–" : x.toFixed(digits));
+export const loss = (x: number | null) => (x === null ? "–" : x.toFixed(4));
+export const pct = (x: number | null) => (x === null ? "–" : `${(x * 100).toFixed(2)} %`);
 
-function legRows(c: Comparison): [string, Leg][] {
+export function legRows(c: Comparison): [string, Leg][] {
   return [c.hcp ? ["HCP", c.hcp] : null, c.reference ? ["Reference", c.reference] : null].filter((x): x is [string, Leg] => x !== null);
 }
 
@@ -39,14 +38,4 @@ export function comparisonMarkdown(c: Comparison): string {
     );
   }
   return out.join("\n");
-}
-
-export function comparisonMrkdwn(c: Comparison): string {
-  const lines = [`*A/B vs ${mrkdwn(c.mode)}:* ${mrkdwn(comparisonHeadline(c))}`];
-  for (const [name, l] of legRows(c)) {
-    lines.push(`• ${name} (${mrkdwn(l.layout)}): ${mrkdwn(l.verdictStatus)}, ${mrkdwn(l.hcpEvidence)}, ${num(l.tflopsPerGpu)} TFLOP/s/GPU, ${num(l.msPerIteration)} ms/iteration`);
-  }
-  if (c.losses.length) lines.push(`• lm loss: ${c.losses.map((l) => `${l.iteration}: ${loss(l.hcp)} / ${loss(l.reference)} (${pct(l.relDiff)})`).join(", ")}`);
-  for (const f of c.flags) lines.push(`${f.severity === "error" ? ":octagonal_sign:" : ":warning:"} *${f.id}* ${mrkdwn(f.message)}`);
-  return lines.join("\n");
 }
