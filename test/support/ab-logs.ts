@@ -38,15 +38,15 @@ function verdictJson(log: string, extra: Record<string, unknown> = {}): string {
 }
 
 /** The artifact of an A/B run: both legs' logs and the runner's verdict.json facts for each. */
-export function abArtifact(hcp: Steps, reference: Steps | { failed: true }): Record<string, string> {
+export function abArtifact(hcp: Steps, reference: Steps | { failed: true; tail?: string }): Record<string, string> {
   const files: Record<string, string> = {
     "smoke.log": `${fixtureLog(HCP_LEG_LOG)}\n${bridgeSteps({ ...hcp, tflops: hcp.tflops ?? tflopsFor(hcp.ms) })}\n`,
     "verdict.json": verdictJson(HCP_LEG_LOG),
   };
   if ("failed" in reference) {
     // The p2p leg set up its groups (the real flat run's signed reports) and then exited 1
-    // without a training step, as a crash before the first iteration does.
-    files["reference.log"] = fixtureLog(P2P_LEG_LOG);
+    // without a training step, as a crash before the first iteration does (`tail`: what it printed).
+    files["reference.log"] = `${fixtureLog(P2P_LEG_LOG)}${reference.tail ? `\n${reference.tail}\n` : ""}`;
     files["reference.verdict.json"] = verdictJson(P2P_LEG_LOG, { exitCode: 1 });
   } else {
     files["reference.log"] = `${fixtureLog(P2P_LEG_LOG)}\n${bridgeSteps({ ...reference, tflops: reference.tflops ?? tflopsFor(reference.ms) })}\n`;

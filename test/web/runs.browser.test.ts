@@ -156,7 +156,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(trail.some((t) => /audit: smoke allowed by maint, run \d+/.test(t))).toBe(true);
       expect(trail.some((t) => /audit: verdict allowed by maint, run \d+, verdict pass/.test(t))).toBe(true);
       expect(trail.at(-1)).toMatch(/completed: verdict pass|audit: verdict/);
-      expect(await page.locator("#ab-comparison").count()).toBe(0); // issue 11 fills this slot
+      expect(await page.locator("#ab-comparison").count()).toBe(0); // no compare=: no A/B section (test/web/ab-slot.browser.test.ts)
       await page.screenshot({ path: join(SCREENSHOTS, "..", "pages", "run.png"), fullPage: true });
       // Sign out: a same-site form with the session's CSRF token.
       await page.click("header .who button");
