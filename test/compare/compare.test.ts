@@ -101,3 +101,23 @@ describe("compareLegs", () => {
     expect(c.why).toMatch(/fewer than two iterations/);
   });
 });
+
+describe("the comparison in Slack", () => {
+  it("shows the summary, both legs, the losses and the flags, with log text escaped", async () => {
+    const { smokeMessage } = await import("../../src/core/render/slack.ts");
+    const c = compareLegs({ mode: "p2p", cp: 4, sizes: [2, 2], hcp: hcp([2000, 350], [11.7, 11.2]), reference: p2p([2100, 1190], [11.7, 11.5]) });
+    const v = { requestId: "r1", requester: "maint", sha: "e".repeat(40), repo: "acme/mb", pr: 7, plan: { recipe: "llama32_1b_pretrain_config", cp: 4, cpCommType: "a2a+p2p", sizes: [2, 2] as [number, number], gpus: 4, iters: 2, overrides: [], expectHcp: true, compare: "p2p" as const } };
+    const verdict = applyComparison(hcp([2000, 350], [11.7, 11.2]).verdict, c);
+    const message = smokeMessage(v, { kind: "finished", verdict, comparison: c });
+    const text = JSON.stringify(message.blocks);
+    expect(text).toContain("*A/B vs p2p:* HCP 3.40x the p2p throughput: flagged (AB001)");
+    expect(text).toMatch(/HCP \(a2a\+p2p \(HCP\)\): pass, HCP on \[2, 2\]/);
+    expect(text).toMatch(/Reference \(p2p\): pass, flat CP/);
+    expect(text).toContain(":warning: *AB002*");
+    expect(message.text).toContain("(hcp-inactive)");
+    const missing = compareLegs({ mode: "p2p", cp: 4, sizes: [2, 2], hcp: hcp([1000, 1000], [11.7, 11.5]), reference: { missing: "<!channel> look" } });
+    const m = JSON.stringify(smokeMessage(v, { kind: "finished", verdict: hcp([1000, 1000], [11.7, 11.5]).verdict, comparison: missing }).blocks);
+    expect(m).toContain("&lt;!channel&gt; look");
+    expect(m).not.toContain("<!channel>");
+  });
+});
