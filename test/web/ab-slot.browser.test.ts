@@ -11,7 +11,7 @@ import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { abArtifact } from "../support/ab-logs.ts";
 import { appKeys, botSettings } from "../support/bot-harness.ts";
-import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS, signInWithGitHub } from "../support/browser.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
 
@@ -68,14 +68,7 @@ afterAll(async () => {
   await gh?.close();
 });
 
-async function signIn(page: Page, start: string): Promise<void> {
-  await page.goto(`${bot.url}${start}`);
-  await page.click("a.signin");
-  await page.waitForURL(/\/login\/oauth\/authorize/);
-  await page.fill("#login_field", "maint");
-  await page.click("button[name=authorize]");
-  await page.waitForURL((u) => u.pathname.startsWith("/runs"));
-}
+const signIn = (page: Page, start: string) => signInWithGitHub(page, bot.url, "maint", start);
 
 const legCells = (page: Page, leg: string) => page.locator(`#ab-comparison tr[data-leg="${leg}"] td`).allTextContents();
 

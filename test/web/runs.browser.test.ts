@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { appKeys, botSettings, PASSING_RUN_LOG, probeKeyOf, runnerFacts, trainingLog } from "../support/bot-harness.ts";
-import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS, signInWithGitHub } from "../support/browser.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
 
@@ -78,14 +78,7 @@ afterAll(async () => {
 });
 
 /** Signs in through the fake GitHub's OAuth pages, as a person would. */
-async function signIn(page: Page, login: string, start = "/runs"): Promise<void> {
-  await page.goto(`${bot.url}${start}`);
-  await page.click("a.signin");
-  await page.waitForURL(/\/login\/oauth\/authorize/);
-  await page.fill("#login_field", login);
-  await page.click("button[name=authorize]");
-  await page.waitForURL((u) => u.pathname.startsWith("/runs"));
-}
+const signIn = (page: Page, login: string, start = "/runs") => signInWithGitHub(page, bot.url, login, start);
 
 const rowRepos = (page: Page) => page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-repo")));
 
