@@ -54,6 +54,19 @@ beforeAll(async () => {
 
   // Four requests, as production makes them: a pass, a run with HCP silently off, a refusal, and one in the private repository.
   const tick = (minutes: number) => () => (clock += minutes * 60_000);
+  // The oldest: a run asked from the HCP review check run's button, dispatched, not yet picked up.
+  const buttonPr = flow.openPr(PUBLIC);
+  const dispatched = gh.state.dispatches.length;
+  await flow.deliver("check_run", {
+    action: "requested_action",
+    installation: { id: PUBLIC.installation },
+    repository: flow.repository(PUBLIC),
+    sender: { login: "maint", id: 51, type: "User" },
+    requested_action: { identifier: "hcp-smoke" },
+    check_run: { id: 1, name: "HCP review", head_sha: buttonPr.sha, pull_requests: [{ number: buttonPr.number, head: { sha: buttonPr.sha, ref: `pr-${buttonPr.number}` }, base: { sha: "b".repeat(40), ref: "main" } }] },
+  });
+  ids.button = (gh.state.dispatches[dispatched]!.inputs as Record<string, string>).request_id!;
+  clock += 60_000;
   const pass = await flow.smokeOn(PUBLIC, "maint");
   await flow.runToEnd(PUBLIC, pass.runId!, pass.id!, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ throughput: { gpu: "H100" } }) }, { whileRunning: tick(3) });
   ids.pass = pass.id!;
@@ -96,7 +109,8 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(await page.textContent("h1")).toBe("Sign in to see the smoke runs");
       await signIn(page, "maint");
       expect(await page.textContent("header .who")).toContain("Signed in as maint");
-      expect(await rowRepos(page)).toEqual(["acme/secret-models", "acme/mb", "acme/mb", "acme/mb"]);
+      expect(await rowRepos(page)).toEqual(["acme/secret-models", "acme/mb", "acme/mb", "acme/mb", "acme/mb"]);
+      expect((await page.locator(`tr[data-id="${ids.button}"] td`).allTextContents()).slice(4, 6)).toEqual(["check-run button", "dispatched"]);
       const pass = page.locator(`tr[data-id="${ids.pass}"]`);
       const cells = await pass.locator("td").allTextContents();
       expect(cells.slice(1, 7)).toEqual(["acme/mb", expect.stringMatching(/^#\d+$/), "maint", "PR comment", "completed", "pass"]);
@@ -169,7 +183,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
   it("shows a signed-in user without access to a private repository nothing of its runs", async () => {
     await onPage(browser, "runs-outsider", async ({ page, problems }) => {
       await signIn(page, "outsider");
-      expect(await rowRepos(page)).toEqual(["acme/mb", "acme/mb", "acme/mb"]);
+      expect(await rowRepos(page)).toEqual(["acme/mb", "acme/mb", "acme/mb", "acme/mb"]);
       const html = await page.content();
       expect(html).not.toContain("secret-models");
       expect(html).not.toContain(ids.secret);
