@@ -11,7 +11,7 @@ import { ProbeReportDetector } from "./detectors/probe-reports.ts";
 import { ProcessGroupDetector } from "./detectors/process-groups.ts";
 import { SignatureDetector } from "./detectors/signatures.ts";
 import { TracebackDetector } from "./detectors/tracebacks.ts";
-import { ANCHOR_TEST } from "./anchors.ts";
+import { ANCHOR_FROM, ANCHOR_TEST } from "./anchors.ts";
 
 /** Longest line examined; the rest of a longer line is ignored (lines this long are data dumps). */
 export const MAX_LINE = 65_536;
@@ -89,8 +89,9 @@ export class LogReader {
 
   /** True when the line was a construction line and nothing else on it can matter. */
   private construction(raw: string): boolean {
-    const rest = raw.indexOf("TIMEOUT(ms)") + 11;
-    if (raw.length > MAX_LINE || raw.includes("\x1b") || raw.includes("\r") || ANCHOR_TEST.test(raw.slice(rest))) return false;
+    if (raw.length > MAX_LINE || raw.includes("\x1b") || raw.includes("\r")) return false;
+    ANCHOR_FROM.lastIndex = raw.indexOf("TIMEOUT(ms)") + 11;
+    if (ANCHOR_FROM.test(raw)) return false;
     this.groups.construction(raw);
     return true;
   }
