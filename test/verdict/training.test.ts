@@ -318,6 +318,18 @@ describe("a run that did something else does not pass", () => {
     expect(verdict(trainingLog({ config: [], hcp: cp2 }), 0, request).status).toBe("inconclusive");
   });
 
+  it("reports without cp_size and no configuration line that prints it: inconclusive, never a pass (item 11)", () => {
+    const noCp = probeLines(true).map((l) => {
+      const { cp_size: _dropped, mac: _mac, ...rest } = JSON.parse(l.slice("HCP-PROBE ".length));
+      return formatProbeLine(rest, PROBE_KEY);
+    });
+    const v = verdict(trainingLog({ config: [], hcp: noCp }), 0, request);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.message).toMatch(/ranks 0, 1, 2, 3 give no cp_size and the log prints no context_parallel_size \(asked 4\)/);
+    // The summary prints the CP size: then the level sizes and the summary together prove the layout.
+    expect(verdict(trainingLog({ hcp: noCp }), 0, request).status).toBe("pass");
+  });
+
   it("reports missing for one rank of four: inconclusive, naming the rank", () => {
     const v = verdict(trainingLog({ hcp: probeLines(true).filter((_, r) => r !== 2) }), 0, request);
     expect(v.status).toBe("inconclusive");
