@@ -1,5 +1,5 @@
 // A `/hcp smoke` request carried through the real server and the fake GitHub, as
-// test/github/smoke.e2e.test.ts does it: a signed comment webhook, the dispatch it causes,
+// test/github/smoke*.e2e.test.ts do it: a signed comment webhook, the dispatch it causes,
 // the run starting, its log artifact uploaded, and the completed workflow_run webhook.
 // For suites that need runs in the store made the way production makes them.
 import { readFileSync } from "node:fs";
