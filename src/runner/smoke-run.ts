@@ -15,6 +15,7 @@ import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
+import { checkoutProblem } from "./checkout.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
@@ -26,12 +27,15 @@ export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 export const SMOKE_RUN_USAGE = `Usage: hcp-bot smoke-run --recipe NAME [options] [-- OVERRIDES...]
 
 Runs \`uv run python -m torch.distributed.run --nproc_per_node=N scripts/training/run_recipe.py
---recipe NAME OVERRIDES... HARNESS...\` in the current checkout, with HCP made observable
-(TORCH_CPP_LOG_LEVEL=INFO and a probe), and writes the verdict.
+--recipe NAME OVERRIDES... HARNESS...\` in the current checkout (\`python -m ...\` with
+--launcher python), with HCP made observable (TORCH_CPP_LOG_LEVEL=INFO and a probe), and
+writes the verdict. It refuses to start (exit 2) when the launcher is not on PATH or
+scripts/training/run_recipe.py is not in the checkout, --dry-run included.
 
 Options:
   --recipe NAME            recipe function (required)
   --nproc N                GPUs / ranks (default 4)
+  --launcher uv|python     uv run python (default), or the environment's python (a container)
   --iters N                training iterations (default 2)
   --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
   --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
@@ -76,6 +80,7 @@ const SmokeRunOptionsSchema = z.object({
   out: z.string().min(1).optional(),
   log: z.string().min(1).optional(),
   expectHcp: z.boolean().default(true),
+  launcher: z.enum(["uv", "python"], { error: "--launcher must be uv or python" }).default("uv"),
   gpu: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "--gpu must be a GPU name such as H100").optional(),
   overridesEnv: z.string().optional(),
   dryRun: z.boolean().default(false),
@@ -107,6 +112,7 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
         log: { type: "string" },
         "expect-hcp": { type: "boolean" },
         "no-expect-hcp": { type: "boolean" },
+        launcher: { type: "string" },
         gpu: { type: "string" },
         "overrides-env": { type: "string" },
         "dry-run": { type: "boolean" },
@@ -126,6 +132,7 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
     out: values.out,
     log: values.log,
     expectHcp: values["no-expect-hcp"] ? false : values["expect-hcp"],
+    launcher: values.launcher,
     gpu: values.gpu,
     overridesEnv: values["overrides-env"],
     dryRun: values["dry-run"],
@@ -170,6 +177,13 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     }
     throw error;
   }
+  // A missing launcher or run_recipe.py: --dry-run refuses (exit 2); a real run reports it like a
+  // command that could not start (the message in smoke.log, a failing verdict, exit 1), so the bot says why.
+  const problem = checkoutProblem(options.launcher, deps.cwd, deps.env);
+  if (problem && options.dryRun) {
+    deps.err(`hcp-bot smoke-run: ${problem}\n`);
+    return SMOKE_EXIT.usage;
+  }
   const command = buildArgv(options);
   const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
@@ -187,7 +201,7 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
     return SMOKE_EXIT.usage;
   }
-  return runAndReport(options, command, duplicatesNotice, paths, deps);
+  return runAndReport(options, command, duplicatesNotice, paths, deps, problem);
 }
 
 interface OutputPaths {
@@ -232,7 +246,7 @@ class Digest {
 }
 
 /** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
-async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps): Promise<number> {
+async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps, refusal: string | null): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
   const { outDir, logPath } = paths;
   await mkdir(outDir, { recursive: true });
@@ -249,7 +263,7 @@ async function runAndReport(options: SmokeRunOptions, command: string[], notices
     say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
 
     const startedAt = new Date();
-    const { result, verdict, logDigest } = await runJudged(options, command, built.env, logPath, say, deps, probe.key);
+    const { result, verdict, logDigest } = await runJudged(options, command, built.env, logPath, say, deps, probe.key, refusal);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
     if (!result.spawnError && !(await probe.keyTaken())) say("the torchrun launcher's probe never took its key: no HCP-PROBE report of this run can be authenticated");
 
@@ -294,6 +308,7 @@ async function runJudged(
   say: (message: string) => void,
   deps: SmokeRunDeps,
   probeKey: string,
+  refusal: string | null,
 ): Promise<{ result: RunResult; verdict: Verdict; logDigest: FileDigest }> {
   const verdictOptions: VerdictOptions = {
     expectHcp: options.expectHcp,
@@ -308,7 +323,7 @@ async function runJudged(
   const digest = new Digest();
   let result: RunResult;
   try {
-    result = await runSmokeProcess({
+    result = refusal ? await refused(refusal, teeTo(deps.live, log, (chunk) => { digest.update(chunk); parser.push(chunk); })) : await runSmokeProcess({
       argv: command,
       env,
       cwd: deps.cwd,
@@ -330,6 +345,12 @@ async function runJudged(
     ...(result.cancelledBy ? { cancelledBy: result.cancelledBy } : {}),
   });
   return { result, verdict, logDigest: digest.done() };
+}
+
+/** The result of a run that could not start here: its reason is the log's one line. */
+async function refused(reason: string, write: (chunk: Uint8Array) => Promise<void>): Promise<RunResult> {
+  await write(Buffer.from(`hcp-bot smoke-run: ${reason}\n`));
+  return { exitCode: null, signal: null, timedOut: false, cancelledBy: null, spawnError: reason, durationMs: 0, survivors: [] };
 }
 
 /** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */

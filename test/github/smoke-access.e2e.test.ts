@@ -3,9 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startServer } from "../../src/node/server.ts";
-import { botSettings, deliverAndSettle } from "../support/bot-harness.ts";
+import { botSettings, deliverAndSettle, smokeWorkflowFile } from "../support/bot-harness.ts";
 import {
-  CONFIG, OWNER, RECIPE, RECIPE_FILE, REPO, SECRET, bot, commentPayload, comments, dataDir, deliver, dispatches, gh, openPr, repository, restart, useSmokeE2E, workflowTemplate,
+  CONFIG, OWNER, RECIPE, RECIPE_FILE, REPO, SECRET, bot, commentPayload, comments, dataDir, deliver, dispatches, gh, openPr, repository, restart, useSmokeE2E,
 } from "../support/smoke-e2e.ts";
 
 useSmokeE2E();
@@ -89,8 +89,7 @@ describe("who may spend GPU time", () => {
     const other = { id: 2001, name: "mb2", full_name: "globex/mb2", owner: { login: "globex", id: 3, type: "Organization" }, default_branch: "main" };
     gh.addInstallation({ id: 10, account: "globex", accountType: "Organization" });
     gh.addRepo({ owner: "globex", repo: "mb2", defaultBranch: "main", files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": "smoke:\n  quotas: {per_user_per_day: 1, max_queued: 1}\n" } } });
-    const template = workflowTemplate();
-    gh.addWorkflow({ owner: "globex", repo: "mb2", path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    gh.addWorkflow({ owner: "globex", repo: "mb2", path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
     const prOn = (number: number) => {
       const sha = number.toString(16).padStart(40, "c");
       gh.addCommit({ owner: "globex", repo: "mb2", branch: `pr-${number}`, base: "main", sha, files: { [RECIPE_FILE]: RECIPE } });

@@ -1,18 +1,16 @@
 // The world of the `/hcp smoke` end-to-end suites (test/github/smoke*.e2e.test.ts): the real
 // server on a SQLite data folder, a fake GitHub that validates every request against the
-// OpenAPI description (dispatch inputs against the workflow file on the default branch), and
+// OpenAPI description (dispatch inputs against the workflow file on the default branch, as init-workflow renders it), and
 // helpers that deliver signed webhooks and read what the bot wrote. Each suite calls
 // `useSmokeE2E()` once; `gh`, `bot` and `dataDir` are then live for its tests.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "./fake-github/index.ts";
-import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, trainingLog } from "./bot-harness.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "./bot-harness.ts";
 
-const root = join(import.meta.dirname, "..", "..");
 export const SECRET = "smoke-secret";
 export const OWNER = "acme";
 export const REPO = "mb";
@@ -162,9 +160,6 @@ export async function smokeCheck(sha: string) {
   return data.check_runs[0];
 }
 
-export function workflowTemplate(): { "run-name": string; on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } } {
-  return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as ReturnType<typeof workflowTemplate>;
-}
 
 /** Registers the suite's hooks: the fake GitHub and the bot before all tests, no fake-GitHub violation after each. */
 export function useSmokeE2E(): void {
@@ -172,8 +167,7 @@ export function useSmokeE2E(): void {
     gh = await startFakeGitHub({ appId: 77, appSlug: "hcp-bot", appPublicKey: publicKey });
     gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
     gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
-    const template = workflowTemplate();
-    gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
     gh.setPermission("maint", "write");
     gh.setPermission("admin1", "admin");
     gh.setPermission("reader", "read");

@@ -64,7 +64,8 @@ export function planMarkdown(v: SmokeView): string {
 }
 
 export type SmokeState =
-  | { kind: "dispatched"; note?: string }
+  /** `workflow`: markdown about inputs the installed workflow could not take (core/smoke/workflow.ts). */
+  | { kind: "dispatched"; note?: string; workflow?: string }
   | { kind: "running" }
   | { kind: "finished"; verdict: Verdict; note?: string }
   | { kind: "cancelled"; by?: string }
@@ -104,7 +105,7 @@ function stateDetails(state: SmokeState): string {
     case "failed":
       return untrusted(state.reason);
     case "dispatched":
-      return state.note ? `_${untrusted(state.note)}_` : "";
+      return [state.note ? `_${untrusted(state.note)}_` : "", state.workflow ?? ""].filter(Boolean).join("\n\n");
     default:
       return "";
   }

@@ -154,13 +154,20 @@ export class FakeSeeds {
     this.requireRepoState(owner, name).permissions.set(login.toLowerCase(), level);
   }
 
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState {
-    this.requireRepoState(o.owner, o.repo);
+  /**
+   * A workflow. With `content` (its YAML), the file is committed to the default branch and a
+   * dispatch reads the file at the dispatched ref, as GitHub does; otherwise `inputs`,
+   * `runName` and `jobName` describe it.
+   */
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string; content?: string }): WorkflowState {
+    const repo = this.requireRepoState(o.owner, o.repo);
+    if (o.content !== undefined) this.addCommit({ owner: o.owner, repo: o.repo, branch: repo.defaultBranch, base: repo.defaultBranch, files: { [o.path]: o.content } });
     const wf: WorkflowState = {
       id: o.id ?? this.state.nextId(), repoKey: repoKey(o.owner, o.repo), path: o.path, name: o.name ?? o.path.split("/").at(-1) ?? o.path,
       ...(o.inputs ? { inputs: o.inputs } : {}),
       ...(o.runName ? { runName: o.runName } : {}),
       ...(o.jobName ? { jobName: o.jobName } : {}),
+      ...(o.content !== undefined ? { fromFile: true } : {}),
     };
     this.state.workflows.set(wf.id, wf);
     return wf;

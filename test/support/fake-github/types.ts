@@ -126,7 +126,8 @@ export interface FakeGitHub {
   addIssueComment(o: { owner: string; repo: string; number: number; body: string; user?: string }): IssueCommentState;
   /** for every repository, or only `repo` ("owner/name") */
   setPermission(login: string, level: PermissionLevel, repo?: string): void;
-  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string }): WorkflowState;
+  /** with `content` (the YAML), the file is committed to the default branch and each dispatch reads it at its ref */
+  addWorkflow(o: { owner: string; repo: string; id?: number; path: string; name?: string; inputs?: Record<string, { required?: boolean }>; runName?: string; jobName?: string; content?: string }): WorkflowState;
   updateWorkflowRun(id: number, patch: { status?: string; conclusion?: string | null }): WorkflowRunState;
   /** A run that was not dispatched through the API (a push or pull_request run, or a person's manual dispatch). */
   addWorkflowRun(o: { owner: string; repo: string; workflowId: number; event: string; headBranch: string; headSha: string; displayTitle: string; status?: string; conclusion?: string | null; actor?: string; jobName?: string }): WorkflowRunState;
