@@ -336,7 +336,7 @@ export async function requestSmoke(
   // A recipe the analyzer cannot find (built dynamically, say) is not refused: run_recipe.py
   // knows better, and the run will tell. The reply says what the pre-flight could not check.
   const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
-  const dispatched: SmokeState = { kind: "dispatched", ...(unchecked ? { note: unchecked } : {}), ...(workflow.note ? { workflow: workflow.note } : {}) };
+  const dispatched: SmokeState = { kind: "dispatched", ...(unchecked ? { note: unchecked } : {}), ...(workflow.note ? { workflow: workflow.note, skipped: workflow.skipped } : {}) };
   const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched), request.id, deps);
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
   await tell(final.ok ? final.request : request, dispatched, deps);

@@ -77,7 +77,7 @@ export function installedWorkflowReport(): { template: number; checked: number; 
 }
 
 export type WorkflowFit =
-  | { ok: true; declared: ReadonlySet<string>; note: string | null }
+  | { ok: true; declared: ReadonlySet<string>; note: string | null; skipped: string[] }
   | { ok: false; reason: string };
 
 /**
@@ -100,7 +100,7 @@ export async function fitInstalledWorkflow(
   // The request id and check run id are not known yet; only names and types are checked here.
   const fit = fitInputs(smokeInputs(p.plan, { sha: p.sha, pr: p.pr, requestId: "pending", checkRunId: 0 }), installed.workflow, installed.path);
   if (!fit.ok) return fit;
-  return { ok: true, declared: new Set(Object.keys(fit.send)), note: skewNote(fit.dropped, { path: installed.path, version: installed.workflow.version }) };
+  return { ok: true, declared: new Set(Object.keys(fit.send)), note: skewNote(fit.dropped, { path: installed.path, version: installed.workflow.version }), skipped: fit.dropped.map((d) => d.name) };
 }
 
 /** `/hcp status`: a sentence when the installed smoke workflow is not this bot's template version (or cannot be used). */

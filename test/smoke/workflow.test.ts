@@ -4,6 +4,7 @@
 // for shapes the e2e does not seed (a newer input such as `compare`, choices, YAML forms).
 import { describe, expect, it } from "vitest";
 import { fitInputs, readSmokeWorkflow, skewNote, versionNote, WORKFLOW_TEMPLATE_VERSION, type SmokeWorkflow } from "../../src/core/smoke/workflow.ts";
+import { smokeMessage } from "../../src/core/render/slack.ts";
 import { smokeWorkflowFile } from "../support/bot-harness.ts";
 
 const PATH = ".github/workflows/hcp-smoke.yml";
@@ -74,5 +75,15 @@ describe("fitting the bot's inputs", () => {
     const fit = fitInputs([...WANTED.slice(0, 3), ["overrides", JSON.stringify(["x=`<img src=a>`"])], ...WANTED.slice(4)], workflow(SIX.replace(/ {6}overrides.*\n/, "")), PATH);
     const note = fit.ok ? skewNote(fit.dropped, { path: PATH, version: 1 })! : "";
     expect(note).toMatch(/``\s?overrides=\["x=`<img src=a>`"\]\s?``/);
+  });
+});
+
+describe("the Slack story of a run dispatched to an older workflow", () => {
+  it("names the inputs it did not take and the upgrade command; says nothing for a current workflow", () => {
+    const view = { requestId: "r1", requester: "maint", sha: "a".repeat(40), repo: "acme/mb", pr: 3, plan: { recipe: "r", cp: 4, cpCommType: "a2a+p2p", sizes: [2, 2] as [number, number], gpus: 4, iters: 2, overrides: [], expectHcp: true } };
+    const older = JSON.stringify(smokeMessage(view, { kind: "dispatched", workflow: "x", skipped: ["nproc", "iters"] }));
+    expect(older).toContain("does not take `nproc`, `iters`");
+    expect(older).toContain("npx hcp-bot init-workflow --force");
+    expect(JSON.stringify(smokeMessage(view, { kind: "dispatched" }))).not.toContain("init-workflow");
   });
 });

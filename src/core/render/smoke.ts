@@ -64,8 +64,8 @@ export function planMarkdown(v: SmokeView): string {
 }
 
 export type SmokeState =
-  /** `workflow`: markdown about inputs the installed workflow could not take (core/smoke/workflow.ts). */
-  | { kind: "dispatched"; note?: string; workflow?: string }
+  /** `workflow`: markdown about the inputs the installed workflow could not take (core/smoke/workflow.ts), `skipped` their names. */
+  | { kind: "dispatched"; note?: string; workflow?: string; skipped?: string[] }
   | { kind: "running" }
   | { kind: "finished"; verdict: Verdict; note?: string }
   | { kind: "cancelled"; by?: string }
