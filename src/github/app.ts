@@ -13,6 +13,7 @@ import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
+import { workflowStatusNote } from "./workflow-file.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
@@ -266,7 +267,8 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
           return;
         case "status":
-          await say(statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)));
+          // The installed workflow's version is said too (a failed read leaves it out; the status still answers).
+          await say([statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)), await workflowStatusNote(octokit, r, config).catch(() => null)].filter(Boolean).join("\n\n"));
           return;
         case "check": {
           if (command.input.form === "pr") {

@@ -18,6 +18,8 @@ import { verdictForRun } from "./run-verdict.ts";
 import { applyComparison } from "../core/compare/index.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
+import { fitInstalledWorkflow } from "./workflow-file.ts";
+import { smokeInputs } from "../core/smoke/workflow.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = BotOctokit;
@@ -65,7 +67,7 @@ export interface SmokeOrigin {
 
 export type SmokeOutcome =
   | { kind: "dispatched"; request: SmokeRequest }
-  | { kind: "dry-run"; plan: SmokePlan; sha: string }
+  | { kind: "dry-run"; plan: SmokePlan; sha: string; workflowNote?: string }
   | { kind: "refused"; reason: string; findings?: Finding[] }
   | { kind: "failed"; reason: string; request?: SmokeRequest };
 
@@ -161,7 +163,7 @@ async function botLoginOf(octokit: Octokit, deps: SmokeDeps): Promise<string> {
   return deps.botLogin ? deps.botLogin(octokit) : "hcp-bot[bot]";
 }
 
-async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, deps: SmokeDeps) {
+async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, declared: ReadonlySet<string>, deps: SmokeDeps) {
   const lookup = deps.runLookup ?? { attempts: 5, delayMs: 1000 };
   const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
   const bound = { ...request, checkRunId };
@@ -172,19 +174,8 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
       workflow_id: config.smoke.workflow,
       // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
       ref: r.defaultBranch,
-      inputs: {
-        sha: request.sha,
-        pr: String(request.pr),
-        recipe: plan.recipe,
-        overrides: JSON.stringify(plan.overrides),
-        request_id: request.id,
-        check_run_id: String(checkRunId),
-        nproc: String(plan.gpus),
-        iters: String(plan.iters),
-        expect_hcp: String(plan.expectHcp),
-        // Only for an A/B run, so a workflow without the input still takes every other request.
-        ...(plan.compare !== "none" ? { compare: plan.compare } : {}),
-      },
+      // Only the inputs the installed workflow declares (checked before anything was queued).
+      inputs: Object.fromEntries(smokeInputs(plan, { sha: request.sha, pr: request.pr, requestId: request.id, checkRunId }).filter(([name]) => declared.has(name))),
       return_run_details: true,
       // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
     } as never);
@@ -280,6 +271,16 @@ export async function requestSmoke(
     return { kind: "refused", reason: pinned.reason };
   }
 
+  // The workflow file the dispatch will run, read at the commit it will run from: a dispatch it
+  // cannot take is refused now, not answered 422 after a check run was queued.
+  const workflowSha = await defaultBranchSha(octokit, r);
+  const workflow = await fitInstalledWorkflow(octokit, r, config, workflowSha, { plan, sha, pr: prNumber });
+  if (!workflow.ok) {
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: workflow.reason });
+    await audit("denied", workflow.reason, refused.id);
+    return { kind: "refused", reason: workflow.reason };
+  }
+
   const python = await deps.python();
   const check = await preflight(octokit, r, sha, plan, python);
   const errors = check.findings.filter((f) => f.severity === "error");
@@ -299,12 +300,11 @@ export async function requestSmoke(
   }
   if (cmd.dryRun) {
     await audit("allowed", "dry run: nothing dispatched", null);
-    return { kind: "dry-run", plan, sha };
+    return { kind: "dry-run", plan, sha, ...(workflow.note ? { workflowNote: workflow.note } : {}) };
   }
 
   const request = await deps.store.createSmokeRequest({ ...base, status: "requested" });
-  // The commit the workflow file will come from: a run bound by its title must have run exactly it.
-  const workflowSha = await defaultBranchSha(octokit, r);
+  // workflowSha: the commit the workflow file comes from; a run bound by its title must have run exactly it.
   const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
   const checkRun = await createOnce(
     async () =>
@@ -316,7 +316,7 @@ export async function requestSmoke(
           head_sha: sha,
           status: "queued",
           external_id: externalId(request.id, workflowSha),
-          output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
+          output: { title: `Smoke run requested by @${requester.login}`, summary: [planMarkdown(v), workflow.note].filter(Boolean).join("\n\n") },
         })
       ).data,
     async () => {
@@ -329,7 +329,7 @@ export async function requestSmoke(
   }
   let run: { id: number | null; url: string | null };
   try {
-    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps);
+    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, workflow.declared, deps);
   } catch (error) {
     const status = (error as { status?: number }).status;
     const reason =
@@ -352,7 +352,7 @@ export async function requestSmoke(
   // A recipe the analyzer cannot find (built dynamically, say) is not refused: run_recipe.py
   // knows better, and the run will tell. The reply says what the pre-flight could not check.
   const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
-  const dispatched: SmokeState = unchecked ? { kind: "dispatched", note: unchecked } : { kind: "dispatched" };
+  const dispatched: SmokeState = { kind: "dispatched", ...(unchecked ? { note: unchecked } : {}), ...(workflow.note ? { workflow: workflow.note, skipped: workflow.skipped } : {}) };
   const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched), request.id, deps);
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
   await tell(final.ok ? final.request : request, dispatched, deps);
@@ -368,7 +368,7 @@ export function smokeReply(outcome: SmokeOutcome, requester: string): string | u
       return `@${untrusted(requester)} no smoke run: ${untrusted(outcome.reason)}.${table}`;
     }
     case "dry-run":
-      return `**Dry run**: this is what \`/hcp smoke\` would start (nothing was dispatched).\n\n${planMarkdown({ requestId: "dry-run", requester, sha: outcome.sha, plan: outcome.plan })}`;
+      return `**Dry run**: this is what \`/hcp smoke\` would start (nothing was dispatched).\n\n${planMarkdown({ requestId: "dry-run", requester, sha: outcome.sha, plan: outcome.plan })}${outcome.workflowNote ? `\n\n${outcome.workflowNote}` : ""}`;
     case "failed":
       return outcome.request ? undefined : `No smoke run: ${untrusted(outcome.reason)}`;
     case "dispatched":

@@ -15,6 +15,7 @@ import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
+import { checkoutProblem } from "./checkout.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
@@ -27,12 +28,15 @@ export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 export const SMOKE_RUN_USAGE = `Usage: hcp-bot smoke-run --recipe NAME [options] [-- OVERRIDES...]
 
 Runs \`uv run python -m torch.distributed.run --nproc_per_node=N scripts/training/run_recipe.py
---recipe NAME OVERRIDES... HARNESS...\` in the current checkout, with HCP made observable
-(TORCH_CPP_LOG_LEVEL=INFO and a probe), and writes the verdict.
+--recipe NAME OVERRIDES... HARNESS...\` in the current checkout (\`python -m ...\` with
+--launcher python), with HCP made observable (TORCH_CPP_LOG_LEVEL=INFO and a probe), and
+writes the verdict. It refuses to start (exit 2) when the launcher is not on PATH or
+scripts/training/run_recipe.py is not in the checkout, --dry-run included.
 
 Options:
   --recipe NAME            recipe function (required)
   --nproc N                GPUs / ranks (default 4)
+  --launcher uv|python     uv run python (default), or the environment's python (a container)
   --iters N                training iterations (default 2)
   --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
   --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
@@ -81,6 +85,7 @@ const SmokeRunOptionsSchema = z.object({
   out: z.string().min(1).optional(),
   log: z.string().min(1).optional(),
   expectHcp: z.boolean().default(true),
+  launcher: z.enum(["uv", "python"], { error: "--launcher must be uv or python" }).default("uv"),
   gpu: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "--gpu must be a GPU name such as H100").optional(),
   overridesEnv: z.string().optional(),
   compare: z.enum(COMPARE_MODES, { error: "--compare must be none, p2p or a2a" }).default("none"),
@@ -113,6 +118,7 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
         log: { type: "string" },
         "expect-hcp": { type: "boolean" },
         "no-expect-hcp": { type: "boolean" },
+        launcher: { type: "string" },
         gpu: { type: "string" },
         "overrides-env": { type: "string" },
         compare: { type: "string" },
@@ -133,6 +139,7 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
     out: values.out,
     log: values.log,
     expectHcp: values["no-expect-hcp"] ? false : values["expect-hcp"],
+    launcher: values.launcher,
     gpu: values.gpu,
     overridesEnv: values["overrides-env"],
     compare: values.compare === "" ? undefined : values.compare,
@@ -178,6 +185,13 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     }
     throw error;
   }
+  // A missing launcher or run_recipe.py: --dry-run refuses (exit 2); a real run reports it like a
+  // command that could not start (the message in smoke.log, a failing verdict, exit 1), so the bot says why.
+  const problem = checkoutProblem(options.launcher, deps.cwd, deps.env);
+  if (problem && options.dryRun) {
+    deps.err(`hcp-bot smoke-run: ${problem}\n`);
+    return SMOKE_EXIT.usage;
+  }
   const command = buildArgv(options);
   const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
@@ -196,7 +210,7 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
     return SMOKE_EXIT.usage;
   }
-  return runAndReport(options, command, duplicatesNotice, paths, deps);
+  return runAndReport(options, command, duplicatesNotice, paths, deps, problem);
 }
 
 interface OutputPaths {
@@ -249,6 +263,8 @@ interface Leg {
   expectHcp: boolean;
   /** The overrides the leg's layout is read from (requestedLayout). */
   layoutOverrides: string[];
+  /** Why this leg cannot start here (no launcher, no run_recipe.py): its log is that one line. */
+  refusal?: string | null;
 }
 
 interface LegOutcome {
@@ -263,7 +279,7 @@ interface LegOutcome {
 }
 
 /** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
-async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps): Promise<number> {
+async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps, refusal: string | null): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
   const { outDir, logPath } = paths;
   await mkdir(outDir, { recursive: true });
@@ -273,7 +289,7 @@ async function runAndReport(options: SmokeRunOptions, command: string[], notices
   deps.out(`${commitmentLine(createHash("sha256").update(nonce).digest("hex"))}\n`);
 
   const userLayout = options.userOverrides.map((o) => o.text);
-  const run = await runLeg(options, { name: "run", command, logPath, verdictFile: "verdict.json", expectHcp: options.expectHcp, layoutOverrides: userLayout }, notices, outDir, say, deps);
+  const run = await runLeg(options, { name: "run", command, logPath, verdictFile: "verdict.json", expectHcp: options.expectHcp, layoutOverrides: userLayout, refusal }, notices, outDir, say, deps);
   const legs = [run];
   const reference = options.compare === "none" ? undefined : await referenceLeg(options, options.compare, run, outDir, say, deps);
   if (reference) legs.push(reference);
@@ -388,18 +404,19 @@ async function runJudged(
   const digest = new Digest();
   let result: RunResult;
   try {
-    result = await runSmokeProcess({
+    const consume = teeTo(deps.live, log, (chunk) => {
+      digest.update(chunk);
+      parser.push(chunk);
+      series.push(chunk);
+    });
+    result = leg.refusal ? await refused(leg.refusal, consume) : await runSmokeProcess({
       argv: leg.command,
       env,
       cwd: deps.cwd,
       timeoutMs: options.timeoutMs,
       graceMs: options.graceMs,
       notice: say,
-      onChunk: teeTo(deps.live, log, (chunk) => {
-        digest.update(chunk);
-        parser.push(chunk);
-        series.push(chunk);
-      }),
+      onChunk: consume,
     });
   } finally {
     log.end();
@@ -411,6 +428,12 @@ async function runJudged(
     ...(result.cancelledBy ? { cancelledBy: result.cancelledBy } : {}),
   });
   return { result, verdict, logDigest: digest.done(), series: series.end() };
+}
+
+/** The result of a run that could not start here: its reason is the log's one line. */
+async function refused(reason: string, write: (chunk: Uint8Array) => Promise<void>): Promise<RunResult> {
+  await write(Buffer.from(`hcp-bot smoke-run: ${reason}\n`));
+  return { exitCode: null, signal: null, timedOut: false, cancelledBy: null, spawnError: reason, durationMs: 0, survivors: [] };
 }
 
 /** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */

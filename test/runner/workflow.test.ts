@@ -76,13 +76,13 @@ describe("the rendered workflow", () => {
     expect(wf["run-name"]).toContain("${{ inputs.request_id }}");
   });
 
-  it("runs on the given labels, one run per PR, with a time limit and a read-only token", () => {
+  it("runs on the given labels, one run per PR, with a time limit and no permission but contents: read for the job", () => {
     expect(Object.keys(wf.jobs)).toHaveLength(1);
     expect(job["runs-on"]).toEqual(LABELS);
     expect(jobMinutes(job)).toEqual({ plain: 60, ab: 115 }); // A/B: two 55-minute legs and one 5-minute upload margin
     expect(wf.concurrency.group).toMatch(/\$\{\{ inputs\.pr \}\}/);
-    expect(wf.permissions).toEqual({ contents: "read" });
-    expect(job.permissions).toBeUndefined();
+    expect(wf.permissions).toEqual({});
+    expect(job.permissions).toEqual({ contents: "read" });
     expect(job.defaults?.run?.shell).toBe("bash");
   });
 
@@ -200,6 +200,8 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
       "4",
       "--iters",
       "2",
+      "--launcher",
+      "uv",
       "--timeout",
       "55m",
       "--out",
@@ -232,6 +234,22 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
       expect(r.status, JSON.stringify(bad)).toBe(1);
       expect(r.stdout).toMatch(/^::error::/m);
     }
+  });
+
+  it("the input check refuses an hcp-bot spec that is not an exact version (a repository variable's tag or range)", () => {
+    for (const spec of ["hcp-bot@latest", "hcp-bot@^1.2.0", "hcp-bot", "hcp-bot@1.2.3 evil", "https://example.invalid/x.tgz"]) {
+      const env = { ...goodInputs };
+      const original = job.env.HCP_BOT_SPEC;
+      job.env.HCP_BOT_SPEC = spec;
+      try {
+        const r = runStep("Check inputs", env);
+        expect(r.status, spec).toBe(1);
+        expect(r.stdout).toContain("::error::HCP_BOT_SPEC must name an exact version");
+      } finally {
+        job.env.HCP_BOT_SPEC = original!;
+      }
+    }
+    expect(runStep("Check inputs", goodInputs).status).toBe(0);
   });
 
   it("the HEAD check fails when the checkout is not the pinned SHA", () => {

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
 import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
+import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/runner/init-workflow.ts";
+import { VERSION } from "../../src/version.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -181,4 +183,9 @@ def ${name}_pretrain_config():
     cfg.model.cp_comm_type = "a2a+p2p"
 ${o.sizes ? "    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n" : ""}    return cfg
 `;
+}
+
+/** The smoke workflow file as `hcp-bot init-workflow` renders it by default (`settings` replace the defaults). */
+export function smokeWorkflowFile(settings: Partial<WorkflowSettings> = {}): string {
+  return renderWorkflow(readFileSync(TEMPLATE_PATH, "utf8"), { labels: ["self-hosted", "linux", "gpu-4"], timeoutMinutes: 35, spec: `hcp-bot@${VERSION}`, ...settings });
 }

@@ -4,6 +4,7 @@ import { parseDocument } from "yaml";
 import * as z from "zod";
 import { DEFAULT_GLOBS } from "../analyze/classify.ts";
 import { CompareModeSchema } from "../compare/mode.ts";
+import { smokeRuntimeFields } from "./smoke-runtime.ts";
 
 export const CONFIG_PATH = ".github/hcp-bot.yml";
 
@@ -47,6 +48,8 @@ export const SmokeConfigSchema = z
       })
       .strict()
       .default({ per_user_per_day: 10, max_queued: 4 }),
+    /** container, launcher, env: where and how the job runs (smoke-runtime.ts; rendered by init-workflow). */
+    ...smokeRuntimeFields,
   })
   .strict();
 export type SmokeConfig = z.infer<typeof SmokeConfigSchema>;

@@ -7,6 +7,7 @@ import type { Verdict } from "../verdict/index.ts";
 import { comparisonHeadline, legRows, loss, num, pct } from "../compare/render.ts";
 import type { Comparison } from "../compare/schema.ts";
 import type { SmokeState, SmokeView } from "./smoke.ts";
+import { UPGRADE_COMMAND } from "../smoke/workflow.ts";
 import { stateHeadline } from "./smoke.ts";
 
 /** Slack's documented limits for what we send. */
@@ -202,6 +203,10 @@ function stateDetail(state: SmokeState): Block[] {
       return [section(mrkdwn(state.reason))];
     case "cancelled":
       return state.by ? [context(`Cancelled by ${mrkdwn(state.by)} on GitHub.`)] : [];
+    case "dispatched":
+      return state.skipped?.length
+        ? [context(`The installed smoke workflow is older than this hcp-bot and does not take ${state.skipped.map((n) => code(n)).join(", ")}; the check run says what it does instead. Upgrade: ${code(UPGRADE_COMMAND)}`)]
+        : [];
     default:
       return [];
   }

@@ -68,7 +68,8 @@ export function planMarkdown(v: SmokeView): string {
 }
 
 export type SmokeState =
-  | { kind: "dispatched"; note?: string }
+  /** `workflow`: markdown about the inputs the installed workflow could not take (core/smoke/workflow.ts), `skipped` their names. */
+  | { kind: "dispatched"; note?: string; workflow?: string; skipped?: string[] }
   | { kind: "running" }
   | { kind: "finished"; verdict: Verdict; note?: string; comparison?: Comparison }
   | { kind: "cancelled"; by?: string }
@@ -115,7 +116,7 @@ function stateDetails(state: SmokeState): string {
     case "failed":
       return untrusted(state.reason);
     case "dispatched":
-      return state.note ? `_${untrusted(state.note)}_` : "";
+      return [state.note ? `_${untrusted(state.note)}_` : "", state.workflow ?? ""].filter(Boolean).join("\n\n");
     default:
       return "";
   }
