@@ -21,7 +21,8 @@ describe("reading the workflow", () => {
   it("reads the rendered template's inputs and its version (the header comment)", () => {
     const w = read(smokeWorkflowFile());
     expect(w.version).toBe(WORKFLOW_TEMPLATE_VERSION);
-    expect(Object.keys(w.inputs)).toEqual(["sha", "pr", "recipe", "overrides", "request_id", "check_run_id", "nproc", "iters", "expect_hcp"]);
+    expect(Object.keys(w.inputs)).toEqual(["sha", "pr", "recipe", "overrides", "request_id", "check_run_id", "nproc", "iters", "expect_hcp", "compare"]);
+    expect(w.inputs.compare).toMatchObject({ required: false, hasDefault: true, type: "choice" });
     expect(w.inputs.expect_hcp).toEqual({ required: false, hasDefault: true, type: "boolean" });
     expect(w.inputs.sha).toMatchObject({ required: true, hasDefault: false });
   });
