@@ -55,7 +55,11 @@ export interface AppDeps {
  * delivery, from inside its handler, with the key that orders work (a PR, a workflow run).
  */
 export interface WorkRunner {
-  run(context: { id: string }, key: string, work: () => Promise<void>): void;
+  /**
+   * A durable runner records the delivery before the answer (so the handler awaits this, and
+   * a rejection, such as a store that is down, fails the delivery for GitHub to redeliver).
+   */
+  run(context: RunnerContext, key: string, work: () => Promise<void>): void | Promise<void>;
   /**
    * Who holds the claims this delivery's work makes: a durable job, so that the same job,
    * run again after an interruption, may take them again. Undefined: nobody in particular.
@@ -63,7 +67,14 @@ export interface WorkRunner {
   claimOwner?(context: { id: string }): string | undefined;
 }
 
-/** The Node server's runner: in this process, a redelivery ignored, one job at a time per key. */
+/** What a runner sees of a delivery: enough to record it and receive it again. */
+export interface RunnerContext {
+  id: string;
+  name: string;
+  payload: unknown;
+}
+
+/** An in-process runner (a single process that may lose queued work on a crash): a redelivery ignored, one job at a time per key. */
 export function inProcessRunner(queue: KeyedQueue, log: HostLog): WorkRunner {
   const deliveries = new DeliveryLog();
   return {
@@ -158,9 +169,9 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
     const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
-    /** Answers the webhook at once; the work runs after the answer, one job at a time per PR. */
-    function once(context: { id: string }, key: string, work: () => Promise<void>): void {
-      runner.run(context, key, work);
+    /** The work runs after the answer, one job at a time per PR; a durable runner records it first. */
+    async function once(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
+      await runner.run(context, key, work);
     }
 
     /**
@@ -190,7 +201,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on([...PR_EVENTS], async (context) => {
       const { pull_request: pr, repository } = context.payload;
-      once(context, prKey(repository, pr.number), () =>
+      await once(context, prKey(repository, pr.number), () =>
         review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }),
       );
     });
@@ -198,7 +209,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
     app.on("check_run.rerequested", async (context) => {
       const { check_run: run, repository } = context.payload;
       if (run.name !== CHECK_NAME) return;
-      once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
+      await once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;
@@ -215,7 +226,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const installationId = context.payload.installation?.id;
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      once(context, prKey(repository, issue.number), async () => {
+      await once(context, prKey(repository, issue.number), async () => {
         await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
@@ -294,7 +305,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const installationId = context.payload.installation?.id;
       if (!pr || !installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      once(context, prKey(repository, pr.number), () =>
+      await once(context, prKey(repository, pr.number), () =>
         claimed(context, `delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
@@ -313,7 +324,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
       const { workflow_run: run, repository } = context.payload;
-      once(context, `run:${run.id}`, async () => {
+      await once(context, `run:${run.id}`, async () => {
         const r = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch };
         const smokeWorkflow = async () => {
           const config = await readRepoConfig(context.octokit, r);
@@ -325,7 +336,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on("workflow_job.in_progress", async (context) => {
       const { workflow_job: job, repository } = context.payload;
-      once(context, `run:${job.run_id}`, async () => {
+      await once(context, `run:${job.run_id}`, async () => {
         await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, { id: job.run_id, status: "in_progress", conclusion: null, html_url: job.html_url ?? "" }, smokeDeps);
       });
     });
