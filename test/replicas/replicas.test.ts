@@ -101,6 +101,8 @@ describe("two replicas on one Redis", () => {
     expect(statuses).toEqual([200, 200]);
     await reviewedOnce(pr.number);
     expect(posts(/\/check-runs$/).length - checksBefore).toBe(1);
+    // The review ran once, not twice with the second finding nothing new to post.
+    expect(gh.calls.filter((c) => c.method === "GET" && c.path.endsWith(`/pulls/${pr.number}/files`))).toHaveLength(1);
   }, 120_000);
 
   it("dispatches one GPU run for one /hcp smoke comment delivered to both", async () => {
