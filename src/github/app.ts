@@ -11,6 +11,7 @@ import { adviseReplyMarkdown } from "../core/render/layout/advice.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
+import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
@@ -18,7 +19,6 @@ import {
   cancelSmoke,
   expireQueued,
   followRun,
-  requestSmoke,
   smokeReply,
   statusText,
   type RepoRef,
@@ -268,7 +268,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           await say(adviseReplyMarkdown(command));
           return;
         case "smoke": {
-          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps);
+          const outcome = await requestSmokeAfterCrashes(octokit, r, config.smoke.workflow, [octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps], smokeDeps);
           const text = smokeReply(outcome, requester.login);
           if (text) await say(text);
           return;
@@ -315,7 +315,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
             return;
           }
           const command: Command = { kind: "smoke", overrides: [], dryRun: false };
-          const outcome = await requestSmoke(octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps);
+          const outcome = await requestSmokeAfterCrashes(octokit, r, configResult.config.smoke.workflow, [octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps], smokeDeps);
           const text = smokeReply(outcome, sender.login);
           if (text) await say(text);
         }),
@@ -341,14 +341,21 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       });
     });
 
+    async function repoOf(octokit: BotOctokit, request: SmokeRequest): Promise<{ ref: RepoRef; config: RepoConfig }> {
+      const [owner, repo] = request.repo.split("/") as [string, string];
+      const { data } = await octokit.rest.repos.get({ owner, repo });
+      const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
+      return { ref: { owner, repo, defaultBranch: data.default_branch, installationId: request.installationId! }, config: result.ok ? result.config : defaultRepoConfig() };
+    }
+
     deps.schedule?.(async () => {
-      await expireQueued(
+      await expireQueued((installationId) => app.auth(installationId), async (octokit, request) => (await repoOf(octokit, request)).config, smokeDeps);
+      // Requests a crash left half-made (src/github/crash-recovery.ts).
+      await sweepStuck(
         (installationId) => app.auth(installationId),
         async (octokit, request) => {
-          const [owner, repo] = request.repo.split("/") as [string, string];
-          const { data } = await octokit.rest.repos.get({ owner, repo });
-          const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
-          return result.ok ? result.config : defaultRepoConfig();
+          const { ref, config } = await repoOf(octokit, request);
+          return { ref, workflow: config.smoke.workflow };
         },
         smokeDeps,
       );
@@ -379,7 +386,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
         const found = await gateway.repository(owner, repo);
         if (!found) return { kind: "not-installed" };
         if (!found.config.ok) return { kind: "bad-config", reason: found.config.problem };
-        return requestSmoke(found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps);
+        return requestSmokeAfterCrashes(found.octokit, found.ref, found.config.config.smoke.workflow, [found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps], smokeDeps);
       },
       async cancelSmoke(owner, repo, pr, requester) {
         const found = await gateway.repository(owner, repo);

@@ -189,6 +189,40 @@ describe("a process killed mid-review", () => {
   }, 120_000);
 });
 
+describe("a crash mid-dispatch (src/github/crash-recovery.ts, state C)", () => {
+  it("binds the run GitHub created before the answer arrived: no second GPU run, the check run follows it to the verdict", async () => {
+    const victim = await startReplica(options("dispatch-victim"));
+    extra.push(victim);
+    const pr = flow.openPr(R);
+    const before = gh.state.dispatches.length;
+    // GitHub creates the run, then its answer hangs: the process dies before it arrives.
+    gh.inject({ method: "POST", path: /\/dispatches$/, status: 200, afterProcessing: true, delayMs: 120_000 });
+    await deliverWebhook(`${victim.url}/api/github/webhooks`, SECRET, "issue_comment", flow.commentPayload(R, pr.number, "/hcp smoke", "maint"));
+    await waitUntil(() => gh.state.dispatches.length > before, "the dispatch GitHub processed");
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    const sent = gh.state.dispatches[before]!;
+    const requestId = (sent.inputs as Record<string, string>).request_id!;
+    // The durable job runs again on a replica still up once its lease passes: it finds the run.
+    await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).some((c) => String((c.body as { body?: string }).body).includes(requestId)), "the story comment of the bound run", 60_000);
+    await quiet();
+    expect(gh.state.dispatches.length - before).toBe(1);
+    // A new command on the PR sees the run under way and starts nothing.
+    await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "issue_comment", flow.commentPayload(R, pr.number, "/hcp smoke", "maint"));
+    await quiet();
+    expect(gh.state.dispatches.length - before).toBe(1);
+    // The run's events now reach the request (followRun no longer meets a `requested` one).
+    const { completeSmokeRun, PASSING_RUN_LOG, runnerFacts, trainingLog } = await import("../support/bot-harness.ts");
+    const title = `hcp-smoke ${requestId}`;
+    gh.updateWorkflowRun(sent.runId, { status: "in_progress" });
+    await deliverWebhook(`${b.url}/api/github/webhooks`, SECRET, "workflow_run", flow.runPayload(R, "in_progress", { id: sent.runId, status: "in_progress", conclusion: null, display_title: title }));
+    await completeSmokeRun(gh, { runId: sent.runId, requestId }, { "smoke.log": trainingLog(PASSING_RUN_LOG), "verdict.json": runnerFacts() });
+    const since = gh.calls.length;
+    await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "workflow_run", flow.runPayload(R, "completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: title }));
+    await waitUntil(() => gh.calls.slice(since).some((c) => c.method === "PATCH" && /\/check-runs\/\d+$/.test(c.path) && (c.body as { conclusion?: string }).conclusion === "success"), "the verdict on the check run");
+  }, 120_000);
+});
+
 describe("SIGTERM", () => {
   it("refuses new work, hands a running job back, and exits within its drain bound", async () => {
     const drained = await startReplica(options("drained", { HCP_DRAIN_SECONDS: "2" }));

@@ -85,7 +85,7 @@ export interface Injection {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: unknown;
-  /** answer only after this long (a GitHub that hangs; the call is in `calls` at once) */
+  /** answer only after this long (a GitHub that hangs; the call is in `calls` at once; with afterProcessing, after the work is done) */
   readonly delayMs?: number;
 }
 
@@ -560,6 +560,9 @@ class FakeGitHubServer implements FakeGitHub, FakeCore {
     if (injected) {
       // The work is done; the answer is lost on the way (a proxy's 502 after GitHub processed it).
       record(injected.status, op.operationId, true);
+      // Done, and the answer hangs (a process can die before it arrives).
+      if (injected.delayMs) await new Promise((resolve) => setTimeout(resolve, injected.delayMs).unref());
+      if (res.destroyed || req.socket.destroyed) return;
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
     this.checkResponse(op, method, path, result);
