@@ -13,6 +13,7 @@ import { SqliteStore, type SmokeRequest } from "../../src/store/index.ts";
 import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
+import { request } from "../store/helpers.ts";
 
 const SECRET = "crash-secret";
 const APP_ID = 7373;
@@ -47,22 +48,7 @@ afterEach(() => {
 
 /** A request as step (1) of requestSmoke leaves it: `requested`, from a delivery that died. */
 async function halfMade(pr: { number: number; sha: string }, deliveryId = `dead-${pr.number}`): Promise<SmokeRequest> {
-  return store.createSmokeRequest({
-    repo: `${R.owner}/${R.repo}`,
-    pr: pr.number,
-    sha: pr.sha,
-    source: "github-comment",
-    githubLogin: "maint",
-    deliveryId,
-    recipe: "llama32_1b_pretrain_config",
-    cp: 4,
-    sizes: [2, 2],
-    gpus: 4,
-    iters: 2,
-    overrides: ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"],
-    expectHcp: true,
-    installationId: R.installation,
-  });
+  return store.createSmokeRequest(request({ repo: `${R.owner}/${R.repo}`, pr: pr.number, sha: pr.sha, githubLogin: "maint", deliveryId, installationId: R.installation }));
 }
 
 /** Step (2): the queued check run the dead process created, found by its external_id. */

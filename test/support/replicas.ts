@@ -4,7 +4,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appKeys } from "./bot-harness.ts";
+import { botEnv } from "./bot-harness.ts";
 import { startHcpBot } from "./cli.ts";
 
 export interface Replica {
@@ -33,24 +33,8 @@ export interface ReplicaOptions {
 
 /** The environment of one replica: the GitHub App, the fake GitHub, the shared Redis. */
 export function replicaEnv(o: ReplicaOptions): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NO_COLOR: "1",
-    APP_ID: String(o.appId),
-    PRIVATE_KEY: appKeys.privateKey,
-    WEBHOOK_SECRET: o.secret,
-    PORT: "0",
-    HOST: "127.0.0.1",
-    GHE_HOST: new URL(o.githubUrl).host,
-    GHE_PROTOCOL: "http",
-    LOG_LEVEL: "warn",
-    LOG_FORMAT: "json",
-    HCP_DATA_DIR: mkdtempSync(join(tmpdir(), `hcp-${o.name}-`)),
-    REDIS_URL: o.redisUrl,
-    HCP_REDIS_PREFIX: o.prefix,
-    ...o.extra,
-  };
+  const bot = botEnv({ githubUrl: o.githubUrl, appId: o.appId, secret: o.secret, dataDir: mkdtempSync(join(tmpdir(), `hcp-${o.name}-`)) });
+  return { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", ...bot, LOG_LEVEL: "warn", LOG_FORMAT: "json", REDIS_URL: o.redisUrl, HCP_REDIS_PREFIX: o.prefix, ...o.extra };
 }
 
 /** Starts `hcp-bot serve` and resolves once it says which port it listens on. */

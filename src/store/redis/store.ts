@@ -6,7 +6,7 @@
 // restarting makes each call fail at once with a StoreError (no offline queue), so the
 // server refuses new work (503) instead of accepting what it cannot record.
 import { Redis, type RedisOptions } from "ioredis";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, listLimit, newAudit, newJob, newRequest } from "../records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, listLimit, newAudit, newJob, newRequest, pageOfRequests } from "../records.ts";
 import {
   ACTIVE_STATUSES,
   SmokeRequestSchema,
@@ -221,19 +221,10 @@ export class RedisStore implements Store {
 
   listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
     return this.run(async () => {
-      const limit = listLimit(q.limit);
+      listLimit(q.limit); // a bad limit is refused before anything is read
       const found: SmokeRequest[] = [];
       for (const repo of new Set(q.repos)) found.push(...(await this.requestsByIds(await this.redis.zrange(this.k("req", "repo", repo), 0, -1))));
-      const before = q.before;
-      return found
-        .filter(
-          (r) =>
-            (q.status === undefined || r.status === q.status) &&
-            (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
-            (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
-        )
-        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-        .slice(0, limit);
+      return pageOfRequests(found, q);
     });
   }
 
