@@ -14,6 +14,7 @@ import type { AppHost } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
+import type { RateGate } from "../github/rate-gate.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
@@ -120,7 +121,10 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const log = await createLogger(settings);
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit() };
+  const store = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
+  const gate = store && "rateGate" in store ? (store as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit(undefined, gate) };
   const server = new Server({
     host: settings.host,
     port: settings.port,
@@ -136,7 +140,6 @@ export async function startServer(settings: ServerSettings, options: StartOption
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
   const queue = new KeyedQueue(4, log);
-  const store = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
   // Webhook and Slack work is a durable job in the store (src/node/durable.ts).
   const durable = store ? createDurableWork({ store, policy: settings.jobs, log }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];

@@ -147,6 +147,25 @@ describe("two replicas on one Redis", () => {
   }, 120_000);
 });
 
+describe("GitHub's rate limits", () => {
+  it("are shared: a replica told to wait makes the other wait too, before its next call", async () => {
+    const first = openHcpPr();
+    const second = openHcpPr();
+    gh.inject({ method: "GET", path: new RegExp(`/pulls/${first.number}/files`), status: 429, headers: { "retry-after": "3" }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" } });
+    await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "pull_request", first.payload);
+    await waitUntil(() => gh.calls.some((c) => c.injected && c.path.includes(`/pulls/${first.number}/files`)), "the rate-limited call");
+    const limitedAt = gh.calls.find((c) => c.injected && c.path.includes(`/pulls/${first.number}/files`))!.timestamp;
+    await new Promise((r) => setTimeout(r, 300)); // the pause is in Redis
+    const deliveredAt = Date.now();
+    await deliverWebhook(`${b.url}/api/github/webhooks`, SECRET, "pull_request", second.payload);
+    await reviewedOnce(second.number);
+    await reviewedOnce(first.number);
+    // Nobody called GitHub between the second delivery and the end of the pause GitHub asked for.
+    const during = gh.calls.filter((c) => c.timestamp > deliveredAt && c.timestamp < limitedAt + 2800);
+    expect(during).toEqual([]);
+  }, 120_000);
+});
+
 describe("Redis going away", () => {
   it("refuses new work with 503 while Redis is down, and does it once when it is back", async () => {
     const pr = openHcpPr();

@@ -142,3 +142,11 @@ redis.call('ZREM', p .. 'jobs', ARGV[2])
 if ARGV[4] == 'give-up' and f[3] ~= '' then redis.call('DEL', p .. 'claim:' .. f[3]) end
 return 1
 `;
+
+/** Moves the shared GitHub pause later (never earlier). KEYS[1] pause key; ARGV: until ms, now ms. */
+export const PAUSE_UNTIL = `
+local untilMs = tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if untilMs > current and untilMs > tonumber(ARGV[2]) then redis.call('SET', KEYS[1], untilMs, 'PX', untilMs - tonumber(ARGV[2])) end
+return 1
+`;

@@ -25,7 +25,8 @@ import {
   type StoreStatus,
   type UpdateResult,
 } from "../types.ts";
-import { AUDIT, CLAIM, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, UPDATE_REQUEST } from "./scripts.ts";
+import type { RateGate } from "../../github/rate-gate.ts";
+import { AUDIT, CLAIM, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, UPDATE_REQUEST } from "./scripts.ts";
 
 export interface RedisStoreSettings {
   /** redis://[:password@]host:port[/db] or rediss:// (TLS). */
@@ -340,6 +341,19 @@ export class RedisStore implements Store {
       }
       return stale;
     });
+  }
+
+  // ------------------------------------------------------------- GitHub's limits
+
+  /** The replicas' shared GitHub rate-limit pause (src/github/rate-gate.ts), in this Redis. */
+  rateGate(): RateGate {
+    const key = this.k("github", "pause-until");
+    return {
+      waitMs: async () => Math.max(0, Number((await this.redis.get(key)) ?? 0) - Date.now()),
+      pauseUntil: async (untilMs) => {
+        await this.redis.eval(PAUSE_UNTIL, 1, key, Math.ceil(untilMs), Date.now());
+      },
+    };
   }
 
   // ---------------------------------------------------------------------- status
