@@ -15,6 +15,7 @@ import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { pinHead } from "./pin.ts";
 import { verdictForRun } from "./run-verdict.ts";
+import { applyComparison } from "../core/compare/index.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
@@ -71,6 +72,8 @@ export type SmokeOutcome =
 // Pre-flight reads the recipe modules at the pinned SHA; these hold every recipe function.
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
+/** The A/B run's reference leg, checked beside the run (compare=a2a: the heads must divide by CP). */
+const PREFLIGHT_REFERENCE_FILE = ".hcp-smoke/reference.sh";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
@@ -102,7 +105,7 @@ interface TreeEntry {
 }
 
 /** Recipe modules at the SHA plus the requested launch line, analyzed together. */
-async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean }> {
+async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean; referenceFindings: Finding[] }> {
   const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: sha, recursive: "true" });
   const inRecipes = compileGlobs(RECIPE_GLOBS);
   const blobs = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path).map((e) => e.path!);
@@ -113,11 +116,14 @@ async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokeP
   const inTree = new Set(blobs);
   const library = await readImportedModules(octokit, commit, files, (p) => inTree.has(p));
   files.push({ path: PREFLIGHT_FILE, text: `#!/usr/bin/env bash\n${plan.launchLine()}\n` });
+  if (plan.reference) files.push({ path: PREFLIGHT_REFERENCE_FILE, text: `#!/usr/bin/env bash\n${plan.reference.launchLine()}\n` });
   const report = analyze(files, { python, library });
   const launch = report.units.find((u) => u.location.file === PREFLIGHT_FILE);
+  const reference = report.units.find((u) => u.location.file === PREFLIGHT_REFERENCE_FILE);
   return {
     findings: report.findings.filter((f) => f.unitId === launch?.id),
     recipeFound: launch?.complete === true,
+    referenceFindings: reference ? report.findings.filter((f) => f.unitId === reference.id) : [],
   };
 }
 
@@ -176,6 +182,8 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
         nproc: String(plan.gpus),
         iters: String(plan.iters),
         expect_hcp: String(plan.expectHcp),
+        // Only for an A/B run, so a workflow without the input still takes every other request.
+        ...(plan.compare !== "none" ? { compare: plan.compare } : {}),
       },
       return_run_details: true,
       // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
@@ -226,6 +234,7 @@ export async function requestSmoke(
     untrustedHead,
     copyPrBot: { required: config.smoke.require_copy_pr_bot, mirroredSha: mirrored },
     pinnedSha: sha,
+    runs: plan.compare === "none" ? 1 : 2,
     activeRun: active ? { requestId: active.id, url: active.runUrl ?? undefined } : undefined,
     // Quotas are the repository's and the installation's own; only the operator caps them all.
     requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS), r.installationId),
@@ -249,6 +258,7 @@ export async function requestSmoke(
     iters: plan.iters,
     overrides: plan.overrides,
     expectHcp: plan.expectHcp,
+    compare: plan.compare,
     installationId: r.installationId,
   };
   const audit = (decision: "allowed" | "denied", reason: string | null, requestId: string | null, runId: number | null = null) =>
@@ -278,6 +288,14 @@ export async function requestSmoke(
     const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason });
     await audit("denied", reason, refused.id);
     return { kind: "refused", reason, findings: check.findings };
+  }
+  const referenceErrors = check.referenceFindings.filter((f) => f.severity === "error");
+  if (referenceErrors.length && plan.reference) {
+    // compare=a2a with heads that CP does not divide (HCP009), for instance: the reference leg could not run.
+    const reason = `compare=${plan.compare}: the ${plan.reference.cpCommType} reference leg of this A/B run fails the pre-flight check (${referenceErrors.map((f) => f.ruleId).join(", ")}), so no GPU time was spent; ask with compare=p2p or without compare`;
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason });
+    await audit("denied", reason, refused.id);
+    return { kind: "refused", reason, findings: check.referenceFindings };
   }
   if (cmd.dryRun) {
     await audit("allowed", "dry run: nothing dispatched", null);
@@ -451,8 +469,11 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
   }
   if (run.status !== "completed") return request;
   if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
-  const { verdict, note } = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
-  const state: SmokeState = note ? { kind: "finished", verdict, note } : { kind: "finished", verdict };
+  const judged = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
+  const { note, comparison } = judged;
+  // An A/B run's implausible speedup (AB001) makes the HCP leg's verdict worse, never better.
+  const verdict = comparison ? applyComparison(judged.verdict, comparison) : judged.verdict;
+  const state: SmokeState = { kind: "finished", verdict, ...(note ? { note } : {}), ...(comparison ? { comparison } : {}) };
   if (request.checkRunId) {
     await octokit.rest.checks.update({
       owner: r.owner,
@@ -466,7 +487,8 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
     });
   }
   const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
-  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), verdict, finishedAt: now() });
+  const withComparison = comparison ? `${summary}; A/B: ${comparison.summary}` : summary;
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: withComparison.slice(0, 4000), verdict, ...(comparison ? { comparison } : {}), finishedAt: now() });
   await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
   return updated.ok ? updated.request : request;

@@ -64,6 +64,8 @@ export function renderWorkflow(template: string, settings: WorkflowSettings): st
   const values: Record<string, string> = {
     __HCP_RUNS_ON__: `[${s.labels.join(", ")}]`,
     __HCP_TIMEOUT_MINUTES__: String(s.timeoutMinutes),
+    // Two legs, each with the run's limit, plus the one upload margin.
+    __HCP_AB_TIMEOUT_MINUTES__: String(2 * (s.timeoutMinutes - UPLOAD_MARGIN_MINUTES) + UPLOAD_MARGIN_MINUTES),
     __HCP_RUN_TIMEOUT__: `${s.timeoutMinutes - UPLOAD_MARGIN_MINUTES}m`,
     __HCP_BOT_SPEC__: s.spec,
   };

@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -204,7 +204,7 @@ export class KvStore implements Store {
   async countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
     this.open();
     const entries = await collect(this.kv.list<string>({ start: ["req_user", githubLogin, since.getTime()], end: ["req_user", githubLogin, Number.MAX_SAFE_INTEGER] }));
-    return (await this.requestsByIds(entries.map((e) => e.value))).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)).length;
+    return sumRuns((await this.requestsByIds(entries.map((e) => e.value))).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)));
   }
 
   private async active(): Promise<{ id: string; repo: string }[]> {
@@ -213,7 +213,7 @@ export class KvStore implements Store {
 
   async countActive(repo?: string): Promise<number> {
     this.open();
-    return (await this.active()).filter((a) => repo === undefined || a.repo === repo).length;
+    return sumRuns(await this.requestsByIds((await this.active()).filter((a) => repo === undefined || a.repo === repo).map((a) => a.id)));
   }
 
   async listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {

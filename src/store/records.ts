@@ -41,6 +41,7 @@ export function newRequest(input: NewSmokeRequest, id: string, now: Date): Smoke
     verdictStatus: null,
     verdictSummary: null,
     verdict: null,
+    comparison: null,
     createdAt: now,
     updatedAt: now,
     dispatchedAt: null,
@@ -94,6 +95,15 @@ export function auditLimit(limit: number | undefined): number {
   if (limit === undefined) return 100;
   if (!Number.isInteger(limit) || limit < 1) throw new StoreError(`the audit log limit must be a positive integer (got ${limit})`);
   return Math.min(limit, AUDIT_LIMIT_MAX);
+}
+
+/** GPU runs a request stands for in quotas and caps: an A/B request runs two legs. */
+export function gpuRunsOf(r: { compare?: string }): number {
+  return r.compare === "p2p" || r.compare === "a2a" ? 2 : 1;
+}
+
+export function sumRuns(requests: readonly { compare?: string }[]): number {
+  return requests.reduce((n, r) => n + gpuRunsOf(r), 0);
 }
 
 /** Start of the UTC day of `now`: the window of `quotas.per_user_per_day`. */

@@ -3,6 +3,8 @@
 // jobs (work accepted before the answer, run after it). The interface is async so a
 // networked store (Redis, a Durable Object) fits it as well as the embedded SQLite one.
 import * as z from "zod";
+import { CompareModeSchema } from "../core/compare/mode.ts";
+import { ComparisonSchema } from "../core/compare/schema.ts";
 import { VerdictSchema } from "../core/verdict/schema.ts";
 
 export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;
@@ -57,6 +59,8 @@ export const NewSmokeRequestSchema = z.object({
   /** The final Hydra override list (SmokePlan.overrides). */
   overrides: z.array(z.string().max(300)).max(100),
   expectHcp: z.boolean(),
+  /** `compare=`: none, or the reference layout the same job runs after the HCP leg (twice the GPU time). */
+  compare: CompareModeSchema.default("none"),
   status: z.enum(["requested", "refused"]).default("requested"),
   /** Why refused / failed / cancelled, in words for the reply. */
   reason: z.string().max(2000).nullable().default(null),
@@ -80,6 +84,8 @@ export const SmokeRequestSchema = NewSmokeRequestSchema.extend({
   verdictSummary: z.string().max(4000).nullable(),
   /** The whole verdict (evidence, throughput, cause) for the runs pages; a stored one this version cannot read is unknown. */
   verdict: VerdictSchema.nullable().catch(null),
+  /** The A/B comparison of an A/B run (compare ≠ none) once judged; a stored one this version cannot read is unknown. */
+  comparison: ComparisonSchema.nullable().catch(null),
   createdAt: z.date(),
   updatedAt: z.date(),
   dispatchedAt: z.date().nullable(),
@@ -98,6 +104,7 @@ export const SmokeRequestPatchSchema = z
     verdictStatus: z.string().max(50).nullable(),
     verdictSummary: z.string().max(4000).nullable(),
     verdict: VerdictSchema.nullable(),
+    comparison: ComparisonSchema.nullable(),
     slackChannel: z.string().max(100).nullable(),
     slackTs: z.string().max(100).nullable(),
     commentId: PositiveId.nullable(),

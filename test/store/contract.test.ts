@@ -399,6 +399,34 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("counts GPU runs: an A/B request (compare p2p or a2a) runs two legs, in the quota and in the active caps", async () => {
+      const { store } = setup();
+      const ab = await store.createSmokeRequest(request({ compare: "p2p" }));
+      const plain = await store.createSmokeRequest(request());
+      const a2a = await store.createSmokeRequest(request({ compare: "a2a", githubLogin: "bob" }));
+      expect(ab.compare).toBe("p2p");
+      expect(plain.compare).toBe("none");
+      expect(await store.countUserRequestsSince("alice", new Date(0))).toBe(3);
+      expect(await store.countUserRequestsSince("bob", new Date(0))).toBe(2);
+      for (const r of [ab, plain, a2a]) await store.updateSmokeRequest(r.id, { status: "dispatched" });
+      expect(await store.countActive()).toBe(5);
+      expect(await store.countActive("NVIDIA-NeMo/Megatron-Bridge")).toBe(5);
+      await store.updateSmokeRequest(ab.id, { status: "completed" });
+      expect(await store.countActive()).toBe(3);
+      await store.close();
+    });
+
+    it("keeps a request's comparison", async () => {
+      const { store } = setup();
+      const r = await store.createSmokeRequest(request({ compare: "p2p" }));
+      expect(r.comparison).toBeNull();
+      const comparison = { mode: "p2p" as const, status: "missing" as const, why: "the p2p reference leg failed", hcp: null, reference: null, speedup: null, bound: null, losses: [], flags: [], summary: "No p2p comparison: the p2p reference leg failed" };
+      await store.updateSmokeRequest(r.id, { status: "dispatched" });
+      await store.updateSmokeRequest(r.id, { status: "completed", comparison });
+      expect((await store.getSmokeRequest(r.id))?.comparison).toEqual(comparison);
+      await store.close();
+    });
+
     it("resets at the UTC day boundary (and a rolling window still sees yesterday)", async () => {
       const { store, clock } = setup();
       clock.set("2026-03-01T23:50:00Z");

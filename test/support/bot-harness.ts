@@ -4,7 +4,7 @@ import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from "node:c
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex } from "../../src/core/smoke/runner-report.ts";
+import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
 import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
 
@@ -124,7 +124,7 @@ function stamped(lines: readonly string[]): string {
  * the steps before it, the report commitment, the run's output, then the nonce delimiter and
  * the SHA-256 of the files it wrote. `report: false` leaves the report out (a killed runner).
  */
-export async function runnerJobLog(files: { "smoke.log"?: string; "verdict.json"?: string }, o: { report?: boolean; commitSubject?: string } = {}): Promise<string> {
+export async function runnerJobLog(files: Partial<Record<ReportedFile, string>>, o: { report?: boolean; commitSubject?: string } = {}): Promise<string> {
   const nonce = randomBytes(32).toString("hex");
   const digest = async (text: string) => ({ sha256: await sha256Hex(text), bytes: Buffer.byteLength(text) });
   const log = files["smoke.log"] ?? "";
