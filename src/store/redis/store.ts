@@ -6,7 +6,7 @@
 // restarting makes each call fail at once with a StoreError (no offline queue), so the
 // server refuses new work (503) instead of accepting what it cannot record.
 import { Redis, type RedisOptions } from "ioredis";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, listLimit, newAudit, newJob, newRequest, pageOfRequests } from "../records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "../records.ts";
 import {
   ACTIVE_STATUSES,
   SmokeRequestSchema,
@@ -205,12 +205,13 @@ export class RedisStore implements Store {
   countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
     return this.run(async () => {
       const ids = await this.redis.zrangebyscore(this.k("req", "user", githubLogin), since.getTime(), "+inf");
-      return (await this.requestsByIds(ids)).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)).length;
+      return sumRuns((await this.requestsByIds(ids)).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)));
     });
   }
 
   countActive(repo?: string): Promise<number> {
-    return this.run(() => this.redis.zcard(repo === undefined ? this.k("req", "active") : this.k("req", "active", repo)));
+    // An A/B request runs two GPU legs (records.ts sumRuns), so the requests are read, not counted.
+    return this.run(async () => sumRuns(await this.requestsByIds(await this.redis.zrange(repo === undefined ? this.k("req", "active") : this.k("req", "active", repo), 0, -1))));
   }
 
   listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {
