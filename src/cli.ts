@@ -189,8 +189,15 @@ async function serve(io: Io): Promise<number> {
     await server.stop();
     process.exit(0);
   };
+  // SIGTERM (a rolling deploy, Kubernetes): refuse new work, let running jobs finish for up to
+  // HCP_DRAIN_SECONDS, hand the rest back to the store, exit.
+  const drain = async () => {
+    const { handedBack } = await server.drain();
+    if (handedBack > 0) io.err(`hcp-bot: handed ${handedBack} unfinished job(s) back to the store for another replica\n`);
+    process.exit(0);
+  };
   process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.once("SIGTERM", drain);
   return await new Promise<number>(() => {});
 }
 

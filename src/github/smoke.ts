@@ -148,7 +148,7 @@ async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string, req
  * Finds the run a dispatch created (when GitHub returned no id): by the request id in its
  * run-name, then only if GitHub's facts about it say it is ours (run-binding.ts).
  */
-async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
+export async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
   for (let attempt = 0; attempt < lookup.attempts; attempt++) {
     const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: c.owner, repo: c.repo, workflow_id: c.workflow, event: "workflow_dispatch", branch: c.defaultBranch, per_page: 30 });
     for (const run of data.workflow_runs.filter((w) => (w.display_title ?? w.name ?? "").includes(request.id))) {
@@ -377,6 +377,14 @@ export function smokeReply(outcome: SmokeOutcome, requester: string): string | u
 }
 
 // ---------------------------------------------------------------- following the run
+
+/** Posts a request's story comment (once, by its marker) and tells Slack; for a request the sweep bound to its run. */
+export async function postStory(octokit: Octokit, r: RepoRef, request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<SmokeRequest> {
+  const commentId = await reply(octokit, r, request.pr, smokeCommentBody({ ...view(request), runUrl: request.runUrl }, state), request.id, deps);
+  const updated = await deps.store.updateSmokeRequest(request.id, { commentId });
+  await tell(updated.ok ? updated.request : request, state, deps);
+  return updated.ok ? updated.request : request;
+}
 
 async function updateStory(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<void> {
   if (request.commentId) {

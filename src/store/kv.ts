@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -224,22 +224,13 @@ export class KvStore implements Store {
 
   async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
     this.open();
-    const limit = listLimit(q.limit);
+    listLimit(q.limit); // a bad limit is refused before anything is read
     const found: SmokeRequest[] = [];
     for (const repo of new Set(q.repos)) {
       const ids = (await collect(this.kv.list<string>({ prefix: ["req_pr", repo] }))).map((e) => e.value);
       found.push(...(await this.requestsByIds(ids)));
     }
-    const before = q.before;
-    return found
-      .filter(
-        (r) =>
-          (q.status === undefined || r.status === q.status) &&
-          (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
-          (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
-      )
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-      .slice(0, limit);
+    return pageOfRequests(found, q);
   }
 
   async listSmokeRepos(): Promise<string[]> {

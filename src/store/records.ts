@@ -16,6 +16,7 @@ import {
   type LeaseResult,
   type NewJob,
   type NewSmokeRequest,
+  type SmokeListQuery,
   type SmokeRequest,
   type SmokeRequestPatch,
   type UpdateResult,
@@ -111,6 +112,21 @@ export function utcDayStart(now: Date): Date {
 }
 
 export const LIST_LIMIT_MAX = 200;
+
+/** A page of the history from the requests of the query's repositories (for stores without a query language). */
+export function pageOfRequests(found: readonly SmokeRequest[], q: SmokeListQuery): SmokeRequest[] {
+  const limit = listLimit(q.limit);
+  const before = q.before;
+  return found
+    .filter(
+      (r) =>
+        (q.status === undefined || r.status === q.status) &&
+        (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+        (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
+    )
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, limit);
+}
 
 export function listLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1) throw new StoreError(`the list limit must be a positive integer (got ${limit})`);

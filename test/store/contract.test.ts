@@ -1,11 +1,14 @@
-// One contract, every Store: the same tests run against MemoryStore, SqliteStore and KvStore.
+// One contract, every Store: the same tests run against MemoryStore, SqliteStore, KvStore and
+// RedisStore (a real redis-server; the Durable Object runs the SQLite store's SQL).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openKv } from "@deno/kv";
 import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
 import { KvStore, type Kv } from "../../src/store/kv.ts";
+import { RedisStore } from "../../src/store/redis/store.ts";
+import { startRedis } from "../support/redis.ts";
 import { createVerdictParser } from "../../src/core/verdict/index.ts";
 import { Clock, request } from "./helpers.ts";
 
@@ -31,6 +34,12 @@ const IMPLEMENTATIONS: [string, (options: StoreOptions) => Store][] = [
  * local file; the Deno tests (test/edge) run the store on Deno itself.
  */
 IMPLEMENTATIONS.push(["KvStore (Deno KV)", (options) => deferred(openKv(":memory:").then((kv) => new KvStore(kv as unknown as Kv, "memory", options)))]);
+
+/** A real redis-server; each store gets a key prefix of its own, so the tests do not see each other. */
+const redis = await startRedis();
+afterAll(() => redis.dispose());
+let redisStores = 0;
+IMPLEMENTATIONS.push(["RedisStore", (options) => deferred(RedisStore.open({ url: redis.url, prefix: `contract${++redisStores}:` }, options))]);
 
 /** A Store whose methods wait for one that is still opening (the contract's setup is synchronous). */
 function deferred(opening: Promise<Store>): Store {

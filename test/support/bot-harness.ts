@@ -25,7 +25,12 @@ export const appKeys = generateKeyPairSync("rsa", {
  * adds or overrides variables (Slack's, for instance).
  */
 export function botSettings(o: { githubUrl: string; appId: number; secret: string; dataDir?: string; extra?: Record<string, string> }): ServerSettings {
-  return readServerSettings({
+  return readServerSettings(botEnv(o));
+}
+
+/** The environment behind botSettings (a child process gets it as is). */
+export function botEnv(o: { githubUrl: string; appId: number; secret: string; dataDir?: string; extra?: Record<string, string> }): Record<string, string> {
+  return {
     APP_ID: String(o.appId),
     PRIVATE_KEY: appKeys.privateKey,
     WEBHOOK_SECRET: o.secret,
@@ -36,7 +41,7 @@ export function botSettings(o: { githubUrl: string; appId: number; secret: strin
     LOG_LEVEL: "silent",
     HCP_DATA_DIR: o.dataDir ?? mkdtempSync(join(tmpdir(), "hcp-data-")),
     ...o.extra,
-  });
+  };
 }
 
 /** POSTs a webhook signed like GitHub signs it; resolves with the HTTP status. */

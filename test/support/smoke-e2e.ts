@@ -52,7 +52,16 @@ export function smokeTuning(extra: NonNullable<ServerOptions["smoke"]> = {}): No
   return { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 }, ...extra };
 }
 
-export const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir });
+// A failed job retries after a second (HCP_JOB_RETRY_SECONDS), not the production ten.
+export const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_JOB_RETRY_SECONDS: "1" } });
+
+export async function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 /** The server on the shared data folder; `options` replace the test defaults. */
 function start(options: ServerOptions = {}): Promise<RunningServer> {

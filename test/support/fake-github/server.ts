@@ -207,6 +207,9 @@ class FakeGitHubServer extends FakeSeeds implements FakeGitHub, FakeCore {
     if (injected) {
       // The work is done; the answer is lost on the way (a proxy's 502 after GitHub processed it).
       record(injected.status, op.operationId, true);
+      // Done, and the answer hangs (a process can die before it arrives).
+      if (injected.delayMs) await new Promise((resolve) => setTimeout(resolve, injected.delayMs).unref());
+      if (res.destroyed || req.socket.destroyed) return;
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }
     this.checkResponse(op, method, path, result);
