@@ -41,7 +41,7 @@ beforeAll(async () => {
   slack = await startFakeSlack({ token: "xoxb-test" });
   gh.addInstallation({ id: R.installation, account: R.owner, accountType: "Organization" });
   addSmokeRepo(gh, R);
-  gh.addCommit({ owner: R.owner, repo: R.repo, branch: "main", files: { ".github/hcp-bot.yml": CONFIG } });
+  gh.addCommit({ owner: R.owner, repo: R.repo, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
   gh.setPermission("maint", "write");
   replicas = await Promise.all([startReplica(options("slack-a")), startReplica(options("slack-b"))]);
   flow = new SmokeFlow({ gh, bot: () => ({ url: replicas[0]!.url, idle: async () => {} }), secret: SECRET });
