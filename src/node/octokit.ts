@@ -1,12 +1,12 @@
 // The Octokit the Node server hands Probot: Probot's, with its throttling and retry
 // plugins replaced by the bot's own policy (src/github/octokit.ts).
 import { ProbotOctokit } from "probot";
-import { DEFAULT_RETRY_POLICY, retryPlugin, type RetryPolicy } from "../github/octokit.ts";
+import { DEFAULT_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver, type RetryPolicy } from "../github/octokit.ts";
 
-export function botOctokit(policy: RetryPolicy = DEFAULT_RETRY_POLICY) {
+export function botOctokit(o: { policy?: RetryPolicy; clock?: Clock; observer?: RetryObserver } = {}) {
   // Function form: Probot's object form is shallow-merged away and throttling stays on (STACK.md 4a).
   // The plugin is typed against the one hook it uses; Octokit's plugin type wants the whole client.
-  return ProbotOctokit.plugin(retryPlugin(policy) as never).defaults((options: Record<string, unknown>) => ({
+  return ProbotOctokit.plugin(retryPlugin(o.policy ?? DEFAULT_RETRY_POLICY, o.clock ?? SYSTEM_CLOCK, o.observer) as never).defaults((options: Record<string, unknown>) => ({
     ...options,
     retry: { enabled: false },
     throttle: { enabled: false },

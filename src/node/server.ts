@@ -13,6 +13,7 @@ import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
+import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
@@ -38,6 +39,8 @@ export interface StartOptions {
   sweepIntervalMs?: number;
   smoke?: AppDeps["smoke"];
   onGateway?: AppDeps["onGateway"];
+  /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
+  clock?: Clock;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
@@ -109,7 +112,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const log = await createLogger(settings);
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit() };
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ clock: options.clock }) };
   const server = new Server({
     host: settings.host,
     port: settings.port,

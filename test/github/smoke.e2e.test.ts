@@ -11,7 +11,7 @@ import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { inspectGfm, visibleText } from "../support/gfm.ts";
-import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, fixtureLog, PASSING_RUN_LOG, runnerFacts, runnerJobLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, instantClock, completeSmokeRun, deliverAndSettle, fixtureLog, PASSING_RUN_LOG, runnerFacts, runnerJobLog, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const SECRET = "smoke-secret";
@@ -42,7 +42,7 @@ const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRE
 
 /** The server on the shared data folder; `options` replace the test defaults. */
 function start(options: Parameters<typeof startServer>[1] = {}): Promise<RunningServer> {
-  return startServer(settings(), { sweepIntervalMs: 0, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
+  return startServer(settings(), { sweepIntervalMs: 0, clock: instantClock, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } }, ...options });
 }
 
 /** Stops the server and starts a new one on the same data folder; the pause lets the
@@ -494,7 +494,7 @@ describe("which workflow run is the smoke run", () => {
       for (const lookupFails of [false, true]) {
         // When the lookup fails (the first attempt and the bot's 3 retries), the dispatch still
         // went through: the request stays dispatched and the run binds by its run-name.
-        if (lookupFails) gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 4 });
+        if (lookupFails) gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 13 });
         const { pr, before, sent, id } = await smokeOn();
         expect(gh.pendingInjections()).toEqual([]);
         expect(dispatches().length - before).toBe(1);
@@ -552,7 +552,7 @@ describe("who may spend GPU time", () => {
   it("refuses when GitHub cannot say what the commenter may do (fails closed)", async () => {
     const pr = openPr();
     const before = dispatches().length;
-    gh.inject({ method: "GET", path: /\/collaborators\/maint\/permission$/, status: 502, times: 4, body: { message: "Bad Gateway" } });
+    gh.inject({ method: "GET", path: /\/collaborators\/maint\/permission$/, status: 502, times: 13, body: { message: "Bad Gateway" } });
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
     expect(dispatches().length).toBe(before);
     // The reason names the person without pinging them again (a zero-width space follows the @).
@@ -628,7 +628,7 @@ describe("who may spend GPU time", () => {
     expect(dispatches().length - before).toBe(1);
 
     // The operator's cap (HCP_SMOKE_MAX_ACTIVE) counts every installation's active runs.
-    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
+    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, clock: instantClock, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
     try {
       const pr = openPr();
       await deliverAndSettle(capped, SECRET, "issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
@@ -808,8 +808,8 @@ def imported_builder_pretrain_config():
     const pr = openPr();
     const before = dispatches().length;
     const payload = commentPayload(pr.number, "/hcp smoke", "maint", { commentId: 7002 });
-    // 502 for the first attempt and the bot's 3 retries of it.
-    gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}$`), status: 502, times: 4 });
+    // 502 for the first attempt and the bot's 12 retries of it.
+    gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}$`), status: 502, times: 13 });
     await deliver("issue_comment", payload, "comment-delivery-1");
     expect(gh.pendingInjections()).toEqual([]);
     expect(dispatches().length).toBe(before);
