@@ -13,6 +13,7 @@ import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
+import { guardWebhooks } from "./webhook-guard.ts";
 import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
@@ -176,6 +177,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     );
   }
   const http = await server.start();
+  guardWebhooks(http, { path: settings.webhookPath, secret: baseOptions.secret });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   return {
