@@ -84,3 +84,28 @@ export function sendHugeWebhook(port: number, megabytes: number, o: { signature?
 
 export const FORGED = `sha256=${"0".repeat(64)}`;
 export const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+/**
+ * A finished smoke run on `gh` whose only log is a job log of about `megabytes` MB (the
+ * runner's output, timestamped like GitHub's, no artifact); what joblog-child.ts needs.
+ */
+export function seedHugeJobLog(gh: import("../../test/support/fake-github/index.ts").FakeGitHub, megabytes: number): { runId: number; full: string; token: string } {
+  gh.addInstallation({ id: 3, account: "acme", accountType: "Organization" });
+  gh.addRepo({ owner: "acme", repo: "mb", defaultBranch: "main", installationId: 3, files: { main: { "README.md": "# x\n" } } });
+  const wf = gh.addWorkflow({ owner: "acme", repo: "mb", path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke" });
+  const run = gh.addWorkflowRun({ owner: "acme", repo: "mb", workflowId: wf.id, event: "workflow_dispatch", headBranch: "main", headSha: "d".repeat(40), displayTitle: "hcp smoke bench", status: "completed", conclusion: "success" });
+  const line = "2026-11-30T04:43:01.1234567Z  [2026-11-30 10:00:01] iteration        1/       2 | consumed samples:            4 | elapsed time per iteration (ms): 1234.5 | lm loss: 1.034561E+01 |\n";
+  gh.addJob({ runId: run.id, name: "hcp smoke bench dddd", status: "completed", conclusion: "success", log: line.repeat(Math.ceil((megabytes * 1024 * 1024) / line.length)) });
+  return { runId: run.id, full: "acme/mb", token: gh.installationToken(3) };
+}
+
+/** Runs joblog-child.ts for ROOT's code; resolves with what it printed. */
+export async function measureJobLogVerdict(root: string, apiUrl: string, seeded: { runId: number; full: string; token: string }): Promise<{ baseline: number; peak: number; status: string; ms: number }> {
+  const { execFile } = await import("node:child_process");
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--import", "tsx", "--expose-gc", join(import.meta.dirname, "joblog-child.ts"), root, apiUrl, seeded.token, seeded.full, String(seeded.runId)], { maxBuffer: 1 << 20 }, (error, stdout) => {
+      if (error) return reject(error);
+      resolve(JSON.parse(stdout.trim().split("\n").at(-1)!) as { baseline: number; peak: number; status: string; ms: number });
+    });
+  });
+}
