@@ -43,6 +43,8 @@ export interface ReviewOutcome {
   inlinePosted: number;
   summary: "created" | "updated" | "unchanged" | "none";
   checkRunId: number;
+  /** Findings by rule id (metrics). */
+  byRule?: Record<string, number>;
 }
 
 export const SMOKE_ACTION = {
@@ -249,7 +251,9 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log, login) : 0;
   const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0, fresh) : "none";
   deps.log.info({ pr: `${t.owner}/${t.repo}#${t.number}`, sha: t.headSha, findings: findings.length, inlinePosted, summary, conclusion: plan.conclusion }, "HCP review done");
-  return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId };
+  const byRule: Record<string, number> = {};
+  for (const f of findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
+  return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId, byRule };
 }
 
 /** Why GitHub stopped the review, in the bot's own words (GitHub's error text is not echoed). */

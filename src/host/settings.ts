@@ -29,6 +29,8 @@ export interface ServerSettings {
   smokeMaxActive?: number;
   /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
   healthToken?: string;
+  /** HCP_METRICS_TOKEN: `/metrics` (Node) answers only a request bearing it; unset, `/metrics` is off. */
+  metricsToken?: string;
   /** The web pages: GitHub's web host (links, OAuth) and who may see the smoke-run history. */
   web: WebSettings;
 }
@@ -97,6 +99,7 @@ const Env = z.object({
   SLACK_TEAM_ID: z.string().regex(/^[TE][A-Z0-9]{2,}$/, "must be a Slack team id such as T012ABCDEF").optional(),
   HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
   HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  HCP_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
   HCP_RUNS_ACCESS: z.enum(["off", "github"], { error: "must be off (the default) or github (sign in with GitHub)" }).optional(),
   GITHUB_CLIENT_ID: z.string().min(1).optional(),
@@ -169,6 +172,7 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     ...(e.WEBHOOK_PROXY_URL ? { webhookProxyUrl: e.WEBHOOK_PROXY_URL } : {}),
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
+    ...(e.HCP_METRICS_TOKEN ? { metricsToken: e.HCP_METRICS_TOKEN } : {}),
     web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },
   };
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];

@@ -14,6 +14,7 @@ import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
 import { guardWebhooks } from "./webhook-guard.ts";
+import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
 import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
@@ -29,6 +30,8 @@ export interface RunningServer {
   idle(): Promise<void>;
   /** The playground and the smoke-run history (their static files build on first use). */
   web: WebPages;
+  /** The counters behind /metrics (src/node/metrics.ts), for other parts of the host to feed. */
+  metrics: BotMetrics;
   stop(): Promise<void>;
 }
 
@@ -69,11 +72,11 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
 
 type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
 
-/** A caller's notify hook (tests) and Slack's both hear every state change. */
-function bothNotify(first: Notify | undefined, second: Notify): Notify {
+/** A caller's notify hook (tests), Slack's and the metrics' all hear every state change. */
+function bothNotify(first: Notify | undefined, second: Notify | undefined): Notify {
   return async (request, state) => {
     await first?.(request, state);
-    await second(request, state);
+    await second?.(request, state);
   };
 }
 
@@ -113,7 +116,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const log = await createLogger(settings);
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ clock: options.clock }) };
+  const metrics = createMetrics({ queueDepth: () => queue.size });
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ clock: options.clock, observer: metrics.github }) };
   const server = new Server({
     host: settings.host,
     port: settings.port,
@@ -129,7 +133,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
   const queue = new KeyedQueue(4, log);
-  const store = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const opened = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const store = opened && metrics.counted(opened);
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
@@ -138,6 +143,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
       ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, python: loadPythonLanguage, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken));
+  server.addHandler(metricsHandler(metrics, settings.metricsToken));
   const web = mountWeb(server, settings, store, log);
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
@@ -145,13 +151,16 @@ export async function startServer(settings: ServerSettings, options: StartOption
       createApp({
         python: loadPythonLanguage,
         botLogin: settings.botLogin,
-        onReviewed: options.onReviewed,
-        runner: inProcessRunner(queue, log),
+        onReviewed: (outcome) => {
+          metrics.reviewed(outcome);
+          options.onReviewed?.(outcome);
+        },
+        runner: metrics.timed(inProcessRunner(queue, log)),
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
           ...options.smoke,
-          ...(slack ? { notify: bothNotify(options.smoke?.notify, slack.notify) } : {}),
+          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
         },
         onGateway: (gateway) => {
           slack?.setGateway(gateway);
@@ -177,7 +186,12 @@ export async function startServer(settings: ServerSettings, options: StartOption
     );
   }
   const http = await server.start();
-  guardWebhooks(http, { path: settings.webhookPath, secret: baseOptions.secret });
+  guardWebhooks(http, {
+    path: settings.webhookPath,
+    secret: baseOptions.secret,
+    onRefused: (reason) => metrics.webhook("unverified", reason),
+    onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
+  });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   return {
@@ -186,6 +200,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     mode: settings.mode,
     idle: () => queue.idle(),
     web,
+    metrics,
     stop: async () => {
       for (const t of timers) clearInterval(t);
       // Keep-alive sockets would otherwise outlive the server and swallow the next request.

@@ -15,6 +15,8 @@ export interface WebhookGuardOptions {
   maxBytes?: number;
   /** Hears each refusal (metrics); a delivery that passes is counted where it is handled. */
   onRefused?: (reason: WebhookRefusal) => void;
+  /** Hears how a verified delivery was answered: its event and the status. */
+  onAnswered?: (event: string, status: number) => void;
 }
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -26,8 +28,21 @@ function refuse(res: ServerResponse, status: number, error: string): void {
   res.writeHead(status, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error }));
 }
 
+/**
+ * Reads and drops what follows a refused body, up to `max` more bytes, then cuts the
+ * connection: a socket closed with unread data resets, and the client may never see the 413.
+ */
+function drain(req: IncomingMessage, max: number): void {
+  let dropped = 0;
+  req.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > max) req.destroy();
+  });
+  req.resume();
+}
+
 /** The verified body as text, or the refusal already answered. */
-async function readVerified(req: IncomingMessage, res: ServerResponse, o: Required<Omit<WebhookGuardOptions, "onRefused">>): Promise<{ body: string } | WebhookRefusal> {
+async function readVerified(req: IncomingMessage, res: ServerResponse, o: { secret: string; maxBytes: number }): Promise<{ body: string } | WebhookRefusal> {
   const signature = SIGNATURE.exec(String(req.headers["x-hub-signature-256"] ?? ""))?.[1];
   if (!signature) {
     refuse(res, 401, "missing or malformed x-hub-signature-256");
@@ -36,6 +51,7 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: Requir
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > o.maxBytes) {
     refuse(res, 413, `webhook body over ${o.maxBytes} bytes`);
+    drain(req, o.maxBytes);
     return "too-large";
   }
   const hmac = createHmac("sha256", o.secret);
@@ -61,7 +77,10 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: Requir
     const onError = () => stop("unreadable");
     req.on("data", onData).on("end", onEnd).on("error", onError);
   });
-  if (ended === "too-large") refuse(res, 413, `webhook body over ${o.maxBytes} bytes`);
+  if (ended === "too-large") {
+    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`);
+    drain(req, o.maxBytes);
+  }
   if (ended === "unreadable" && !res.headersSent) refuse(res, 400, "the body could not be read");
   if (ended !== "end") return ended;
   const expected = hmac.digest();
@@ -89,6 +108,9 @@ export function guardWebhooks(http: Server, options: WebhookGuardOptions): void 
       if (typeof read === "string") return options.onRefused?.(read);
       // @octokit/webhooks' middleware takes a string `body` as the raw payload.
       (req as IncomingMessage & { body?: string }).body = read.body;
+      const event = String(req.headers["x-github-event"] ?? "");
+      // Verified, so GitHub named the event; still bounded, as a metrics label must be.
+      if (options.onAnswered) res.once("finish", () => options.onAnswered!(/^[a-z_]{1,64}$/.test(event) ? event : "other", res.statusCode));
       pass(req, res);
     });
   });

@@ -2,6 +2,7 @@
 // and 5xx: waits are honoured (the client's sleep is handed in and recorded; the HTTP is real),
 // message updates are neither lost nor reordered, and a post that may have happened is not sent twice.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { SlackMessage } from "../../src/core/render/slack.ts";
 import { createSlackWebApi, SlackApiError } from "../../src/slack/web-api.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 
@@ -13,7 +14,7 @@ const sleep = async (ms: number) => {
   await new Promise((resolve) => setTimeout(resolve, 30));
 };
 const web = () => createSlackWebApi({ token: "xoxb-test", apiUrl: slack.apiUrl, sleep });
-const msg = (text: string) => ({ text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] });
+const msg = (text: string): SlackMessage => ({ text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] });
 
 beforeAll(async () => {
   slack = await startFakeSlack();
