@@ -28,6 +28,12 @@ slack:
   users: {T0TEAM/U0MAINT: maint}
   channels: [C0SMOKE]
 `;
+/** A repository whose smoke runs may wait one minute (the shortest limit) for a GPU runner. */
+const QUEUE_REPO = "mb-queue";
+const QUEUE_CONFIG = `smoke:
+  quotas: {per_user_per_day: 1000, max_queued: 1000}
+  timeouts: {queue_minutes: 1}
+`;
 /** a2a+p2p without hierarchical_context_parallel_sizes: HCP001 with a one-click fix. */
 const BROKEN_RECIPE = hcpRecipe("llama3_8b", { sizes: false });
 
@@ -37,6 +43,8 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
   let bot: EdgeProcess;
   let env: Record<string, string>;
   let prCounter = 0;
+  /** A smoke run asked for at start-up in QUEUE_REPO, which no runner ever picks up. */
+  let unpicked: { sha: string; runId: number; at: number };
 
   const repository = () => ({ id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main" });
   const repoKey = `${OWNER}/${REPO}`;
@@ -122,7 +130,10 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } };
       jobs: { smoke: { name: string } };
     };
-    gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    gh.addRepo({ owner: OWNER, repo: QUEUE_REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": QUEUE_CONFIG } } });
+    for (const repo of [REPO, QUEUE_REPO]) {
+      gh.addWorkflow({ owner: OWNER, repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+    }
     gh.setPermission("maint", "write");
     gh.setPermission("reader", "read");
     gh.setPermission("author", "write");
@@ -144,6 +155,20 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       HCP_HEALTH_TOKEN: HEALTH_TOKEN,
     };
     bot = await startEdge(runtime, env);
+
+    // The queue-timeout sweep needs a request older than its one-minute limit, and the
+    // runtimes run on the real clock: the request is made here, so the minute passes while
+    // the other scenarios run, and the last scenario checks the sweep.
+    // PR 901: no number the other scenarios use (they look PRs up by number alone).
+    const sha = "9".repeat(40);
+    gh.addCommit({ owner: OWNER, repo: QUEUE_REPO, branch: "pr-901", base: "main", sha, files: { [RECIPE_FILE]: SMOKE_RECIPE } });
+    gh.addPullRequest({ owner: OWNER, repo: QUEUE_REPO, number: 901, user: "author", head: { sha, ref: "pr-901" }, files: [{ filename: RECIPE_FILE, contents: SMOKE_RECIPE, status: "added" }] });
+    const queueRepository = { ...repository(), id: 11, name: QUEUE_REPO, full_name: `${OWNER}/${QUEUE_REPO}` };
+    const comment = { ...commentPayload(901, "/hcp smoke", "maint"), repository: queueRepository, issue: { number: 901, pull_request: { url: `${gh.apiUrl}/repos/${OWNER}/${QUEUE_REPO}/pulls/901` }, user: { login: "author" } } };
+    expect(await deliver("issue_comment", comment)).toBe(202);
+    const sent = await until("the dispatch in the queue-limit repository", () => gh.state.dispatches.find((d) => d.inputs.sha === sha));
+    await until("its smoke check run", () => checkRuns(sha, "HCP smoke")[0]);
+    unpicked = { sha, runId: sent.runId, at: Date.now() };
   }, 60_000);
 
   afterAll(async () => {
@@ -300,5 +325,19 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(reviews(pr.number)).toHaveLength(1);
       expect(comments(pr.number)).toHaveLength(1);
     }, 60_000);
+
+    it("ends a smoke run no GPU runner picked up within the repository's queue limit as timed_out, and cancels it", async () => {
+      expect(checkRuns(unpicked.sha, "HCP smoke")).toMatchObject([{ status: "queued" }]);
+      // Past the one-minute limit (and the sweep's own one-minute floor) since the dispatch.
+      const wait = unpicked.at + 62_000 - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // workerd: the cron trigger, fired by Miniflare; Deno: Deno.cron's next minute.
+      await bot.scheduled();
+      const check = await until("the smoke check run to time out", () => checkRuns(unpicked.sha, "HCP smoke").find((c) => c.status === "completed"), 75_000);
+      expect(check.conclusion).toBe("timed_out");
+      expect(check.output.summary).toMatch(/No self-hosted runner with the labels `self-hosted, linux, gpu-4`/);
+      expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/repos/${OWNER}/${QUEUE_REPO}/actions/runs/${unpicked.runId}/cancel`))).toBe(true);
+      expect(gh.state.dispatches.filter((d) => d.inputs.sha === unpicked.sha)).toHaveLength(1);
+    }, 150_000);
   });
 }

@@ -3,13 +3,14 @@
 // both runtimes rather than a failed first webhook.
 import { spawnSync } from "node:child_process";
 import { createPrivateKey } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkPrivateKey, normalizePrivateKey } from "../../src/edge/key.ts";
 import { appKeys } from "../support/bot-harness.ts";
 import { startWorkerd } from "../../scripts/start-workerd.ts";
+import { startEdge } from "./runtimes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const BAD_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----\n";
@@ -45,6 +46,20 @@ describe("the App key on edge runtimes", () => {
     }
   }, 30_000);
 
+  it.each(["workerd", "deno"] as const)("%s takes the key from PRIVATE_KEY_PATH, as npm start does", async (runtime) => {
+    const file = join(mkdtempSync(join(tmpdir(), "hcp-edge-key-")), "app.pem");
+    writeFileSync(file, appKeys.privateKey);
+    const { PRIVATE_KEY: _unused, ...rest } = settings(appKeys.privateKey);
+    const bot = await startEdge(runtime, { ...rest, PRIVATE_KEY_PATH: file, HCP_HEALTH_TOKEN: "key-path-operator-token" });
+    try {
+      const res = await fetch(`${bot.url}/healthz`, { headers: { authorization: "Bearer key-path-operator-token" } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ status: "ok", runtime });
+    } finally {
+      await bot.stop();
+    }
+  }, 60_000);
+
   it("Deno stops at start with the reason, as the Node server does", () => {
     const denoWith = (env: Record<string, string>) =>
       spawnSync(join(root, "node_modules", ".bin", "deno"), ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", "dist/edge/deno.js"], {
@@ -59,5 +74,9 @@ describe("the App key on edge runtimes", () => {
     const missing = denoWith({ ...settings(BAD_KEY), APP_ID: "" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/APP_ID is missing/);
+    const { PRIVATE_KEY: _unused, ...noKey } = settings(BAD_KEY);
+    const unreadable = denoWith({ ...noKey, PRIVATE_KEY_PATH: "/nonexistent/app.pem" });
+    expect(unreadable.status).toBe(1);
+    expect(unreadable.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY_PATH \/nonexistent\/app\.pem cannot be read/);
   }, 60_000);
 });

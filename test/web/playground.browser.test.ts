@@ -7,9 +7,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Edit } from "../../src/core/model/source.ts";
+import { ANALYSIS_TIMEOUT_MS } from "../../src/web/playground/input.ts";
 import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
 import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
 
@@ -52,6 +53,13 @@ async function open(page: Page, path: string): Promise<{ requests: { url: string
   return { requests };
 }
 
+async function waitFor(what: string, done: () => boolean, timeoutMs = 20_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; !done(); ) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 async function settled(page: Page): Promise<string> {
   await page.waitForFunction(() => document.getElementById("status")?.dataset.state !== "busy", undefined, { timeout: 30_000 });
   return (await page.textContent("#status")) ?? "";
@@ -84,6 +92,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
     await onPage(browser, "playground-hcp001", async ({ page, problems }) => {
       const { requests } = await open(page, "/playground?example=hcp001");
       expect(await settled(page)).toMatch(/^1 error\(s\), 0 warning\(s\)/);
+      expect(await page.textContent("#privacy")).toMatch(/^Nothing leaves this page\. What you paste is analyzed here, in your browser/);
       expect(await page.textContent("#check .conclusion")).toMatch(/^Failure: 1 error/);
       const comments = page.locator("#inline article.comment");
       expect(await comments.count()).toBe(1);
@@ -141,6 +150,50 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect(problems).toEqual([]);
     });
   }, 60_000);
+
+  it("stops an analysis that outlasts its time limit, stays responsive, and reviews the next edit in a fresh worker", async () => {
+    await onPage(browser, "playground-worker-timeout", async ({ page, problems }) => {
+      // The worker's grammar download stalls (a dead proxy, a hung connection): its analysis
+      // never answers. The page must give up after ANALYSIS_TIMEOUT_MS, replace the worker,
+      // and the replacement must serve the next edit.
+      const held: Route[] = [];
+      let stall = true;
+      const grammarFetches: number[] = [];
+      await page.route("**/playground/tree-sitter-python.wasm", async (route) => {
+        grammarFetches.push(Date.now());
+        if (stall) held.push(route);
+        else await route.continue();
+      });
+      await open(page, "/playground");
+      await page.fill("#source", readFileSync(join(EXAMPLES, "hcp001.py"), "utf8"));
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "busy", undefined, { timeout: 10_000 });
+      const busySince = Date.now();
+      // The worker asks for the grammar as it starts (on a loaded machine, maybe only now).
+      await waitFor("the worker to ask for the grammar", () => grammarFetches.length >= 1);
+      // While the worker hangs, the page's own thread answers at once.
+      const t0 = Date.now();
+      expect(await page.evaluate(() => document.getElementById("source") instanceof HTMLTextAreaElement)).toBe(true);
+      expect(Date.now() - t0).toBeLessThan(2000);
+
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: ANALYSIS_TIMEOUT_MS + 30_000 });
+      expect(Date.now() - busySince).toBeGreaterThanOrEqual(ANALYSIS_TIMEOUT_MS - 1000);
+      expect(await page.textContent("#status")).toBe(`The analysis took longer than ${ANALYSIS_TIMEOUT_MS / 1000} s and was stopped. Try a smaller piece of the file.`);
+      expect(await page.getAttribute("#status", "role")).toBe("alert");
+      expect(await page.locator("#results > *").count()).toBe(0);
+      // A fresh worker was started: it asks for the grammar again.
+      await waitFor("a fresh worker to ask for the grammar after the timeout", () => grammarFetches.length >= 2);
+
+      // The network is back: the held downloads go on (the stopped worker's has nobody left
+      // to read it; the fresh worker's completes), and the next edit is reviewed.
+      stall = false;
+      for (const route of held.splice(0)) await route.continue().catch(() => undefined);
+      await page.fill("#source", readFileSync(join(EXAMPLES, "clean.py"), "utf8"));
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "ok", undefined, { timeout: 30_000 });
+      expect(await page.textContent("#status")).toMatch(/^0 error\(s\), 0 warning\(s\), 0 note\(s\)/);
+      expect(await page.locator("#inline article.comment").count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+  }, ANALYSIS_TIMEOUT_MS * 3 + 60_000);
 
   it("answers a 5 MB paste, a binary file and deeply nested code with a message, and stays responsive", async () => {
     await onPage(browser, "playground-bad-input", async ({ page, problems }) => {

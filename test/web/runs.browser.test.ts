@@ -1,7 +1,9 @@
 // The smoke-run history in a real browser (Chromium): runs made by the smoke flow through
 // the real server and the fake GitHub (comment webhook, dispatch, run, log artifact,
-// verdict), into the SQLite store; sign-in through the fake GitHub's OAuth pages; a user
+// verdict; one asked from the check run's button, one from a signed Slack command), into
+// the SQLite store; sign-in through the fake GitHub's OAuth pages; a user
 // sees the runs of the repositories they can read, and nothing of a private one they cannot.
+import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,14 +14,18 @@ import { SqliteStore } from "../../src/store/index.ts";
 import { appKeys, botSettings, PASSING_RUN_LOG, probeKeyOf, runnerFacts, trainingLog } from "../support/bot-harness.ts";
 import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
 
 const SECRET = "runs-secret";
+const SLACK_SECRET = "runs-slack-signing-secret";
 const CLIENT = { clientId: "Iv1.runs-test", clientSecret: "client-secret-for-tests-0123456789" };
 const PUBLIC: FlowRepo = { owner: "acme", repo: "mb", installation: 9 };
 const PRIVATE: FlowRepo = { owner: "acme", repo: "secret-models", installation: 9 };
 
 let gh: FakeGitHub;
+let slack: FakeSlack;
 let bot: RunningServer;
 let browser: Browser;
 let store: SqliteStore;
@@ -35,6 +41,9 @@ beforeAll(async () => {
   addSmokeRepo(gh, PUBLIC);
   addSmokeRepo(gh, { ...PRIVATE, private: true });
   gh.addOAuthApp(CLIENT);
+  // Slack user U0MAINT of workspace T0TEAM is maint on GitHub (the org-wide mapping).
+  gh.addRepo({ owner: "acme", repo: ".github", defaultBranch: "main", installationId: 9, files: { main: { ".github/hcp-bot.yml": "slack:\n  users: {T0TEAM/U0MAINT: maint}\n" } } });
+  slack = await startFakeSlack({ token: "xoxb-runs" });
   gh.setPermission("maint", "write", "acme/mb");
   gh.setPermission("maint", "write", "acme/secret-models");
   gh.setPermission("author", "write", "acme/mb");
@@ -45,7 +54,14 @@ beforeAll(async () => {
     appId: 78,
     secret: SECRET,
     dataDir: mkdtempSync(join(tmpdir(), "hcp-runs-")),
-    extra: { HCP_RUNS_ACCESS: "github", GITHUB_CLIENT_ID: CLIENT.clientId, GITHUB_CLIENT_SECRET: CLIENT.clientSecret },
+    extra: {
+      HCP_RUNS_ACCESS: "github",
+      GITHUB_CLIENT_ID: CLIENT.clientId,
+      GITHUB_CLIENT_SECRET: CLIENT.clientSecret,
+      SLACK_SIGNING_SECRET: SLACK_SECRET,
+      SLACK_BOT_TOKEN: "xoxb-runs",
+      SLACK_API_URL: slack.apiUrl,
+    },
   });
   // One clock for the store and the smoke flow, so the request's times and its trail agree.
   store = SqliteStore.open(settings.dataDir, { now: () => new Date(clock) });
@@ -54,6 +70,33 @@ beforeAll(async () => {
 
   // Four requests, as production makes them: a pass, a run with HCP silently off, a refusal, and one in the private repository.
   const tick = (minutes: number) => () => (clock += minutes * 60_000);
+  // The oldest: a run asked from the HCP review check run's button, dispatched, not yet picked up.
+  const buttonPr = flow.openPr(PUBLIC);
+  const dispatched = gh.state.dispatches.length;
+  await flow.deliver("check_run", {
+    action: "requested_action",
+    installation: { id: PUBLIC.installation },
+    repository: flow.repository(PUBLIC),
+    sender: { login: "maint", id: 51, type: "User" },
+    requested_action: { identifier: "hcp-smoke" },
+    check_run: { id: 1, name: "HCP review", head_sha: buttonPr.sha, pull_requests: [{ number: buttonPr.number, head: { sha: buttonPr.sha, ref: `pr-${buttonPr.number}` }, base: { sha: "b".repeat(40), ref: "main" } }] },
+  });
+  ids.button = (gh.state.dispatches[dispatched]!.inputs as Record<string, string>).request_id!;
+  clock += 60_000;
+  // Then one asked from Slack with a signed /hcp smoke.
+  const slackPr = flow.openPr(PUBLIC);
+  const form = slashCommandForm(`smoke acme/mb#${slackPr.number}`, { user_id: "U0MAINT", channel_id: "C0SMOKE", response_url: slack.responseUrl(), trigger_id: `t.${randomUUID()}` });
+  const ts = Math.floor(Date.now() / 1000);
+  const ack = await fetch(`${bot.url}/slack/events`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${form}`).digest("hex")}` },
+    body: form,
+  });
+  expect(ack.status).toBe(200);
+  await ack.text();
+  await bot.idle();
+  ids.slack = (gh.state.dispatches.find((d) => d.inputs.sha === slackPr.sha)!.inputs as Record<string, string>).request_id!;
+  clock += 60_000;
   const pass = await flow.smokeOn(PUBLIC, "maint");
   await flow.runToEnd(PUBLIC, pass.runId!, pass.id!, { "smoke.log": PASSING_LOG, "verdict.json": runnerFacts({ throughput: { gpu: "H100" } }) }, { whileRunning: tick(3) });
   ids.pass = pass.id!;
@@ -75,6 +118,7 @@ afterAll(async () => {
   await bot?.stop();
   await store?.close();
   await gh?.close();
+  await slack?.close();
 });
 
 /** Signs in through the fake GitHub's OAuth pages, as a person would. */
@@ -96,7 +140,9 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(await page.textContent("h1")).toBe("Sign in to see the smoke runs");
       await signIn(page, "maint");
       expect(await page.textContent("header .who")).toContain("Signed in as maint");
-      expect(await rowRepos(page)).toEqual(["acme/secret-models", "acme/mb", "acme/mb", "acme/mb"]);
+      expect(await rowRepos(page)).toEqual(["acme/secret-models", "acme/mb", "acme/mb", "acme/mb", "acme/mb", "acme/mb"]);
+      expect((await page.locator(`tr[data-id="${ids.button}"] td`).allTextContents()).slice(3, 6)).toEqual(["maint", "check-run button", "dispatched"]);
+      expect((await page.locator(`tr[data-id="${ids.slack}"] td`).allTextContents()).slice(3, 6)).toEqual(["maint", "Slack", "dispatched"]);
       const pass = page.locator(`tr[data-id="${ids.pass}"]`);
       const cells = await pass.locator("td").allTextContents();
       expect(cells.slice(1, 7)).toEqual(["acme/mb", expect.stringMatching(/^#\d+$/), "maint", "PR comment", "completed", "pass"]);
@@ -169,7 +215,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
   it("shows a signed-in user without access to a private repository nothing of its runs", async () => {
     await onPage(browser, "runs-outsider", async ({ page, problems }) => {
       await signIn(page, "outsider");
-      expect(await rowRepos(page)).toEqual(["acme/mb", "acme/mb", "acme/mb"]);
+      expect(await rowRepos(page)).toEqual(["acme/mb", "acme/mb", "acme/mb", "acme/mb", "acme/mb"]);
       const html = await page.content();
       expect(html).not.toContain("secret-models");
       expect(html).not.toContain(ids.secret);
