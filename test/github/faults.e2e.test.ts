@@ -106,7 +106,7 @@ afterEach(() => {
   expect(gh.pendingInjections()).toEqual([]);
 });
 
-describe("GitHub failing for long", () => {
+describe("GitHub failing for long", { timeout: 60_000 }, () => {
   it("/pulls/N/files answering 500 ten times: backs off 1 s doubling to a minute, then reviews", async () => {
     const pr = openPr();
     gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 500, times: 10 });

@@ -71,7 +71,7 @@ afterAll(async () => {
   await gh?.close();
 });
 
-describe("/metrics", () => {
+describe("/metrics", { timeout: 60_000 }, () => {
   it("is not public: 401 without the token or with a wrong one", async () => {
     for (const auth of [undefined, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`]) {
       const res = await scrape(auth);
@@ -126,7 +126,7 @@ describe("/metrics", () => {
   }, 60_000);
 });
 
-describe("/metrics off by default", () => {
+describe("/metrics off by default", { timeout: 60_000 }, () => {
   it("answers 404 when HCP_METRICS_TOKEN is not set", async () => {
     const plain = await startServer(botSettings({ githubUrl: gh.url, appId: 6161, secret: SECRET }), { sweepIntervalMs: 0 });
     try {

@@ -28,7 +28,7 @@ afterAll(async () => {
 const hook = () => `${bot.url}/api/github/webhooks`;
 const ping = (pad = "") => ({ zen: "Keep it logically awesome.", hook_id: 1, pad, repository: { id: 1, name: "mb", full_name: "acme/mb", owner: { login: "acme", id: 2 } } });
 
-describe("the webhook front door on Node", () => {
+describe("the webhook front door on Node", { timeout: 60_000 }, () => {
   it("passes a signed delivery (20 MB) on to the app; refuses a forged one with 401 and calls nothing", async () => {
     const calls = gh.calls.length;
     expect(await deliverWebhook(hook(), SECRET, "ping", ping("x".repeat(20 * 1024 * 1024)))).toBe(200);
