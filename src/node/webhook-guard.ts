@@ -23,9 +23,9 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 
-function refuse(res: ServerResponse, status: number, error: string): void {
-  // Connection: close: what is left of a refused body is not read off the socket.
-  res.writeHead(status, { "content-type": "application/json", connection: "close" }).end(JSON.stringify({ error }));
+function refuse(res: ServerResponse, status: number, error: string, close = true): void {
+  // Connection: close: what is left of a refused body is not read off the socket (a 413 drains instead).
+  res.writeHead(status, { "content-type": "application/json", ...(close ? { connection: "close" } : {}) }).end(JSON.stringify({ error }));
 }
 
 /**
@@ -50,7 +50,7 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: { secr
   }
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > o.maxBytes) {
-    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`);
+    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`, false);
     drain(req, o.maxBytes);
     return "too-large";
   }
@@ -78,7 +78,7 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: { secr
     req.on("data", onData).on("end", onEnd).on("error", onError);
   });
   if (ended === "too-large") {
-    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`);
+    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`, false);
     drain(req, o.maxBytes);
   }
   if (ended === "unreadable" && !res.headersSent) refuse(res, 400, "the body could not be read");
