@@ -7,6 +7,7 @@ import type { Language } from "web-tree-sitter";
 import { anchorScanAvailable } from "../core/verdict/index.ts";
 import { createApp } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
+import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
 import { readCapped } from "../host/read-capped.ts";
 import { healthReport } from "../host/health.ts";
 import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
@@ -18,8 +19,8 @@ import type { Job, Store } from "../store/types.ts";
 import { createEdgeGitHub, type Delivery } from "./github.ts";
 import { checkPrivateKey } from "./key.ts";
 
-/** GitHub caps payloads at 25 MB; real ones are under 1 MB (a 65,536-character PR body included). */
-export const MAX_WEBHOOK_BYTES = 1024 * 1024;
+/** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
+export const MAX_WEBHOOK_BYTES = MAX_EDGE_WEBHOOK_BYTES;
 /** A delivery id is claimed for a month: no redelivery can run its work twice. */
 const DELIVERY_CLAIM_SECONDS = 30 * 24 * 3600;
 
@@ -114,6 +115,8 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   }
 
   async function webhook(request: Request): Promise<Response> {
+    // No well-formed signature: refused before a byte of the body is read.
+    if (!/^sha256=[0-9a-f]{64}$/.test(request.headers.get("x-hub-signature-256") ?? "")) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
     const body = await readLimited(request, MAX_WEBHOOK_BYTES);
     if (body === undefined) return json(413, { error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
     if (!(await gh.verify(body, request.headers.get("x-hub-signature-256")))) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });

@@ -9,7 +9,7 @@ import { paginateRest } from "@octokit/plugin-paginate-rest";
 import { restEndpointMethods } from "@octokit/plugin-rest-endpoint-methods";
 import type { WorkRunner } from "../github/app.ts";
 import type { AppHost, BotOctokit, HostLog } from "../github/host.ts";
-import { DEFAULT_RETRY_POLICY, retryPlugin } from "../github/octokit.ts";
+import { EDGE_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver } from "../github/octokit.ts";
 
 /** A webhook delivery as a job carries it. */
 export interface Delivery {
@@ -36,6 +36,9 @@ export interface EdgeGitHubOptions {
   /** REST base URL: https://api.github.com or GHE_PROTOCOL://GHE_HOST/api/v3. */
   baseUrl: string;
   log: HostLog;
+  /** The retry policy's clock (tests hand in one that does not sleep) and who hears of its waits. */
+  clock?: Clock;
+  observer?: RetryObserver;
 }
 
 export interface EdgeGitHub {
@@ -49,7 +52,8 @@ export interface EdgeGitHub {
   work(delivery: Delivery, jobId: string): Promise<void>;
 }
 
-const EdgeOctokit = Octokit.plugin(restEndpointMethods, paginateRest, retryPlugin(DEFAULT_RETRY_POLICY) as never);
+// A request waits at most EDGE_RETRY_POLICY's horizon here; past it the job fails and runs again later.
+const edgeOctokit = (clock: Clock, observer: RetryObserver | undefined) => Octokit.plugin(restEndpointMethods, paginateRest, retryPlugin(EDGE_RETRY_POLICY, clock, observer) as never);
 
 /** Before the answer nothing may call GitHub: a handler that tries is a bug, said loudly. */
 const NO_OCTOKIT = new Proxy({} as BotOctokit, {
@@ -69,7 +73,7 @@ export function createEdgeGitHub(o: EdgeGitHubOptions): EdgeGitHub {
     appId: o.appId,
     privateKey: o.privateKey,
     webhooks: { secret: o.webhookSecret },
-    Octokit: EdgeOctokit.defaults({ baseUrl: o.baseUrl }),
+    Octokit: edgeOctokit(o.clock ?? SYSTEM_CLOCK, o.observer).defaults({ baseUrl: o.baseUrl }),
     log: octokitLog,
   });
   const handlers = new Map<string, Handler[]>();

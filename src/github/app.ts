@@ -15,7 +15,7 @@ import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
 import { workflowStatusNote } from "./workflow-file.ts";
-import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
+import { readRepoConfig, reportReviewNotDone, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
   expireQueued,
@@ -195,8 +195,18 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       return `${repository.owner.login}/${repository.name}#${number}`;
     }
 
+    /**
+     * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
+     * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
+     */
     async function review(context: Delivery, target: PullTarget): Promise<void> {
-      const outcome = await reviewPullRequest(context.octokit, target, reviewDeps);
+      let outcome: Awaited<ReturnType<typeof reviewPullRequest>>;
+      try {
+        outcome = await reviewPullRequest(context.octokit, target, reviewDeps);
+      } catch (error) {
+        await reportReviewNotDone(context.octokit, target, error, app.log);
+        throw error;
+      }
       deps.onReviewed?.(outcome);
     }
 

@@ -2,27 +2,66 @@
 // takes (Probot's on Node, @octokit/core's on edge runtimes). Probot's own plugins do not
 // retry secondary rate limits and its notification throttle waits 3 s between comment
 // posts (STACK.md), which a review that posts a comment and a review cannot afford.
+//
+// GitHub's guidance (REST docs, "Rate limits for the REST API"): after a rate-limit answer,
+// wait `retry-after` seconds when it is given; when `x-ratelimit-remaining` is 0, wait until
+// `x-ratelimit-reset`; otherwise wait at least a minute, and when a secondary limit keeps
+// answering, wait exponentially longer and give up after a set number of tries. The horizon
+// (how long one request may spend waiting in all) is the host's: an hour on Node (a primary
+// limit resets within the hour), less where the runtime cuts work short (src/edge).
 import { isAmbiguousFailure, isRepeatable } from "./failures.ts";
 
 export { isAmbiguousFailure, isRepeatable };
 
+/** Time as the policy sees it; tests hand in one that does not really sleep. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const SYSTEM_CLOCK: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
 export interface RetryPolicy {
   /** Retries of a 5xx (other than 501) or a network error, for requests that can be repeated (not a creating POST). */
   serverErrorRetries: number;
-  /** Retries of a rate-limit answer (403/429 with retry-after, or a secondary limit). */
-  rateLimitRetries: number;
-  /** Backoff base for server errors, doubled per try. */
+  /** Backoff base for server errors, doubled per try, never above `maxBackoffMs`. */
   baseDelayMs: number;
-  /** Never wait longer than this for a retry-after; give up instead. */
-  maxWaitMs: number;
+  maxBackoffMs: number;
+  /** Retries of a rate-limit answer (403/429: retry-after, an exhausted primary limit, a secondary limit). */
+  rateLimitRetries: number;
+  /** A secondary limit without retry-after: this long first (GitHub: at least a minute), doubled per try. */
+  secondaryBaseMs: number;
+  /** The most one request may spend waiting in all; a wait that would pass it is not started: the request gives up. */
+  horizonMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  serverErrorRetries: 3,
-  rateLimitRetries: 2,
-  baseDelayMs: 200,
-  maxWaitMs: 60_000,
+  serverErrorRetries: 12,
+  baseDelayMs: 1_000,
+  maxBackoffMs: 60_000,
+  rateLimitRetries: 8,
+  secondaryBaseMs: 60_000,
+  horizonMs: 60 * 60_000,
 };
+
+/**
+ * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): there a
+ * request waits at most ten, then the job fails and the job runner tries it again later
+ * (src/jobs/runner.ts), no sooner than GitHub asked.
+ */
+export const EDGE_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, horizonMs: 10 * 60_000 };
+
+export type WaitReason = "retry-after" | "primary-limit" | "secondary-limit" | "server-error";
+
+/** What the plugin tells an observer (metrics): each answer, and each wait before a retry. */
+export interface RetryObserver {
+  onResponse?(e: { method: string; status: number }): void;
+  onWait?(e: { reason: WaitReason; ms: number }): void;
+  onGiveUp?(e: { reason: WaitReason }): void;
+}
 
 interface HttpError {
   status?: number;
@@ -30,46 +69,109 @@ interface HttpError {
   response?: { headers?: Record<string, string | number | undefined> };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A request the policy stopped retrying: GitHub kept failing or asked for a wait past the horizon. */
+export class GitHubUnavailable extends Error {
+  override name = "GitHubUnavailable";
+  readonly status: number | undefined;
+  readonly response: HttpError["response"];
+  constructor(
+    readonly reason: WaitReason,
+    readonly tries: number,
+    readonly waitedMs: number,
+    /** When GitHub said it will answer again (a rate limit's reset or retry-after), if it said. */
+    readonly retryAt: number | undefined,
+    cause: unknown,
+  ) {
+    const e = cause as HttpError;
+    super(`GitHub ${describe(reason, e.status)} after ${tries} tr${tries === 1 ? "y" : "ies"} and ${Math.round(waitedMs / 1000)} s of waiting${retryAt ? `; it asked to wait until ${new Date(retryAt).toISOString()}` : ""}`, { cause });
+    this.status = e.status;
+    this.response = e.response;
+  }
+}
 
-/** How long GitHub asked us to wait, if this error is a rate limit; undefined otherwise. */
-export function rateLimitWaitMs(error: HttpError, now = Date.now()): number | undefined {
+function describe(reason: WaitReason, status: number | undefined): string {
+  switch (reason) {
+    case "server-error":
+      return status === undefined ? "could not be reached" : `kept answering ${status}`;
+    case "primary-limit":
+      return "rate limit is used up";
+    case "secondary-limit":
+      return "kept answering with a secondary rate limit";
+    case "retry-after":
+      return `kept answering ${status ?? ""} with retry-after`.replace("  ", " ");
+  }
+}
+
+export interface RateLimitWait {
+  reason: Exclude<WaitReason, "server-error">;
+  /** What GitHub's headers ask for; undefined when they name no time (a bare secondary limit or 429). */
+  askedMs: number | undefined;
+}
+
+/** Whether this error is a rate limit, and how long its headers ask to wait; undefined otherwise. */
+export function rateLimitOf(error: HttpError, now: number): RateLimitWait | undefined {
   const status = error.status;
   if (status !== 403 && status !== 429) return undefined;
   const headers = error.response?.headers ?? {};
   const retryAfter = headers["retry-after"];
-  if (retryAfter !== undefined && retryAfter !== "") return Math.max(0, Number(retryAfter) * 1000);
-  if (String(headers["x-ratelimit-remaining"]) === "0" && headers["x-ratelimit-reset"] !== undefined) {
-    return Math.max(0, Number(headers["x-ratelimit-reset"]) * 1000 - now);
+  if (retryAfter !== undefined && retryAfter !== "" && Number.isFinite(Number(retryAfter))) return { reason: "retry-after", askedMs: Math.max(0, Number(retryAfter) * 1000) };
+  if (String(headers["x-ratelimit-remaining"]) === "0" && Number.isFinite(Number(headers["x-ratelimit-reset"]))) {
+    // One second past the reset: GitHub's clock and ours are not the same clock.
+    return { reason: "primary-limit", askedMs: Math.max(0, Number(headers["x-ratelimit-reset"]) * 1000 - now) + 1000 };
   }
-  // GitHub's advice for a secondary limit without retry-after: wait at least a minute.
-  if (/secondary rate limit/i.test(error.message ?? "")) return 60_000;
-  return undefined;
+  if (status === 429 || /secondary rate limit|abuse detection/i.test(error.message ?? "")) return { reason: "secondary-limit", askedMs: undefined };
+  return undefined; // a plain 403: permission, not a limit
 }
 
-export function retryPlugin(policy: RetryPolicy) {
+/** The wait before the next try, or undefined when the policy gives up. Pure, for the plugin and its tests. */
+export function nextWaitMs(policy: RetryPolicy, limit: RateLimitWait | undefined, tries: { limit: number; server: number }): number | undefined {
+  if (limit) {
+    if (tries.limit >= policy.rateLimitRetries) return undefined;
+    // Honour what GitHub asked for however long; without a time, back off exponentially from a minute.
+    return limit.askedMs ?? policy.secondaryBaseMs * 2 ** tries.limit;
+  }
+  if (tries.server >= policy.serverErrorRetries) return undefined;
+  return Math.min(policy.maxBackoffMs, policy.baseDelayMs * 2 ** tries.server);
+}
+
+interface RequestOptions {
+  method?: string;
+  url?: string;
+  /** `request: { retries: false }` on one call: one try (a trace written while GitHub fails). */
+  request?: { retries?: boolean };
+}
+
+export function retryPlugin(policy: RetryPolicy, clock: Clock = SYSTEM_CLOCK, observer: RetryObserver = {}) {
   return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }) => {
     octokit.hook.wrap("request", async (request, options) => {
-      let serverTries = 0;
-      let limitTries = 0;
+      const o = options as RequestOptions;
+      const method = (o.method ?? "GET").toUpperCase();
+      const once = o.request?.retries === false;
+      const tries = { limit: 0, server: 0 };
+      let waited = 0;
       for (;;) {
         try {
-          return await request(options);
+          const response = await request(options);
+          observer.onResponse?.({ method, status: (response as { status?: number }).status ?? 200 });
+          return response;
         } catch (caught) {
           const error = caught as HttpError;
-          const wait = rateLimitWaitMs(error);
-          if (wait !== undefined) {
-            if (limitTries >= policy.rateLimitRetries || wait > policy.maxWaitMs) throw caught;
-            limitTries++;
-            await sleep(wait);
-            continue;
+          observer.onResponse?.({ method, status: error.status ?? 0 });
+          const limit = rateLimitOf(error, clock.now());
+          const retryable = limit !== undefined || (isAmbiguousFailure(error) && isRepeatable(options));
+          if (!retryable) throw caught;
+          const reason: WaitReason = limit?.reason ?? "server-error";
+          const wait = once ? undefined : nextWaitMs(policy, limit, tries);
+          const retryAt = limit?.askedMs !== undefined ? clock.now() + limit.askedMs : undefined;
+          if (wait === undefined || waited + wait > policy.horizonMs) {
+            observer.onGiveUp?.({ reason });
+            throw new GitHubUnavailable(reason, tries.limit + tries.server + 1, waited, retryAt, caught);
           }
-          if (isAmbiguousFailure(error) && isRepeatable(options) && serverTries < policy.serverErrorRetries) {
-            await sleep(policy.baseDelayMs * 2 ** serverTries);
-            serverTries++;
-            continue;
-          }
-          throw caught;
+          if (limit) tries.limit++;
+          else tries.server++;
+          observer.onWait?.({ reason, ms: wait });
+          await clock.sleep(wait);
+          waited += wait;
         }
       }
     });

@@ -6,7 +6,7 @@
 // plugin, which the bot turns off (src/node/octokit.ts); this gate sits under the bot's retry
 // policy (src/github/octokit.ts), which still decides whether and how long to wait on the
 // answer it got. A gate that cannot be read never blocks a call.
-import { rateLimitWaitMs } from "./octokit.ts";
+import { rateLimitOf } from "./octokit.ts";
 
 export interface RateGate {
   /** Milliseconds before calls may go out again (0: now). */
@@ -28,7 +28,9 @@ export function rateGatePlugin(gate: RateGate) {
       try {
         return await request(options);
       } catch (error) {
-        const limited = rateLimitWaitMs(error as Parameters<typeof rateLimitWaitMs>[0]);
+        const limit = rateLimitOf(error as Parameters<typeof rateLimitOf>[0], Date.now());
+        // A limit that names no time (a bare secondary limit or 429): GitHub's advice is at least a minute.
+        const limited = limit ? (limit.askedMs ?? 60_000) : undefined;
         if (limited !== undefined && limited > 0) await gate.pauseUntil(Date.now() + limited).catch(() => undefined);
         throw error;
       }

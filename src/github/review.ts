@@ -14,6 +14,8 @@ import { CHECK_NAME, fingerprintsIn, planReview, SUMMARY_MARKER, type Annotation
 import { tePinChangeNotes, type ChangedFile } from "../core/review/te-pin.ts";
 import { ALL_RULES } from "../core/rules/index.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
+import { isAmbiguousFailure } from "./failures.ts";
+import { GitHubUnavailable } from "./octokit.ts";
 
 type Octokit = BotOctokit;
 
@@ -41,6 +43,8 @@ export interface ReviewOutcome {
   inlinePosted: number;
   summary: "created" | "updated" | "unchanged" | "none";
   checkRunId: number;
+  /** Findings by rule id (metrics). */
+  byRule?: Record<string, number>;
 }
 
 export const SMOKE_ACTION = {
@@ -247,5 +251,46 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log, login) : 0;
   const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0, fresh) : "none";
   deps.log.info({ pr: `${t.owner}/${t.repo}#${t.number}`, sha: t.headSha, findings: findings.length, inlinePosted, summary, conclusion: plan.conclusion }, "HCP review done");
-  return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId };
+  const byRule: Record<string, number> = {};
+  for (const f of findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
+  return { conclusion: plan.conclusion, findings: findings.length, inlinePosted, summary, checkRunId, byRule };
+}
+
+/** Why GitHub stopped the review, in the bot's own words (GitHub's error text is not echoed). */
+function notDoneReason(error: unknown): string | undefined {
+  if (error instanceof GitHubUnavailable) return `${error.message}.`;
+  if (isAmbiguousFailure(error)) {
+    const status = (error as { status?: number }).status;
+    return status === undefined ? "GitHub could not be reached." : `GitHub answered ${status} to a request that is not repeated blindly.`;
+  }
+  return undefined;
+}
+
+/**
+ * The visible trace of a review that GitHub kept failing: a failed check run on the head SHA
+ * saying why and what runs it again. One try only (GitHub is failing); a failure is logged.
+ */
+export async function reportReviewNotDone(octokit: Octokit, t: PullTarget, error: unknown, log: ReviewDeps["log"]): Promise<boolean> {
+  const reason = notDoneReason(error);
+  if (!reason) return false;
+  try {
+    await octokit.rest.checks.create({
+      owner: t.owner,
+      repo: t.repo,
+      name: CHECK_NAME,
+      head_sha: t.headSha,
+      status: "completed",
+      conclusion: "failure",
+      completed_at: new Date().toISOString(),
+      output: {
+        title: "HCP review not done: GitHub kept failing",
+        summary: `The review could not read or post what it needs. ${reason}\n\nIt runs again on the next push to this pull request, on a redelivery of the webhook, or when you press **Re-run** on this check.`,
+      },
+      request: { retries: false },
+    });
+    return true;
+  } catch (e) {
+    log.warn({ err: e, pr: `${t.owner}/${t.repo}#${t.number}` }, "could not leave the check run saying the review was not done");
+    return false;
+  }
 }

@@ -5,7 +5,7 @@
 import type { BotOctokit } from "./host.ts";
 import * as z from "zod";
 import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run-facts.ts";
-import { findRunnerReport, sha256Hex, type FileDigest, type RunnerReport } from "../core/smoke/runner-report.ts";
+import { createRunnerReportScanner, sha256Hex, type FileDigest, type ScannedReport } from "../core/smoke/runner-report.ts";
 import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../core/verdict/index.ts";
 import { listZipEntries, openZipEntry, type ZipEntry } from "../core/zip/reader.ts";
 import { compareLegs, missingComparison, referenceOverrides, seriesOf, type Comparison, type ReferenceMode } from "../core/compare/index.ts";
@@ -41,9 +41,9 @@ const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
 /** What a leg's log is judged against: the HCP leg's request, or the reference leg's layout. */
 type LegRequest = Pick<SmokeRequest, "expectHcp" | "overrides" | "gpus">;
 
-/** Streams a log (bytes) through the verdict parser, never holding it whole. */
-async function verdictFromChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, request: LegRequest, hint: RunnerHint): Promise<Verdict> {
-  const parser = createVerdictParser({
+/** The verdict parser for this request's log, judged with the runner's facts `hint`. */
+function parserFor(request: LegRequest, hint: RunnerHint) {
+  return createVerdictParser({
     expectHcp: request.expectHcp,
     // The dispatched overrides hold the plan's cp, cp_comm_type and sizes; a pass needs a
     // report from each of the plan's GPUs (one rank each).
@@ -52,8 +52,40 @@ async function verdictFromChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Ui
     ...(hint.throughput.gpu ? { gpu: hint.throughput.gpu } : {}),
     ...(hint.probeKey ? { probeKey: hint.probeKey } : {}),
   });
-  for await (const chunk of chunks) parser.push(chunk);
+}
+
+function endWith(parser: ReturnType<typeof parserFor>, hint: RunnerHint): Verdict {
   return parser.end(hint.exitCode, { timedOut: hint.timedOut, ...(hint.signal ? { signal: hint.signal } : {}) });
+}
+
+/** Streams a log (bytes) through the verdict parser, never holding it whole. */
+function verdictFromChunks(chunks: Iterable<Uint8Array>, request: LegRequest, hint: RunnerHint): Verdict {
+  const parser = parserFor(request, hint);
+  for (const chunk of chunks) parser.push(chunk);
+  return endWith(parser, hint);
+}
+
+/** Lines of text to the parser in batches of about a megabyte (one encode per batch, not per line). */
+function lineFeeder(parser: ReturnType<typeof parserFor>) {
+  const encoder = new TextEncoder();
+  let batch: string[] = [];
+  let size = 0;
+  const flush = () => {
+    if (batch.length) parser.push(encoder.encode(batch.join("")));
+    batch = [];
+    size = 0;
+  };
+  return {
+    line(text: string) {
+      batch.push(text, "\n");
+      size += text.length + 1;
+      if (size >= 1 << 20) flush();
+    },
+    end(hint: RunnerHint) {
+      flush();
+      return endWith(parser, hint);
+    },
+  };
 }
 
 async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
@@ -115,10 +147,27 @@ async function smokeJobOf(octokit: Octokit, r: { owner: string; repo: string }, 
   return data.jobs.find((j) => SMOKE_JOB.test(j.name));
 }
 
-async function jobLogOf(octokit: Octokit, r: { owner: string; repo: string }, job: SmokeJob | undefined): Promise<string> {
-  if (!job) return "";
-  const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ owner: r.owner, repo: r.repo, job_id: job.id });
-  return typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
+/**
+ * The job log, streamed (never held whole: code under test writes it) through the runner-report
+ * scanner. With `judge`, the run's output (or, without a commitment, the whole log) is judged
+ * as it streams, for a verdict from the job log when the artifact cannot give one.
+ */
+async function scanJobLog(octokit: Octokit, r: { owner: string; repo: string }, job: SmokeJob | undefined, judge: { request: SmokeRequest } | undefined): Promise<{ report: ScannedReport; verdict?: Verdict }> {
+  if (!job) return { report: await createRunnerReportScanner().end() }; // an empty log: no commitment
+  const run = judge ? lineFeeder(parserFor(judge.request, NO_HINT)) : undefined;
+  const before = judge ? lineFeeder(parserFor(judge.request, NO_HINT)) : undefined;
+  const scanner = createRunnerReportScanner(judge ? (line, part) => (part === "run" ? run : before)!.line(line) : undefined);
+  const { data } = await octokit.request("GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs", { owner: r.owner, repo: r.repo, job_id: job.id, request: { parseSuccessResponseBody: false } });
+  const body = data as unknown as ReadableStream<Uint8Array> | string | ArrayBuffer | null;
+  if (body instanceof ReadableStream) {
+    for await (const chunk of chunksOf(body)) await scanner.push(chunk);
+  } else if (body !== null) {
+    await scanner.push(typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body));
+  }
+  const report = await scanner.end();
+  if (!run || !before) return { report };
+  const committed = report.ok || report.committed;
+  return { report, verdict: (committed ? run : before).end(NO_HINT) };
 }
 
 type Files = { log: Uint8Array | null; verdictJson: Uint8Array | null; referenceLog: Uint8Array | null; referenceVerdictJson: Uint8Array | null };
@@ -164,17 +213,19 @@ export async function verdictForRun(
   maxArtifactBytes = MAX_ARTIFACT_BYTES,
 ): Promise<{ verdict: Verdict; note?: string; comparison?: Comparison }> {
   const job = await smokeJobOf(octokit, r, runId);
-  const report: RunnerReport = await findRunnerReport(await jobLogOf(octokit, r, job));
   const files = await artifactFiles(octokit, r, request, runId, maxArtifactBytes);
+  // The job log is judged only when the artifact gives no log to judge.
+  const fallback = !(files && "tooLarge" in files) && !files?.log;
+  const { report, verdict: fromJobLog } = await scanJobLog(octokit, r, job, fallback ? { request } : undefined);
   const facts: Omit<RunFacts, "evidence"> = {
     job: job ? { conclusion: job.conclusion, stepConclusion: job.steps?.find((s) => s.name === SMOKE_STEP_NAME)?.conclusion ?? null } : null,
     report: report.ok ? { ok: true } : { ok: false, problem: report.problem },
   };
-  const judge = async (chunks: Iterable<Uint8Array>, hint: RunnerHint, evidence: RunFacts["evidence"]) => applyRunFacts(await verdictFromChunks(chunks, request, hint), { ...facts, evidence });
+  const judge = (chunks: Iterable<Uint8Array>, hint: RunnerHint, evidence: RunFacts["evidence"]) => applyRunFacts(verdictFromChunks(chunks, request, hint), { ...facts, evidence });
 
   if (files && "tooLarge" in files) {
     return {
-      verdict: await judge([], NO_HINT, { kind: "job-log", why: "the log artifact was too large to read" }),
+      verdict: judge([], NO_HINT, { kind: "job-log", why: "the log artifact was too large to read" }),
       note: `The log artifact is ${mb(files.tooLarge)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
       ...(referenceModeOf(request) ? { comparison: missingComparison(referenceModeOf(request)!, "the log artifact was too large to read") } : {}),
     };
@@ -186,7 +237,7 @@ export async function verdictForRun(
     const evidence: RunFacts["evidence"] = problems.length ? { kind: "tampered", problem: problems.join("; ") } : { kind: "artifact" };
     // A verdict.json that is not the runner's says nothing about the run.
     const hint = problems.length || !report.ok ? NO_HINT : parseHint(files.verdictJson);
-    const verdict = await judge([files.log], hint, evidence);
+    const verdict = judge([files.log], hint, evidence);
     const mode = referenceModeOf(request);
     if (!mode) return { verdict };
     return { verdict, comparison: await comparisonOf(request, mode, verdict, files, report) };
@@ -194,8 +245,8 @@ export async function verdictForRun(
   const why = files ? "the log artifact holds no smoke.log at its root" : "no log artifact was uploaded";
   const mode = referenceModeOf(request);
   const noComparison = mode ? { comparison: missingComparison(mode, `${why}, so neither leg's log can be compared`) } : {};
-  if (!job) return { verdict: await judge([], NO_HINT, { kind: "job-log", why }), note: "The run left no log to read.", ...noComparison };
-  return { verdict: await judge([new TextEncoder().encode(report.log)], NO_HINT, { kind: "job-log", why }), note: `${why[0]!.toUpperCase()}${why.slice(1)}; the verdict comes from the job log.`, ...noComparison };
+  if (!job || !fromJobLog) return { verdict: judge([], NO_HINT, { kind: "job-log", why }), note: "The run left no log to read.", ...noComparison };
+  return { verdict: applyRunFacts(fromJobLog, { ...facts, evidence: { kind: "job-log", why } }), note: `${why[0]!.toUpperCase()}${why.slice(1)}; the verdict comes from the job log.`, ...noComparison };
 }
 
 function referenceModeOf(request: SmokeRequest): ReferenceMode | undefined {
@@ -209,7 +260,7 @@ function referenceModeOf(request: SmokeRequest): ReferenceMode | undefined {
  * changed, no HCP expected). Whatever is missing or not the runner's leaves the comparison
  * missing, with the reason; the HCP leg's verdict never depends on it.
  */
-async function comparisonOf(request: SmokeRequest, mode: ReferenceMode, verdict: Verdict, files: Files, report: RunnerReport): Promise<Comparison> {
+async function comparisonOf(request: SmokeRequest, mode: ReferenceMode, verdict: Verdict, files: Files, report: ScannedReport): Promise<Comparison> {
   const sizes = request.sizes ?? [1, 1];
   const hcp = { verdict, series: files.log ? seriesOf(files.log) : [] };
   const without = (why: string) => compareLegs({ mode, cp: request.cp, sizes, hcp, reference: { missing: why } });
@@ -225,6 +276,6 @@ async function comparisonOf(request: SmokeRequest, mode: ReferenceMode, verdict:
   if (problems.length) return without(`the reference leg's files are not what the runner wrote: ${problems.join("; ")}`);
   const hint = parseHint(files.referenceVerdictJson);
   const refRequest: LegRequest = { expectHcp: false, overrides: referenceOverrides(request.overrides, mode), gpus: request.gpus };
-  const refVerdict = await verdictFromChunks([files.referenceLog], refRequest, hint);
+  const refVerdict = verdictFromChunks([files.referenceLog], refRequest, hint);
   return compareLegs({ mode, cp: request.cp, sizes, hcp, reference: { verdict: refVerdict, series: seriesOf(files.referenceLog) } });
 }

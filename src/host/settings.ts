@@ -39,6 +39,8 @@ export interface ServerSettings {
   smokeMaxActive?: number;
   /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
   healthToken?: string;
+  /** HCP_METRICS_TOKEN: `/metrics` (Node) answers only a request bearing it; unset, `/metrics` is off. */
+  metricsToken?: string;
   /** The web pages: GitHub's web host (links, OAuth) and who may see the smoke-run history. */
   web: WebSettings;
 }
@@ -119,6 +121,7 @@ const Env = z.object({
   HCP_DRAIN_SECONDS: z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a whole number of seconds (1 to 9999)").optional(),
   HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
   HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  HCP_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
   HCP_RUNS_ACCESS: z.enum(["off", "github"], { error: "must be off (the default) or github (sign in with GitHub)" }).optional(),
   GITHUB_CLIENT_ID: z.string().min(1).optional(),
@@ -211,6 +214,7 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     drainSeconds: e.HCP_DRAIN_SECONDS ? Number(e.HCP_DRAIN_SECONDS) : DEFAULT_DRAIN_SECONDS,
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
+    ...(e.HCP_METRICS_TOKEN ? { metricsToken: e.HCP_METRICS_TOKEN } : {}),
     web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },
   };
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];

@@ -49,6 +49,12 @@ export interface JobRunner {
   handBack(): Promise<number>;
 }
 
+/** What a GitHubUnavailable error says GitHub asked for (its retryAt), in seconds from now; 0 otherwise. */
+function askedSeconds(error: unknown): number {
+  const retryAt = (error as { retryAt?: unknown } | null)?.retryAt;
+  return typeof retryAt === "number" ? Math.max(0, Math.ceil((retryAt - Date.now()) / 1000)) : 0;
+}
+
 const secondsUntil = (date: Date) => Math.max(1, Math.ceil((date.getTime() - Date.now()) / 1000));
 
 export function createJobRunner(o: JobRunnerOptions): JobRunner {
@@ -87,7 +93,8 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
         await store.failJob(id, owner);
         return { kind: "given-up", error };
       }
-      const seconds = policy.retrySeconds * 2 ** (job.attempts - 1);
+      // Never sooner than GitHub asked (a rate limit's reset or retry-after, src/github/octokit.ts).
+      const seconds = Math.max(policy.retrySeconds * 2 ** (job.attempts - 1), askedSeconds(error));
       o.log.warn({ err: error, job: id, kind: job.kind, key: job.key, attempts: job.attempts, retryInSeconds: seconds }, "job failed; it runs again later");
       await store.failJob(id, owner, seconds);
       return { kind: "retry", seconds, error };

@@ -15,6 +15,9 @@ import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
 import type { RateGate } from "../github/rate-gate.ts";
+import { guardWebhooks } from "./webhook-guard.ts";
+import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
+import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
@@ -35,6 +38,8 @@ export interface RunningServer {
   drain(): Promise<{ handedBack: number }>;
   /** The playground and the smoke-run history (their static files build on first use). */
   web: WebPages;
+  /** The counters behind /metrics (src/node/metrics.ts), for other parts of the host to feed. */
+  metrics: BotMetrics;
   stop(): Promise<void>;
 }
 
@@ -46,6 +51,8 @@ export interface StartOptions {
   sweepIntervalMs?: number;
   smoke?: AppDeps["smoke"];
   onGateway?: AppDeps["onGateway"];
+  /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
+  clock?: Clock;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
@@ -77,11 +84,11 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
 
 type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
 
-/** A caller's notify hook (tests) and Slack's both hear every state change. */
-function bothNotify(first: Notify | undefined, second: Notify): Notify {
+/** A caller's notify hook (tests), Slack's and the metrics' all hear every state change. */
+function bothNotify(first: Notify | undefined, second: Notify | undefined): Notify {
   return async (request, state) => {
     await first?.(request, state);
-    await second(request, state);
+    await second?.(request, state);
   };
 }
 
@@ -121,10 +128,12 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const log = await createLogger(settings);
-  const store = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const metrics = createMetrics({ queueDepth: () => queue.size });
+  const store = opened && metrics.counted(opened);
   // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
-  const gate = store && "rateGate" in store ? (store as Store & { rateGate(): RateGate }).rateGate() : undefined;
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit(undefined, gate) };
+  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ clock: options.clock, observer: metrics.github, gate }) };
   const server = new Server({
     host: settings.host,
     port: settings.port,
@@ -150,19 +159,23 @@ export async function startServer(settings: ServerSettings, options: StartOption
       ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, python: loadPythonLanguage, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
+  server.addHandler(metricsHandler(metrics, settings.metricsToken));
   const web = mountWeb(server, settings, store, log);
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
     const app = createApp({
         python: loadPythonLanguage,
         botLogin: settings.botLogin,
-        onReviewed: options.onReviewed,
-        runner: durable!.runner,
+        onReviewed: (outcome) => {
+          metrics.reviewed(outcome);
+          options.onReviewed?.(outcome);
+        },
+        runner: metrics.timed(durable!.runner),
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
           ...options.smoke,
-          ...(slack ? { notify: bothNotify(options.smoke?.notify, slack.notify) } : {}),
+          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
         },
         onGateway: (gateway) => {
           slack?.setGateway(gateway);
@@ -191,6 +204,12 @@ export async function startServer(settings: ServerSettings, options: StartOption
     );
   }
   const http = await server.start();
+  guardWebhooks(http, {
+    path: settings.webhookPath,
+    secret: baseOptions.secret,
+    onRefused: (reason) => metrics.webhook("unverified", reason),
+    onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
+  });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   durable?.start(); // jobs a stopped or killed process left behind run now
@@ -217,6 +236,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
       await durable?.idle();
     },
     web,
+    metrics,
     drain: async () => {
       const handedBack = (await durable?.drain(settings.drainSeconds * 1000)) ?? 0;
       await stop(handedBack === 0);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../src/core/config/repo-config.ts";
-import { rateLimitWaitMs, retryPlugin } from "../../src/github/octokit.ts";
+import { DEFAULT_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin } from "../../src/github/octokit.ts";
 import { readServerSettings, SettingsError } from "../../src/node/env.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -115,7 +115,7 @@ describe("retry policy against a real server", () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const client = () => {
-    const Retrying = Octokit.plugin(retryPlugin({ serverErrorRetries: 2, rateLimitRetries: 1, baseDelayMs: 5, maxWaitMs: 2000 }) as never);
+    const Retrying = Octokit.plugin(retryPlugin({ ...DEFAULT_RETRY_POLICY, serverErrorRetries: 2, rateLimitRetries: 1, baseDelayMs: 5, horizonMs: 2000 }) as never);
     return new Retrying({ baseUrl: url, auth: "t" });
   };
 
@@ -154,7 +154,7 @@ describe("retry policy against a real server", () => {
   it("gives up after its budget and does not retry a 422", async () => {
     hits = 0;
     script.push({ status: 502 }, { status: 502 }, { status: 502 });
-    await expect(client().request("GET /ok")).rejects.toMatchObject({ status: 502 });
+    await expect(client().request("GET /ok")).rejects.toMatchObject({ status: 502, name: "GitHubUnavailable", reason: "server-error", tries: 3 });
     expect(hits).toBe(3);
     hits = 0;
     script.push({ status: 422, body: { message: "Validation Failed" } });
@@ -163,10 +163,20 @@ describe("retry policy against a real server", () => {
   });
 
   it("reads the wait from retry-after, the reset time, or the secondary-limit message", () => {
-    expect(rateLimitWaitMs({ status: 429, response: { headers: { "retry-after": "3" } } })).toBe(3000);
-    expect(rateLimitWaitMs({ status: 403, response: { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" } } }, 100_000)).toBe(10_000);
-    expect(rateLimitWaitMs({ status: 403, message: "You have exceeded a secondary rate limit" })).toBe(60_000);
-    expect(rateLimitWaitMs({ status: 403, message: "Resource not accessible by integration" })).toBeUndefined();
-    expect(rateLimitWaitMs({ status: 500 })).toBeUndefined();
+    expect(rateLimitOf({ status: 429, response: { headers: { "retry-after": "3" } } }, 0)).toEqual({ reason: "retry-after", askedMs: 3000 });
+    expect(rateLimitOf({ status: 403, response: { headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": "110" } } }, 100_000)).toEqual({ reason: "primary-limit", askedMs: 11_000 });
+    expect(rateLimitOf({ status: 403, message: "You have exceeded a secondary rate limit" }, 0)).toEqual({ reason: "secondary-limit", askedMs: undefined });
+    expect(rateLimitOf({ status: 429 }, 0)).toEqual({ reason: "secondary-limit", askedMs: undefined });
+    expect(rateLimitOf({ status: 403, message: "Resource not accessible by integration" }, 0)).toBeUndefined();
+    expect(rateLimitOf({ status: 500 }, 0)).toBeUndefined();
+  });
+
+  it("backs off a secondary limit from a minute, doubling; a server error from a second, capped at a minute", () => {
+    const secondary = { reason: "secondary-limit" as const, askedMs: undefined };
+    expect([0, 1, 2, 3, 4].map((limit) => nextWaitMs(DEFAULT_RETRY_POLICY, secondary, { limit, server: 0 }))).toEqual([60_000, 120_000, 240_000, 480_000, 960_000]);
+    expect(nextWaitMs(DEFAULT_RETRY_POLICY, secondary, { limit: DEFAULT_RETRY_POLICY.rateLimitRetries, server: 0 })).toBeUndefined();
+    expect(nextWaitMs(DEFAULT_RETRY_POLICY, { reason: "primary-limit", askedMs: 50 * 60_000 }, { limit: 0, server: 0 })).toBe(50 * 60_000);
+    expect([0, 1, 5, 6, 11].map((server) => nextWaitMs(DEFAULT_RETRY_POLICY, undefined, { limit: 0, server }))).toEqual([1000, 2000, 32_000, 60_000, 60_000]);
+    expect(nextWaitMs(DEFAULT_RETRY_POLICY, undefined, { limit: 0, server: 12 })).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.ts";
 import { startServer } from "../../src/node/server.ts";
 import { botSettings, deliverAndSettle, smokeWorkflowFile } from "../support/bot-harness.ts";
+import { instantClock } from "../support/bot-harness.ts";
 import {
   CONFIG, OWNER, RECIPE, RECIPE_FILE, REPO, SECRET, bot, commentPayload, comments, dataDir, deliver, dispatches, gh, openPr, repository, restart, useSmokeE2E,
 } from "../support/smoke-e2e.ts";
@@ -31,7 +32,7 @@ describe("who may spend GPU time", () => {
   it("refuses when GitHub cannot say what the commenter may do (fails closed)", async () => {
     const pr = openPr();
     const before = dispatches().length;
-    gh.inject({ method: "GET", path: /\/collaborators\/maint\/permission$/, status: 502, times: 4, body: { message: "Bad Gateway" } });
+    gh.inject({ method: "GET", path: /\/collaborators\/maint\/permission$/, status: 502, times: 13, body: { message: "Bad Gateway" } });
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
     expect(dispatches().length).toBe(before);
     // The reason names the person without pinging them again (a zero-width space follows the @).
@@ -106,7 +107,7 @@ describe("who may spend GPU time", () => {
     expect(dispatches().length - before).toBe(1);
 
     // The operator's cap (HCP_SMOKE_MAX_ACTIVE) counts every installation's active runs.
-    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
+    const capped = await startServer(botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_SMOKE_MAX_ACTIVE: "2" } }), { sweepIntervalMs: 0, clock: instantClock, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
     try {
       const pr = openPr();
       await deliverAndSettle(capped, SECRET, "issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));

@@ -94,7 +94,7 @@ describe("which workflow run is the smoke run", () => {
       for (const lookupFails of [false, true]) {
         // When the lookup fails (the first attempt and the bot's 3 retries), the dispatch still
         // went through: the request stays dispatched and the run binds by its run-name.
-        if (lookupFails) gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 4 });
+        if (lookupFails) gh.inject({ method: "GET", path: /\/actions\/workflows\/[^/]+\/runs$/, status: 500, times: 13 });
         const { pr, before, sent, id } = await smokeOn();
         expect(gh.pendingInjections()).toEqual([]);
         expect(dispatches().length - before).toBe(1);

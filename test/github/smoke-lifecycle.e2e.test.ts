@@ -113,8 +113,8 @@ def imported_builder_pretrain_config():
     const pr = openPr();
     const before = dispatches().length;
     const payload = commentPayload(pr.number, "/hcp smoke", "maint", { commentId: 7002 });
-    // 502 for the first attempt and the bot's 3 retries of it.
-    gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}$`), status: 502, times: 4 });
+    // 502 for the first attempt and the bot's 12 retries of it.
+    gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}$`), status: 502, times: 13 });
     await deliver("issue_comment", payload, "comment-delivery-1");
     expect(gh.pendingInjections()).toEqual([]);
     expect(dispatches().length).toBe(before);

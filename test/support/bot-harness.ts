@@ -44,6 +44,12 @@ export function botEnv(o: { githubUrl: string; appId: number; secret: string; da
   };
 }
 
+/**
+ * The GitHub retry policy's clock for tests that inject failures but are not about time:
+ * every backoff is taken at once (the requests and answers stay real).
+ */
+export const instantClock = { now: () => Date.now(), sleep: () => new Promise<void>((resolve) => setImmediate(resolve)) };
+
 /** POSTs a webhook signed like GitHub signs it; resolves with the HTTP status. */
 export async function deliverWebhook(url: string, secret: string, event: string, payload: object, id: string = randomUUID()): Promise<number> {
   const body = JSON.stringify(payload);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "./fake-github/index.ts";
-import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "./bot-harness.ts";
+import { appKeys, botSettings, instantClock, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "./bot-harness.ts";
 
 export const SECRET = "smoke-secret";
 export const OWNER = "acme";
@@ -65,7 +65,7 @@ export async function waitFor(check: () => boolean, what: string, ms = 15_000): 
 
 /** The server on the shared data folder; `options` replace the test defaults. */
 function start(options: ServerOptions = {}): Promise<RunningServer> {
-  return startServer(settings(), { sweepIntervalMs: 0, smoke: smokeTuning(), ...options });
+  return startServer(settings(), { sweepIntervalMs: 0, clock: instantClock, smoke: smokeTuning(), ...options });
 }
 
 /** Stops the server and starts a new one on the same data folder; the pause lets the

@@ -69,25 +69,95 @@ function stripTimestamp(line: string): string {
   return line.replace(TIMESTAMP, "").replace(/\r$/, "");
 }
 
-/** Finds the runner's report in a job log as GitHub serves it. */
-export async function findRunnerReport(jobLog: string): Promise<RunnerReport> {
-  const lines = jobLog.split("\n").map(stripTimestamp);
-  const start = lines.findIndex((l) => COMMITMENT_RE.test(l));
-  if (start < 0) return { ok: false, problem: "the job log has no report commitment from hcp-bot smoke-run (the runner did not start, or this is not its job)", log: lines.join("\n") };
-  const commitment = COMMITMENT_RE.exec(lines[start]!)![1]!;
-  const rest = lines.slice(start + 1);
-  for (let i = 0; i < rest.length; i++) {
-    const m = DELIMITER_RE.exec(rest[i]!);
-    if (!m || (await sha256Hex(m[1]!)) !== commitment) continue;
-    const digests: Partial<Record<ReportedFile, FileDigest>> = {};
-    for (const line of rest.slice(i + 1, i + 1 + REPORTED_FILES.length)) {
-      const d = DIGEST_RE.exec(line);
-      if (!d) break;
-      digests[d[1] as ReportedFile] ??= { sha256: d[2]!, bytes: Number(d[3]) };
+/** Where a job-log line stands: before the first commitment, or inside the run (its output). */
+export type JobLogPart = "before" | "run";
+
+export type ScannedReport =
+  | { ok: true; digests: Partial<Record<ReportedFile, FileDigest>> }
+  | { ok: false; problem: string; /** Whether a commitment was found (then the run's lines are those after it). */ committed: boolean };
+
+export interface RunnerReportScanner {
+  push(chunk: Uint8Array): Promise<void>;
+  end(): Promise<ScannedReport>;
+}
+
+const NO_COMMITMENT = "the job log has no report commitment from hcp-bot smoke-run (the runner did not start, or this is not its job)";
+const NO_REPORT = "the job log has no report from hcp-bot smoke-run matching its commitment (the runner was killed, or did not finish)";
+
+/**
+ * Finds the runner's report in a job log streamed in chunks, holding one line at a time:
+ * each line (timestamp removed) goes to `onLine` with its part, so a caller can judge the
+ * run's output as it streams. Lines split like `String.split("\n")`: the text after the last
+ * newline is a line too.
+ */
+export function createRunnerReportScanner(onLine: (line: string, part: JobLogPart) => void = () => {}): RunnerReportScanner {
+  const decoder = new TextDecoder();
+  let partial = "";
+  let commitment: string | undefined;
+  let state: "before" | "run" | "digests" | "done" = "before";
+  const digests: Partial<Record<ReportedFile, FileDigest>> = {};
+  let digestLines = 0;
+
+  async function line(raw: string): Promise<void> {
+    const l = stripTimestamp(raw);
+    switch (state) {
+      case "before": {
+        const m = COMMITMENT_RE.exec(l);
+        if (m) {
+          commitment = m[1]!;
+          state = "run";
+        } else onLine(l, "before");
+        return;
+      }
+      case "run": {
+        const m = DELIMITER_RE.exec(l);
+        if (m && (await sha256Hex(m[1]!)) === commitment) state = "digests";
+        else onLine(l, "run");
+        return;
+      }
+      case "digests": {
+        const d = DIGEST_RE.exec(l);
+        if (!d || ++digestLines > REPORTED_FILES.length) {
+          state = "done";
+          return;
+        }
+        digests[d[1] as ReportedFile] ??= { sha256: d[2]!, bytes: Number(d[3]) };
+        return;
+      }
+      case "done":
+        return;
     }
-    return { ok: true, log: joinLines(rest.slice(0, i)), digests };
   }
-  return { ok: false, problem: "the job log has no report from hcp-bot smoke-run matching its commitment (the runner was killed, or did not finish)", log: joinLines(rest) };
+
+  async function lines(text: string): Promise<void> {
+    let at = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", at)) {
+      await line(text.slice(at, nl));
+      at = nl + 1;
+    }
+    partial = text.slice(at);
+  }
+
+  return {
+    push: (chunk) => lines(partial + decoder.decode(chunk, { stream: true })),
+    async end() {
+      await lines(partial + decoder.decode());
+      await line(partial);
+      if (state === "digests" || state === "done") return { ok: true, digests };
+      return { ok: false, problem: commitment ? NO_REPORT : NO_COMMITMENT, committed: commitment !== undefined };
+    },
+  };
+}
+
+/** Finds the runner's report in a job log as GitHub serves it (whole, as text). */
+export async function findRunnerReport(jobLog: string): Promise<RunnerReport> {
+  const before: string[] = [];
+  const run: string[] = [];
+  const scanner = createRunnerReportScanner((line, part) => (part === "run" ? run : before).push(line));
+  await scanner.push(new TextEncoder().encode(jobLog));
+  const found = await scanner.end();
+  if (found.ok) return { ok: true, log: joinLines(run), digests: found.digests };
+  return { ok: false, problem: found.problem, log: found.committed ? joinLines(run) : before.join("\n") };
 }
 
 function joinLines(lines: readonly string[]): string {

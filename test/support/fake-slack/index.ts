@@ -13,6 +13,18 @@ export interface SlackCall {
   /** For response_url posts: the id in the URL. */
   responseId?: string;
   at: number;
+  /** Answered by an injected fault (nothing was done). */
+  injected?: boolean;
+}
+
+/** A fault for the next matching calls: Slack's 429 with Retry-After, or a 5xx. */
+export interface SlackFault {
+  method: "chat.postMessage" | "chat.update" | "response_url";
+  status: number;
+  /** Seconds, sent as Retry-After (Slack sends it with every 429). */
+  retryAfter?: number;
+  /** default 1 */
+  times?: number;
 }
 
 export interface FakeSlackMessage {
@@ -37,6 +49,8 @@ export interface FakeSlack {
   responses(id: string): Record<string, unknown>[];
   /** Channels the bot is not a member of (postMessage answers not_in_channel). */
   notInChannel: Set<string>;
+  /** Answers the next matching call(s) with a fault instead (recorded with `injected`). */
+  inject(fault: SlackFault): void;
   /** Resolves once `n` calls matching the filter were recorded. */
   waitFor(filter: (c: SlackCall) => boolean, n?: number, timeoutMs?: number): Promise<SlackCall[]>;
   close(): Promise<void>;
@@ -132,6 +146,17 @@ export async function startFakeSlack(options: { token?: string } = {}): Promise<
   const notInChannel = new Set<string>();
   const waiters: Array<() => void> = [];
   let tsCounter = 0;
+  const faults: Array<SlackFault & { left: number }> = [];
+  /** Answers with a fault when one matches; true when it did. */
+  const faulted = (method: string, body: Json, res: import("node:http").ServerResponse, responseId?: string): boolean => {
+    const fault = faults.find((f) => f.left > 0 && f.method === method);
+    if (!fault) return false;
+    fault.left--;
+    record({ method, body, at: Date.now(), injected: true, ...(responseId ? { responseId } : {}) });
+    res.writeHead(fault.status, { "content-type": "application/json", ...(fault.retryAfter !== undefined ? { "retry-after": String(fault.retryAfter) } : {}) });
+    res.end(JSON.stringify({ ok: false, error: fault.status === 429 ? "ratelimited" : "fatal_error" }));
+    return true;
+  };
 
   const record = (call: SlackCall) => {
     calls.push(call);
@@ -154,6 +179,7 @@ export async function startFakeSlack(options: { token?: string } = {}): Promise<
     const response = /^\/response\/([\w-]+)$/.exec(url.pathname);
     if (response) {
       const id = response[1]!;
+      if (faulted("response_url", body, res, id)) return;
       record({ method: "response_url", body, responseId: id, at: Date.now() });
       const problems = messageProblems(body);
       if (body.response_type !== undefined && body.response_type !== "ephemeral" && body.response_type !== "in_channel") problems.push("response_type");
@@ -173,6 +199,7 @@ export async function startFakeSlack(options: { token?: string } = {}): Promise<
       violations.push(`unknown method ${url.pathname}`);
       return send(404, { ok: false, error: "unknown_method" });
     }
+    if (faulted(method, body, res)) return;
     record({ method, body, at: Date.now() });
     if (req.headers.authorization !== `Bearer ${token}`) return send(200, { ok: false, error: "invalid_auth" });
     const channel = body.channel;
@@ -212,6 +239,7 @@ export async function startFakeSlack(options: { token?: string } = {}): Promise<
     violations,
     messages,
     notInChannel,
+    inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     responseUrl: (id) => `${url}/response/${id ?? `r${++responseCounter}`}`,
     responses: (id) => responses.get(id) ?? [],
     async waitFor(filter, n = 1, timeoutMs = 5000) {

@@ -1,0 +1,67 @@
+// Huge and unsigned webhook bodies at the real Node server's front door: refused before the
+// body is read when the signature header is missing, by content-length or while streaming
+// past GitHub's 25 MB cap, and verified while streaming; a measured child process bounds RSS.
+import { createHmac, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_WEBHOOK_BYTES } from "../../src/host/limits.ts";
+import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { FORGED, mb, sendHugeWebhook, startMemoryChild } from "../../bench/support/memory-client.ts";
+import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { appKeys, botSettings, deliverWebhook } from "../support/bot-harness.ts";
+
+const SECRET = "guard-secret";
+let gh: FakeGitHub;
+let bot: RunningServer;
+
+beforeAll(async () => {
+  gh = await startFakeGitHub({ appId: 99, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
+  gh.addInstallation({ id: 5, account: "acme", accountType: "Organization" });
+  gh.addRepo({ owner: "acme", repo: "mb", defaultBranch: "main", installationId: 5, files: { main: { "README.md": "# x\n" } } });
+  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 99, secret: SECRET }), { sweepIntervalMs: 0 });
+}, 60_000);
+
+afterAll(async () => {
+  await bot?.stop();
+  await gh?.close();
+});
+
+const hook = () => `${bot.url}/api/github/webhooks`;
+const ping = (pad = "") => ({ zen: "Keep it logically awesome.", hook_id: 1, pad, repository: { id: 1, name: "mb", full_name: "acme/mb", owner: { login: "acme", id: 2 } } });
+
+describe("the webhook front door on Node", { timeout: 60_000 }, () => {
+  it("passes a signed delivery (20 MB) on to the app; refuses a forged one with 401 and calls nothing", async () => {
+    const calls = gh.calls.length;
+    expect(await deliverWebhook(hook(), SECRET, "ping", ping("x".repeat(20 * 1024 * 1024)))).toBe(200);
+    expect(await deliverWebhook(hook(), "not-the-secret", "ping", ping())).toBe(401);
+    expect(gh.calls.length).toBe(calls);
+  });
+
+  it("refuses a signed body over 25 MB with 413, by content-length and while streaming", async () => {
+    const body = JSON.stringify(ping("x".repeat(MAX_WEBHOOK_BYTES)));
+    const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+    const res = await fetch(hook(), { method: "POST", headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": signature }, body });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
+    expect(await sendHugeWebhook(bot.port, 30, { signature: FORGED })).toBe(413); // chunked: no content-length to go by
+  });
+
+  it("answers an unsigned delivery 401 before its body is sent", async () => {
+    // 50 MB are offered; the answer arrives while the client is still writing.
+    expect(await sendHugeWebhook(bot.port, 50)).toBe(401);
+    expect(await sendHugeWebhook(bot.port, 50, { signature: "sha256=zz" })).toBe(401);
+  });
+
+  it("keeps RSS bounded: eight forged 50 MB bodies at once add well under 8 x 50 MB (a child process, measured)", async () => {
+    const child = await startMemoryChild();
+    try {
+      const before = await child.ask("reset");
+      const statuses = await Promise.all(Array.from({ length: 8 }, () => sendHugeWebhook(child.port, 50, { signature: FORGED })));
+      const after = await child.ask("peak");
+      expect(new Set(statuses)).toEqual(new Set([413]));
+      // Each body stops at the 25 MB cap; before the guard the same load added over 600 MB.
+      expect(mb(after.peak! - before.rss)).toBeLessThan(300);
+    } finally {
+      await child.stop();
+    }
+  }, 120_000);
+});
