@@ -6,7 +6,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { appKeys, botSettings } from "../test/support/bot-harness.ts";
+import { appKeys, botSettings, smokeWorkflowFile } from "../test/support/bot-harness.ts";
 import { startServer } from "../src/node/server.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
@@ -37,7 +37,7 @@ const slack = await startFakeSlack();
 gh.addInstallation({ id: 1, account: OWNER, accountType: "Organization" });
 const config = `smoke:\n  quotas: {per_user_per_day: 100000, max_queued: 100000}\nslack:\n  users: {U0BENCH: maint}\n`;
 gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: 1, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": config } } });
-gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke" });
+gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
 gh.setPermission("maint", "write");
 gh.setPermission("author", "write");
 

@@ -6,6 +6,7 @@ import { stat } from "node:fs/promises";
 import * as z from "zod";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
+import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
@@ -151,8 +152,9 @@ async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {
 function explain(argv: string[], io: Io): number {
   const id = argv[0];
   if (!id) throw new UsageError("explain needs a rule id, e.g. `hcp-bot explain HCP001`");
-  const rule = ruleById(id.toUpperCase()) ?? ALL_RULES.find((r) => r.name === id);
-  if (!rule) throw new UsageError(`unknown rule ${id} (see \`hcp-bot rules\`)`);
+  // The A/B smoke checks (AB001, AB002) explain themselves the same way.
+  const rule = ruleById(id.toUpperCase()) ?? ALL_RULES.find((r) => r.name === id) ?? COMPARISON_CHECKS.find((c) => c.id === id.toUpperCase() || c.name === id);
+  if (!rule) throw new UsageError(`unknown rule ${id} (see \`hcp-bot rules\`; the A/B smoke checks are ${COMPARISON_CHECKS.map((c) => c.id).join(", ")})`);
   io.out(formatRuleDoc(rule));
   return EXIT.ok;
 }
@@ -187,8 +189,15 @@ async function serve(io: Io): Promise<number> {
     await server.stop();
     process.exit(0);
   };
+  // SIGTERM (a rolling deploy, Kubernetes): refuse new work, let running jobs finish for up to
+  // HCP_DRAIN_SECONDS, hand the rest back to the store, exit.
+  const drain = async () => {
+    const { handedBack } = await server.drain();
+    if (handedBack > 0) io.err(`hcp-bot: handed ${handedBack} unfinished job(s) back to the store for another replica\n`);
+    process.exit(0);
+  };
   process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.once("SIGTERM", drain);
   return await new Promise<number>(() => {});
 }
 

@@ -9,8 +9,8 @@ import { createApp } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
 import { readCapped } from "../host/read-capped.ts";
 import { healthReport } from "../host/health.ts";
-import { readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
-import { createJobRunner, DEFAULT_JOB_POLICY, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
+import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
+import { createJobRunner, type RunOutcome } from "../jobs/runner.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
@@ -52,22 +52,7 @@ async function readLimited(request: Request, max: number): Promise<string | unde
   return (await readCapped(request.body, max)) ?? undefined;
 }
 
-/** Job timings from the environment (tests shorten them); a bad value is a SettingsError. */
-export function jobPolicy(env: Record<string, string | undefined>): JobPolicy {
-  const read = (name: string, fallback: number) => {
-    const raw = env[name];
-    if (raw === undefined || raw === "") return fallback;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) throw new SettingsError(`${name} must be a positive number of seconds`);
-    return n;
-  };
-  return {
-    leaseSeconds: read("HCP_JOB_LEASE_SECONDS", DEFAULT_JOB_POLICY.leaseSeconds),
-    retrySeconds: read("HCP_JOB_RETRY_SECONDS", DEFAULT_JOB_POLICY.retrySeconds),
-    unleasedSeconds: read("HCP_JOB_UNLEASED_SECONDS", DEFAULT_JOB_POLICY.unleasedSeconds),
-    attempts: DEFAULT_JOB_POLICY.attempts,
-  };
-}
+export { jobPolicy };
 
 export async function createEdgeBot(env: Record<string, string | undefined>, runtime: EdgeRuntime): Promise<EdgeBot> {
   const started = Date.now();

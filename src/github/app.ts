@@ -11,14 +11,15 @@ import { adviseReplyMarkdown } from "../core/render/layout/advice.ts";
 import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
+import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
+import { workflowStatusNote } from "./workflow-file.ts";
 import { readRepoConfig, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
   expireQueued,
   followRun,
-  requestSmoke,
   smokeReply,
   statusText,
   type RepoRef,
@@ -55,7 +56,11 @@ export interface AppDeps {
  * delivery, from inside its handler, with the key that orders work (a PR, a workflow run).
  */
 export interface WorkRunner {
-  run(context: { id: string }, key: string, work: () => Promise<void>): void;
+  /**
+   * A durable runner records the delivery before the answer (so the handler awaits this, and
+   * a rejection, such as a store that is down, fails the delivery for GitHub to redeliver).
+   */
+  run(context: RunnerContext, key: string, work: () => Promise<void>): void | Promise<void>;
   /**
    * Who holds the claims this delivery's work makes: a durable job, so that the same job,
    * run again after an interruption, may take them again. Undefined: nobody in particular.
@@ -63,7 +68,14 @@ export interface WorkRunner {
   claimOwner?(context: { id: string }): string | undefined;
 }
 
-/** The Node server's runner: in this process, a redelivery ignored, one job at a time per key. */
+/** What a runner sees of a delivery: enough to record it and receive it again. */
+export interface RunnerContext {
+  id: string;
+  name: string;
+  payload: unknown;
+}
+
+/** An in-process runner (a single process that may lose queued work on a crash): a redelivery ignored, one job at a time per key. */
 export function inProcessRunner(queue: KeyedQueue, log: HostLog): WorkRunner {
   const deliveries = new DeliveryLog();
   return {
@@ -158,9 +170,9 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
     const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
     const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
-    /** Answers the webhook at once; the work runs after the answer, one job at a time per PR. */
-    function once(context: { id: string }, key: string, work: () => Promise<void>): void {
-      runner.run(context, key, work);
+    /** The work runs after the answer, one job at a time per PR; a durable runner records it first. */
+    async function once(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
+      await runner.run(context, key, work);
     }
 
     /**
@@ -190,7 +202,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on([...PR_EVENTS], async (context) => {
       const { pull_request: pr, repository } = context.payload;
-      once(context, prKey(repository, pr.number), () =>
+      await once(context, prKey(repository, pr.number), () =>
         review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }),
       );
     });
@@ -198,7 +210,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
     app.on("check_run.rerequested", async (context) => {
       const { check_run: run, repository } = context.payload;
       if (run.name !== CHECK_NAME) return;
-      once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
+      await once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;
@@ -215,7 +227,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const installationId = context.payload.installation?.id;
       if (!installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      once(context, prKey(repository, issue.number), async () => {
+      await once(context, prKey(repository, issue.number), async () => {
         await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
@@ -257,7 +269,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           await say(adviseReplyMarkdown(command));
           return;
         case "smoke": {
-          const outcome = await requestSmoke(octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps);
+          const outcome = await requestSmokeAfterCrashes(octokit, r, config.smoke.workflow, [octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps], smokeDeps);
           const text = smokeReply(outcome, requester.login);
           if (text) await say(text);
           return;
@@ -266,7 +278,8 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
           return;
         case "status":
-          await say(statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)));
+          // The installed workflow's version is said too (a failed read leaves it out; the status still answers).
+          await say([statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)), await workflowStatusNote(octokit, r, config).catch(() => null)].filter(Boolean).join("\n\n"));
           return;
         case "check": {
           if (command.input.form === "pr") {
@@ -294,7 +307,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const installationId = context.payload.installation?.id;
       if (!pr || !installationId) return;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      once(context, prKey(repository, pr.number), () =>
+      await once(context, prKey(repository, pr.number), () =>
         claimed(context, `delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
@@ -304,7 +317,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
             return;
           }
           const command: Command = { kind: "smoke", overrides: [], dryRun: false };
-          const outcome = await requestSmoke(octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps);
+          const outcome = await requestSmokeAfterCrashes(octokit, r, configResult.config.smoke.workflow, [octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps], smokeDeps);
           const text = smokeReply(outcome, sender.login);
           if (text) await say(text);
         }),
@@ -313,7 +326,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
       const { workflow_run: run, repository } = context.payload;
-      once(context, `run:${run.id}`, async () => {
+      await once(context, `run:${run.id}`, async () => {
         const r = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch };
         const smokeWorkflow = async () => {
           const config = await readRepoConfig(context.octokit, r);
@@ -325,19 +338,26 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
 
     app.on("workflow_job.in_progress", async (context) => {
       const { workflow_job: job, repository } = context.payload;
-      once(context, `run:${job.run_id}`, async () => {
+      await once(context, `run:${job.run_id}`, async () => {
         await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, { id: job.run_id, status: "in_progress", conclusion: null, html_url: job.html_url ?? "" }, smokeDeps);
       });
     });
 
+    async function repoOf(octokit: BotOctokit, request: SmokeRequest): Promise<{ ref: RepoRef; config: RepoConfig }> {
+      const [owner, repo] = request.repo.split("/") as [string, string];
+      const { data } = await octokit.rest.repos.get({ owner, repo });
+      const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
+      return { ref: { owner, repo, defaultBranch: data.default_branch, installationId: request.installationId! }, config: result.ok ? result.config : defaultRepoConfig() };
+    }
+
     deps.schedule?.(async () => {
-      await expireQueued(
+      await expireQueued((installationId) => app.auth(installationId), async (octokit, request) => (await repoOf(octokit, request)).config, smokeDeps);
+      // Requests a crash left half-made (src/github/crash-recovery.ts).
+      await sweepStuck(
         (installationId) => app.auth(installationId),
         async (octokit, request) => {
-          const [owner, repo] = request.repo.split("/") as [string, string];
-          const { data } = await octokit.rest.repos.get({ owner, repo });
-          const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
-          return result.ok ? result.config : defaultRepoConfig();
+          const { ref, config } = await repoOf(octokit, request);
+          return { ref, workflow: config.smoke.workflow };
         },
         smokeDeps,
       );
@@ -368,7 +388,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
         const found = await gateway.repository(owner, repo);
         if (!found) return { kind: "not-installed" };
         if (!found.config.ok) return { kind: "bad-config", reason: found.config.problem };
-        return requestSmoke(found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps);
+        return requestSmokeAfterCrashes(found.octokit, found.ref, found.config.config.smoke.workflow, [found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps], smokeDeps);
       },
       async cancelSmoke(owner, repo, pr, requester) {
         const found = await gateway.repository(owner, repo);

@@ -10,6 +10,7 @@ import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run
 import { findRunnerReport, sha256Hex, type FileDigest, type RunnerReport } from "../core/smoke/runner-report.ts";
 import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../core/verdict/index.ts";
 import { listZipEntries, openZipEntry, type ZipEntry } from "../core/zip/reader.ts";
+import { compareLegs, missingComparison, referenceOverrides, seriesOf, type Comparison, type ReferenceMode } from "../core/compare/index.ts";
 import type { SmokeRequest } from "../store/types.ts";
 
 type Octokit = BotOctokit;
@@ -41,8 +42,11 @@ export type RunnerHint = z.infer<typeof RunnerHintSchema>;
 
 const NO_HINT: RunnerHint = RunnerHintSchema.parse({});
 
+/** What a leg's log is judged against: the HCP leg's request, or the reference leg's layout. */
+type LegRequest = Pick<SmokeRequest, "expectHcp" | "overrides" | "gpus">;
+
 /** Streams a log (bytes) through the verdict parser, never holding it whole. */
-async function verdictFromChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, request: SmokeRequest, hint: RunnerHint): Promise<Verdict> {
+async function verdictFromChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, request: LegRequest, hint: RunnerHint): Promise<Verdict> {
   const parser = createVerdictParser({
     expectHcp: request.expectHcp,
     // The dispatched overrides hold the plan's cp, cp_comm_type and sizes; a pass needs a
@@ -121,7 +125,8 @@ async function jobLogOf(octokit: Octokit, r: { owner: string; repo: string }, jo
   return typeof data === "string" ? data : new TextDecoder().decode(data as ArrayBuffer);
 }
 
-type ArtifactFiles = { log: Uint8Array | null; verdictJson: Uint8Array | null } | { tooLarge: number } | undefined;
+type Files = { log: Uint8Array | null; verdictJson: Uint8Array | null; referenceLog: Uint8Array | null; referenceVerdictJson: Uint8Array | null };
+type ArtifactFiles = Files | { tooLarge: number } | undefined;
 
 /** smoke.log and verdict.json at the artifact's root, exactly: the code under test can add files anywhere else. */
 async function artifactFiles(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, runId: number, maxBytes: number): Promise<ArtifactFiles> {
@@ -134,11 +139,16 @@ async function artifactFiles(octokit: Octokit, r: { owner: string; repo: string 
   const bytes = new Uint8Array(data as ArrayBuffer);
   const entries = listZipEntries(bytes);
   const entry = (name: string) => entries.find((e) => e.name === name);
-  const logEntry = entry("smoke.log");
-  const hintEntry = entry("verdict.json");
+  const read = async (name: string, max: number) => {
+    const e = entry(name);
+    return e ? readEntry(bytes, e, max) : null;
+  };
   return {
-    log: logEntry ? await readEntry(bytes, logEntry, maxBytes * 8) : null,
-    verdictJson: hintEntry ? await readEntry(bytes, hintEntry, MAX_HINT_BYTES) : null,
+    log: await read("smoke.log", maxBytes * 8),
+    verdictJson: await read("verdict.json", MAX_HINT_BYTES),
+    // An A/B run's reference leg (smoke-run --compare); read only when the request asked for one.
+    referenceLog: request.compare !== "none" && request.compare ? await read("reference.log", maxBytes * 8) : null,
+    referenceVerdictJson: request.compare !== "none" && request.compare ? await read("reference.verdict.json", MAX_HINT_BYTES) : null,
   };
 }
 
@@ -156,7 +166,7 @@ export async function verdictForRun(
   request: SmokeRequest,
   runId: number,
   maxArtifactBytes = MAX_ARTIFACT_BYTES,
-): Promise<{ verdict: Verdict; note?: string }> {
+): Promise<{ verdict: Verdict; note?: string; comparison?: Comparison }> {
   const job = await smokeJobOf(octokit, r, runId);
   const report: RunnerReport = await findRunnerReport(await jobLogOf(octokit, r, job));
   const files = await artifactFiles(octokit, r, request, runId, maxArtifactBytes);
@@ -170,6 +180,7 @@ export async function verdictForRun(
     return {
       verdict: await judge([], NO_HINT, { kind: "job-log", why: "the log artifact was too large to read" }),
       note: `The log artifact is ${mb(files.tooLarge)} MB compressed, over the ${mb(maxArtifactBytes)} MB the bot reads; run \`hcp-bot verdict\` on it locally.`,
+      ...(referenceModeOf(request) ? { comparison: missingComparison(referenceModeOf(request)!, "the log artifact was too large to read") } : {}),
     };
   }
   if (files?.log) {
@@ -179,9 +190,45 @@ export async function verdictForRun(
     const evidence: RunFacts["evidence"] = problems.length ? { kind: "tampered", problem: problems.join("; ") } : { kind: "artifact" };
     // A verdict.json that is not the runner's says nothing about the run.
     const hint = problems.length || !report.ok ? NO_HINT : parseHint(files.verdictJson);
-    return { verdict: await judge([files.log], hint, evidence) };
+    const verdict = await judge([files.log], hint, evidence);
+    const mode = referenceModeOf(request);
+    if (!mode) return { verdict };
+    return { verdict, comparison: await comparisonOf(request, mode, verdict, files, report) };
   }
   const why = files ? "the log artifact holds no smoke.log at its root" : "no log artifact was uploaded";
-  if (!job) return { verdict: await judge([], NO_HINT, { kind: "job-log", why }), note: "The run left no log to read." };
-  return { verdict: await judge([new TextEncoder().encode(report.log)], NO_HINT, { kind: "job-log", why }), note: `${why[0]!.toUpperCase()}${why.slice(1)}; the verdict comes from the job log.` };
+  const mode = referenceModeOf(request);
+  const noComparison = mode ? { comparison: missingComparison(mode, `${why}, so neither leg's log can be compared`) } : {};
+  if (!job) return { verdict: await judge([], NO_HINT, { kind: "job-log", why }), note: "The run left no log to read.", ...noComparison };
+  return { verdict: await judge([new TextEncoder().encode(report.log)], NO_HINT, { kind: "job-log", why }), note: `${why[0]!.toUpperCase()}${why.slice(1)}; the verdict comes from the job log.`, ...noComparison };
+}
+
+function referenceModeOf(request: SmokeRequest): ReferenceMode | undefined {
+  return request.compare === "p2p" || request.compare === "a2a" ? request.compare : undefined;
+}
+
+/**
+ * The A/B comparison of a run whose smoke.log was read: the reference leg's log and verdict.json
+ * from the same artifact, each checked against the runner's report like the run's own, the
+ * reference judged for its own layout (the same overrides with cp_comm_type and the sizes
+ * changed, no HCP expected). Whatever is missing or not the runner's leaves the comparison
+ * missing, with the reason; the HCP leg's verdict never depends on it.
+ */
+async function comparisonOf(request: SmokeRequest, mode: ReferenceMode, verdict: Verdict, files: Files, report: RunnerReport): Promise<Comparison> {
+  const sizes = request.sizes ?? [1, 1];
+  const hcp = { verdict, series: files.log ? seriesOf(files.log) : [] };
+  const without = (why: string) => compareLegs({ mode, cp: request.cp, sizes, hcp, reference: { missing: why } });
+  if (!report.ok) return without(`${report.problem}, so the reference leg's log cannot be tied to the runner`);
+  if (!files.referenceLog) {
+    return without(
+      report.digests["reference.log"]
+        ? "reference.log is missing from the artifact (or too large to read)"
+        : `the run has no ${mode} reference leg: the runner skipped it (the HCP leg failed) or the installed workflow does not pass compare (upgrade it with \`npx hcp-bot init-workflow --force\`)`,
+    );
+  }
+  const problems = [await digestProblem("reference.log", files.referenceLog, report.digests["reference.log"]), await digestProblem("reference.verdict.json", files.referenceVerdictJson, report.digests["reference.verdict.json"])].filter((p): p is string => p !== null);
+  if (problems.length) return without(`the reference leg's files are not what the runner wrote: ${problems.join("; ")}`);
+  const hint = parseHint(files.referenceVerdictJson);
+  const refRequest: LegRequest = { expectHcp: false, overrides: referenceOverrides(request.overrides, mode), gpus: request.gpus };
+  const refVerdict = await verdictFromChunks([files.referenceLog], refRequest, hint);
+  return compareLegs({ mode, cp: request.cp, sizes, hcp, reference: { verdict: refVerdict, series: seriesOf(files.referenceLog) } });
 }

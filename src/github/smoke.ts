@@ -15,8 +15,11 @@ import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { pinHead } from "./pin.ts";
 import { verdictForRun } from "./run-verdict.ts";
+import { applyComparison } from "../core/compare/index.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
+import { fitInstalledWorkflow } from "./workflow-file.ts";
+import { smokeInputs } from "../core/smoke/workflow.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = BotOctokit;
@@ -64,13 +67,15 @@ export interface SmokeOrigin {
 
 export type SmokeOutcome =
   | { kind: "dispatched"; request: SmokeRequest }
-  | { kind: "dry-run"; plan: SmokePlan; sha: string }
+  | { kind: "dry-run"; plan: SmokePlan; sha: string; workflowNote?: string }
   | { kind: "refused"; reason: string; findings?: Finding[] }
   | { kind: "failed"; reason: string; request?: SmokeRequest };
 
 // Pre-flight reads the recipe modules at the pinned SHA; these hold every recipe function.
 const RECIPE_GLOBS = ["src/megatron/bridge/recipes/**/*.py", "src/megatron/bridge/perf_recipes/**/*.py", "src/megatron/bridge/diffusion/recipes/**/*.py"];
 const PREFLIGHT_FILE = ".hcp-smoke/launch.sh";
+/** The A/B run's reference leg, checked beside the run (compare=a2a: the heads must divide by CP). */
+const PREFLIGHT_REFERENCE_FILE = ".hcp-smoke/reference.sh";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const repoName = (r: { owner: string; repo: string }) => `${r.owner}/${r.repo}`;
@@ -102,7 +107,7 @@ interface TreeEntry {
 }
 
 /** Recipe modules at the SHA plus the requested launch line, analyzed together. */
-async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean }> {
+async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean; referenceFindings: Finding[] }> {
   const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: sha, recursive: "true" });
   const inRecipes = compileGlobs(RECIPE_GLOBS);
   const blobs = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path).map((e) => e.path!);
@@ -113,11 +118,14 @@ async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokeP
   const inTree = new Set(blobs);
   const library = await readImportedModules(octokit, commit, files, (p) => inTree.has(p));
   files.push({ path: PREFLIGHT_FILE, text: `#!/usr/bin/env bash\n${plan.launchLine()}\n` });
+  if (plan.reference) files.push({ path: PREFLIGHT_REFERENCE_FILE, text: `#!/usr/bin/env bash\n${plan.reference.launchLine()}\n` });
   const report = analyze(files, { python, library });
   const launch = report.units.find((u) => u.location.file === PREFLIGHT_FILE);
+  const reference = report.units.find((u) => u.location.file === PREFLIGHT_REFERENCE_FILE);
   return {
     findings: report.findings.filter((f) => f.unitId === launch?.id),
     recipeFound: launch?.complete === true,
+    referenceFindings: reference ? report.findings.filter((f) => f.unitId === reference.id) : [],
   };
 }
 
@@ -140,7 +148,7 @@ async function reply(octokit: Octokit, r: RepoRef, pr: number, body: string, req
  * Finds the run a dispatch created (when GitHub returned no id): by the request id in its
  * run-name, then only if GitHub's facts about it say it is ours (run-binding.ts).
  */
-async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
+export async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
   for (let attempt = 0; attempt < lookup.attempts; attempt++) {
     const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: c.owner, repo: c.repo, workflow_id: c.workflow, event: "workflow_dispatch", branch: c.defaultBranch, per_page: 30 });
     for (const run of data.workflow_runs.filter((w) => (w.display_title ?? w.name ?? "").includes(request.id))) {
@@ -155,7 +163,7 @@ async function botLoginOf(octokit: Octokit, deps: SmokeDeps): Promise<string> {
   return deps.botLogin ? deps.botLogin(octokit) : "hcp-bot[bot]";
 }
 
-async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, deps: SmokeDeps) {
+async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig, request: SmokeRequest, plan: SmokePlan, checkRunId: number, declared: ReadonlySet<string>, deps: SmokeDeps) {
   const lookup = deps.runLookup ?? { attempts: 5, delayMs: 1000 };
   const bind = { ...r, workflow: config.smoke.workflow, botLogin: await botLoginOf(octokit, deps) };
   const bound = { ...request, checkRunId };
@@ -166,17 +174,8 @@ async function dispatchWorkflow(octokit: Octokit, r: RepoRef, config: RepoConfig
       workflow_id: config.smoke.workflow,
       // The workflow definition comes from the default branch; the code under test is the pinned SHA input.
       ref: r.defaultBranch,
-      inputs: {
-        sha: request.sha,
-        pr: String(request.pr),
-        recipe: plan.recipe,
-        overrides: JSON.stringify(plan.overrides),
-        request_id: request.id,
-        check_run_id: String(checkRunId),
-        nproc: String(plan.gpus),
-        iters: String(plan.iters),
-        expect_hcp: String(plan.expectHcp),
-      },
+      // Only the inputs the installed workflow declares (checked before anything was queued).
+      inputs: Object.fromEntries(smokeInputs(plan, { sha: request.sha, pr: request.pr, requestId: request.id, checkRunId }).filter(([name]) => declared.has(name))),
       return_run_details: true,
       // `return_run_details` is in GitHub's API description but not yet in Octokit's typed route parameters.
     } as never);
@@ -226,6 +225,7 @@ export async function requestSmoke(
     untrustedHead,
     copyPrBot: { required: config.smoke.require_copy_pr_bot, mirroredSha: mirrored },
     pinnedSha: sha,
+    runs: plan.compare === "none" ? 1 : 2,
     activeRun: active ? { requestId: active.id, url: active.runUrl ?? undefined } : undefined,
     // Quotas are the repository's and the installation's own; only the operator caps them all.
     requestsToday: await deps.store.countUserRequestsSince(requester.login, new Date(now().getTime() - DAY_MS), r.installationId),
@@ -249,6 +249,7 @@ export async function requestSmoke(
     iters: plan.iters,
     overrides: plan.overrides,
     expectHcp: plan.expectHcp,
+    compare: plan.compare,
     installationId: r.installationId,
   };
   const audit = (decision: "allowed" | "denied", reason: string | null, requestId: string | null, runId: number | null = null) =>
@@ -270,6 +271,16 @@ export async function requestSmoke(
     return { kind: "refused", reason: pinned.reason };
   }
 
+  // The workflow file the dispatch will run, read at the commit it will run from: a dispatch it
+  // cannot take is refused now, not answered 422 after a check run was queued.
+  const workflowSha = await defaultBranchSha(octokit, r);
+  const workflow = await fitInstalledWorkflow(octokit, r, config, workflowSha, { plan, sha, pr: prNumber });
+  if (!workflow.ok) {
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: workflow.reason });
+    await audit("denied", workflow.reason, refused.id);
+    return { kind: "refused", reason: workflow.reason };
+  }
+
   const python = await deps.python();
   const check = await preflight(octokit, r, sha, plan, python);
   const errors = check.findings.filter((f) => f.severity === "error");
@@ -279,14 +290,21 @@ export async function requestSmoke(
     await audit("denied", reason, refused.id);
     return { kind: "refused", reason, findings: check.findings };
   }
+  const referenceErrors = check.referenceFindings.filter((f) => f.severity === "error");
+  if (referenceErrors.length && plan.reference) {
+    // compare=a2a with heads that CP does not divide (HCP009), for instance: the reference leg could not run.
+    const reason = `compare=${plan.compare}: the ${plan.reference.cpCommType} reference leg of this A/B run fails the pre-flight check (${referenceErrors.map((f) => f.ruleId).join(", ")}), so no GPU time was spent; ask with compare=p2p or without compare`;
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason });
+    await audit("denied", reason, refused.id);
+    return { kind: "refused", reason, findings: check.referenceFindings };
+  }
   if (cmd.dryRun) {
     await audit("allowed", "dry run: nothing dispatched", null);
-    return { kind: "dry-run", plan, sha };
+    return { kind: "dry-run", plan, sha, ...(workflow.note ? { workflowNote: workflow.note } : {}) };
   }
 
   const request = await deps.store.createSmokeRequest({ ...base, status: "requested" });
-  // The commit the workflow file will come from: a run bound by its title must have run exactly it.
-  const workflowSha = await defaultBranchSha(octokit, r);
+  // workflowSha: the commit the workflow file comes from; a run bound by its title must have run exactly it.
   const v: SmokeView = { requestId: request.id, requester: requester.login, sha, plan };
   const checkRun = await createOnce(
     async () =>
@@ -298,7 +316,7 @@ export async function requestSmoke(
           head_sha: sha,
           status: "queued",
           external_id: externalId(request.id, workflowSha),
-          output: { title: `Smoke run requested by @${requester.login}`, summary: planMarkdown(v) },
+          output: { title: `Smoke run requested by @${requester.login}`, summary: [planMarkdown(v), workflow.note].filter(Boolean).join("\n\n") },
         })
       ).data,
     async () => {
@@ -311,7 +329,7 @@ export async function requestSmoke(
   }
   let run: { id: number | null; url: string | null };
   try {
-    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, deps);
+    run = await dispatchWorkflow(octokit, r, config, request, plan, checkRun.id, workflow.declared, deps);
   } catch (error) {
     const status = (error as { status?: number }).status;
     const reason =
@@ -334,7 +352,7 @@ export async function requestSmoke(
   // A recipe the analyzer cannot find (built dynamically, say) is not refused: run_recipe.py
   // knows better, and the run will tell. The reply says what the pre-flight could not check.
   const unchecked = check.recipeFound ? null : `The pre-flight did not find recipe ${plan.recipe} at ${sha.slice(0, 12)}, so it checked the overrides alone.`;
-  const dispatched: SmokeState = unchecked ? { kind: "dispatched", note: unchecked } : { kind: "dispatched" };
+  const dispatched: SmokeState = { kind: "dispatched", ...(unchecked ? { note: unchecked } : {}), ...(workflow.note ? { workflow: workflow.note, skipped: workflow.skipped } : {}) };
   const commentId = await reply(octokit, r, prNumber, smokeCommentBody({ ...v, runUrl: run.url, checkRunUrl: checkRun.html_url }, dispatched), request.id, deps);
   const final = await deps.store.updateSmokeRequest(request.id, { commentId });
   await tell(final.ok ? final.request : request, dispatched, deps);
@@ -350,7 +368,7 @@ export function smokeReply(outcome: SmokeOutcome, requester: string): string | u
       return `@${untrusted(requester)} no smoke run: ${untrusted(outcome.reason)}.${table}`;
     }
     case "dry-run":
-      return `**Dry run**: this is what \`/hcp smoke\` would start (nothing was dispatched).\n\n${planMarkdown({ requestId: "dry-run", requester, sha: outcome.sha, plan: outcome.plan })}`;
+      return `**Dry run**: this is what \`/hcp smoke\` would start (nothing was dispatched).\n\n${planMarkdown({ requestId: "dry-run", requester, sha: outcome.sha, plan: outcome.plan })}${outcome.workflowNote ? `\n\n${outcome.workflowNote}` : ""}`;
     case "failed":
       return outcome.request ? undefined : `No smoke run: ${untrusted(outcome.reason)}`;
     case "dispatched":
@@ -359,6 +377,14 @@ export function smokeReply(outcome: SmokeOutcome, requester: string): string | u
 }
 
 // ---------------------------------------------------------------- following the run
+
+/** Posts a request's story comment (once, by its marker) and tells Slack; for a request the sweep bound to its run. */
+export async function postStory(octokit: Octokit, r: RepoRef, request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<SmokeRequest> {
+  const commentId = await reply(octokit, r, request.pr, smokeCommentBody({ ...view(request), runUrl: request.runUrl }, state), request.id, deps);
+  const updated = await deps.store.updateSmokeRequest(request.id, { commentId });
+  await tell(updated.ok ? updated.request : request, state, deps);
+  return updated.ok ? updated.request : request;
+}
 
 async function updateStory(octokit: Octokit, r: { owner: string; repo: string }, request: SmokeRequest, state: SmokeState, deps: SmokeDeps): Promise<void> {
   if (request.commentId) {
@@ -443,8 +469,11 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
   }
   if (run.status !== "completed") return request;
   if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
-  const { verdict, note } = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
-  const state: SmokeState = note ? { kind: "finished", verdict, note } : { kind: "finished", verdict };
+  const judged = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
+  const { note, comparison } = judged;
+  // An A/B run's implausible speedup (AB001) makes the HCP leg's verdict worse, never better.
+  const verdict = comparison ? applyComparison(judged.verdict, comparison) : judged.verdict;
+  const state: SmokeState = { kind: "finished", verdict, ...(note ? { note } : {}), ...(comparison ? { comparison } : {}) };
   if (request.checkRunId) {
     await octokit.rest.checks.update({
       owner: r.owner,
@@ -458,7 +487,8 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
     });
   }
   const summary = verdict.cause ? `${verdict.status}: ${verdict.cause.message}` : verdict.status;
-  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: summary.slice(0, 4000), verdict, finishedAt: now() });
+  const withComparison = comparison ? `${summary}; A/B: ${comparison.summary}` : summary;
+  const updated = await deps.store.updateSmokeRequest(request.id, { status: "completed", verdictStatus: verdict.status, verdictSummary: withComparison.slice(0, 4000), verdict, ...(comparison ? { comparison } : {}), finishedAt: now() });
   await updateStory(octokit, r, updated.ok ? updated.request : request, state, deps);
   await deps.store.audit({ action: "verdict", decision: "allowed", githubLogin: request.githubLogin, repo: request.repo, pr: request.pr, sha: request.sha, recipe: request.recipe, requestId: request.id, runId: run.id, verdict: verdict.status });
   return updated.ok ? updated.request : request;

@@ -1,9 +1,11 @@
 // The /healthz report every host serves. Anybody gets `{"status":"ok"}` (or "degraded",
 // 503 while the store does not answer); the details (version, uptime, the GitHub App's
-// state, the store's kind and path, Slack, what the host adds such as runtime and verdict
-// scanner) only a request bearing the operator's HCP_HEALTH_TOKEN.
+// state, the store's kind and path, Slack, installed smoke workflows older than the bot,
+// what the host adds such as runtime and verdict scanner) only a request bearing the
+// operator's HCP_HEALTH_TOKEN.
 import { VERSION } from "../version.ts";
 import type { Store, StoreStatus } from "../store/types.ts";
+import { installedWorkflowReport } from "../github/workflow-file.ts";
 
 export interface HealthInput {
   started: number;
@@ -41,6 +43,8 @@ export async function healthReport(h: HealthInput): Promise<{ status: number; bo
       github: h.github,
       store,
       slack: h.slack,
+      // Repositories whose smoke workflow (as last read) is older than this hcp-bot's template.
+      workflows: installedWorkflowReport(),
       ...h.extra,
     },
   };

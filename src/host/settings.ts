@@ -2,6 +2,10 @@
 // Cloudflare Workers). A missing or malformed setting stops start-up with one line that
 // names it and says what is expected. Runtime-neutral: the host hands in how to read a file.
 import * as z from "zod";
+import { DEFAULT_JOB_POLICY, type JobPolicy } from "../jobs/runner.ts";
+
+/** Kubernetes waits 30 s (terminationGracePeriodSeconds) before SIGKILL; draining ends well before. */
+export const DEFAULT_DRAIN_SECONDS = 20;
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 
@@ -25,6 +29,12 @@ export interface ServerSettings {
   logFormat?: "pretty" | "json";
   /** WEBHOOK_PROXY_URL: a smee.io channel that forwards webhooks to this server (development). */
   webhookProxyUrl?: string;
+  /** REDIS_URL: the shared store of two or more replicas (SQLite in dataDir when unset). */
+  redis?: RedisSettings;
+  /** HCP_JOB_LEASE_SECONDS, HCP_JOB_RETRY_SECONDS, HCP_JOB_UNLEASED_SECONDS: durable jobs' timings. */
+  jobs: JobPolicy;
+  /** HCP_DRAIN_SECONDS: how long SIGTERM waits for running jobs before handing them back. */
+  drainSeconds: number;
   /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
   smokeMaxActive?: number;
   /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
@@ -61,6 +71,14 @@ export interface SlackSettings {
   teamId?: string;
 }
 
+export interface RedisSettings {
+  url: string;
+  /** HCP_REDIS_PREFIX: keys start with this (default `hcp:`), so bots can share a Redis. */
+  prefix?: string;
+  /** HCP_AUDIT_MAXLEN: the audit stream keeps about this many records. */
+  auditMaxLen?: number;
+}
+
 export class SettingsError extends Error {}
 
 const Env = z.object({
@@ -95,6 +113,10 @@ const Env = z.object({
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   SLACK_BOT_TOKEN: z.string().startsWith("xox", "must be a Slack bot token (xoxb-...)").optional(),
   SLACK_TEAM_ID: z.string().regex(/^[TE][A-Z0-9]{2,}$/, "must be a Slack team id such as T012ABCDEF").optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL such as redis://:password@redis:6379/0" }).optional(),
+  HCP_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,50}$/, "must be 1 to 50 letters, digits, colons, dashes or underscores").optional(),
+  HCP_AUDIT_MAXLEN: z.string().regex(/^[1-9][0-9]{2,9}$/, "must be a whole number of at least 100").optional(),
+  HCP_DRAIN_SECONDS: z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a whole number of seconds (1 to 9999)").optional(),
   HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
   HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   SLACK_API_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL such as https://slack.com/api/" }).optional(),
@@ -138,6 +160,23 @@ function runsAccess(e: z.infer<typeof Env>): RunsAccess {
   };
 }
 
+/** Job timings from the environment (tests shorten them); a bad value is a SettingsError. */
+export function jobPolicy(env: Record<string, string | undefined>): JobPolicy {
+  const read = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) throw new SettingsError(`${name} must be a positive number of seconds`);
+    return n;
+  };
+  return {
+    leaseSeconds: read("HCP_JOB_LEASE_SECONDS", DEFAULT_JOB_POLICY.leaseSeconds),
+    retrySeconds: read("HCP_JOB_RETRY_SECONDS", DEFAULT_JOB_POLICY.retrySeconds),
+    unleasedSeconds: read("HCP_JOB_UNLEASED_SECONDS", DEFAULT_JOB_POLICY.unleasedSeconds),
+    attempts: DEFAULT_JOB_POLICY.attempts,
+  };
+}
+
 /** How a host reads PRIVATE_KEY_PATH; throws an error with a `code` (ENOENT...) when it cannot. */
 export type ReadTextFile = (path: string) => string;
 
@@ -167,6 +206,9 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     slack: slackSettings(e),
     ...(e.LOG_FORMAT ? { logFormat: e.LOG_FORMAT } : {}),
     ...(e.WEBHOOK_PROXY_URL ? { webhookProxyUrl: e.WEBHOOK_PROXY_URL } : {}),
+    ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, ...(e.HCP_REDIS_PREFIX ? { prefix: e.HCP_REDIS_PREFIX } : {}), ...(e.HCP_AUDIT_MAXLEN ? { auditMaxLen: Number(e.HCP_AUDIT_MAXLEN) } : {}) } } : {}),
+    jobs: jobPolicy(env),
+    drainSeconds: e.HCP_DRAIN_SECONDS ? Number(e.HCP_DRAIN_SECONDS) : DEFAULT_DRAIN_SECONDS,
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
     web: { githubWebUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}` : "https://github.com", runs: runsAccess(e) },

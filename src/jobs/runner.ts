@@ -41,6 +41,12 @@ export interface JobRunner {
   run(id: string): Promise<RunOutcome>;
   /** Jobs to start again: a lease or retry delay passed, or never started. */
   stale(): Promise<Job[]>;
+  /**
+   * Gives up the leases of the jobs running now (a host shutting down): each is free to lease
+   * at once, by another process; the run here learns it lost its lease when it ends. Resolves
+   * with how many were handed back.
+   */
+  handBack(): Promise<number>;
 }
 
 const secondsUntil = (date: Date) => Math.max(1, Math.ceil((date.getTime() - Date.now()) / 1000));
@@ -48,6 +54,8 @@ const secondsUntil = (date: Date) => Math.max(1, Math.ceil((date.getTime() - Dat
 export function createJobRunner(o: JobRunnerOptions): JobRunner {
   const newOwner = o.newOwner ?? (() => crypto.randomUUID());
   const { store, policy } = o;
+  /** The runs in progress here: job id -> lease owner and heartbeat. */
+  const running = new Map<string, { owner: string; heartbeat: ReturnType<typeof setInterval> }>();
 
   async function run(id: string): Promise<RunOutcome> {
     const owner = newOwner();
@@ -67,10 +75,13 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
     const heartbeat = setInterval(() => {
       store.leaseJob(id, owner, policy.leaseSeconds).catch((error: unknown) => o.log.warn({ err: error, job: id }, "renewing a job's lease failed"));
     }, (policy.leaseSeconds * 1000) / 3);
+    running.set(id, { owner, heartbeat });
     try {
       await o.execute(job);
     } catch (error) {
       clearInterval(heartbeat);
+      if (running.get(id)?.owner !== owner) return { kind: "wait", seconds: 0, reason: "busy" }; // handed back meanwhile
+      running.delete(id);
       if (job.attempts >= policy.attempts) {
         o.log.error({ err: error, job: id, kind: job.kind, key: job.key, attempts: job.attempts }, "job failed for the last time; given up");
         await store.failJob(id, owner);
@@ -82,9 +93,20 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
       return { kind: "retry", seconds, error };
     }
     clearInterval(heartbeat);
+    running.delete(id);
     if (!(await store.completeJob(id, owner))) o.log.warn({ job: id }, "job finished after its lease passed to another run");
     return { kind: "done" };
   }
 
-  return { run, stale: () => store.listStaleJobs(policy.unleasedSeconds) };
+  async function handBack(): Promise<number> {
+    const held = [...running.entries()];
+    running.clear();
+    for (const [id, { owner, heartbeat }] of held) {
+      clearInterval(heartbeat);
+      await store.failJob(id, owner, 0).catch((error: unknown) => o.log.warn({ err: error, job: id }, "handing a job back failed; its lease passes by itself"));
+    }
+    return held.length;
+  }
+
+  return { run, stale: () => store.listStaleJobs(policy.unleasedSeconds), handBack };
 }

@@ -2,11 +2,14 @@
 // plugins replaced by the bot's own policy (src/github/octokit.ts).
 import { ProbotOctokit } from "probot";
 import { DEFAULT_RETRY_POLICY, retryPlugin, type RetryPolicy } from "../github/octokit.ts";
+import { rateGatePlugin, type RateGate } from "../github/rate-gate.ts";
 
-export function botOctokit(policy: RetryPolicy = DEFAULT_RETRY_POLICY) {
+/** With a gate (replicas on Redis), each attempt waits for and reports GitHub's limits there first. */
+export function botOctokit(policy: RetryPolicy = DEFAULT_RETRY_POLICY, gate?: RateGate) {
   // Function form: Probot's object form is shallow-merged away and throttling stays on (STACK.md 4a).
   // The plugin is typed against the one hook it uses; Octokit's plugin type wants the whole client.
-  return ProbotOctokit.plugin(retryPlugin(policy) as never).defaults((options: Record<string, unknown>) => ({
+  const plugins = [...(gate ? [rateGatePlugin(gate)] : []), retryPlugin(policy)];
+  return ProbotOctokit.plugin(...(plugins as never[])).defaults((options: Record<string, unknown>) => ({
     ...options,
     retry: { enabled: false },
     throttle: { enabled: false },

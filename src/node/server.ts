@@ -9,15 +9,18 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { pino, type Logger } from "pino";
 import { Probot, Server } from "probot";
-import { createApp, inProcessRunner, type AppDeps } from "../github/app.ts";
+import { createApp, type AppDeps } from "../github/app.ts";
+import type { AppHost } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
+import type { RateGate } from "../github/rate-gate.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
+import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
 
 export interface RunningServer {
   url: string;
@@ -25,6 +28,11 @@ export interface RunningServer {
   mode: ServerSettings["mode"];
   /** Resolves when no webhook work is queued or running. */
   idle(): Promise<void>;
+  /**
+   * SIGTERM: stops accepting work (webhooks 503, /healthz 503 "draining"), lets running jobs
+   * finish for up to HCP_DRAIN_SECONDS, hands the rest back to the store, then stops.
+   */
+  drain(): Promise<{ handedBack: number }>;
   /** The playground and the smoke-run history (their static files build on first use). */
   web: WebPages;
   stop(): Promise<void>;
@@ -52,10 +60,14 @@ function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): st
  * `/healthz`: `{"status":"ok"}` (or "degraded", 503) for anybody; the version, uptime, store
  * (its path) and Slack state only with `Authorization: Bearer HCP_HEALTH_TOKEN`.
  */
-function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined): Handler {
+function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined, durable?: DurableWork): Handler {
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "GET" || path !== "/healthz") return false;
+    if (durable?.draining) {
+      res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ status: "draining" }));
+      return true;
+    }
     const github = mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)";
     const report = await healthReport({ started, github, store, slack, authorization: req.headers.authorization, token });
     res.writeHead(report.status, { "content-type": "application/json" }).end(JSON.stringify(report.body));
@@ -109,7 +121,10 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
   const log = await createLogger(settings);
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit() };
+  const store = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
+  const gate = store && "rateGate" in store ? (store as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit(undefined, gate) };
   const server = new Server({
     host: settings.host,
     port: settings.port,
@@ -125,24 +140,24 @@ export async function startServer(settings: ServerSettings, options: StartOption
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
   const queue = new KeyedQueue(4, log);
-  const store = settings.mode === "app" ? (options.store ?? (await openStore({ kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  // Webhook and Slack work is a durable job in the store (src/node/durable.ts).
+  const durable = store ? createDurableWork({ store, policy: settings.jobs, log }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
   const slack =
     settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, python: loadPythonLanguage, log })
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, python: loadPythonLanguage, log })
       : undefined;
-  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken));
+  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   const web = mountWeb(server, settings, store, log);
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
-    await server.load(
-      createApp({
+    const app = createApp({
         python: loadPythonLanguage,
         botLogin: settings.botLogin,
         onReviewed: options.onReviewed,
-        runner: inProcessRunner(queue, log),
+        runner: durable!.runner,
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
@@ -159,8 +174,11 @@ export async function startServer(settings: ServerSettings, options: StartOption
           timer.unref();
           timers.push(timer);
         },
-      }),
-    );
+      });
+    await server.load((probot: Probot) => {
+      durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
+      app(probot as unknown as AppHost);
+    });
   } else {
     const setupAppFactory = await loadSetupFactory();
     // Probot's setup would otherwise try to create a smee.io channel (and warn when it cannot):
@@ -175,20 +193,35 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const http = await server.start();
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  durable?.start(); // jobs a stopped or killed process left behind run now
+  /** `waitForJobs` false: jobs were handed back (drain), so the process may exit under them. */
+  const stop = async (waitForJobs = true) => {
+    for (const t of timers) clearInterval(t);
+    durable?.stop();
+    // Keep-alive sockets would otherwise outlive the server and swallow the next request.
+    http.closeIdleConnections();
+    await server.stop();
+    http.closeAllConnections();
+    if (waitForJobs) {
+      await queue.idle();
+      await durable?.idle(); // let started reviews finish their posts
+    }
+    if (!options.store) await store?.close();
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     port,
     mode: settings.mode,
-    idle: () => queue.idle(),
-    web,
-    stop: async () => {
-      for (const t of timers) clearInterval(t);
-      // Keep-alive sockets would otherwise outlive the server and swallow the next request.
-      http.closeIdleConnections();
-      await server.stop();
-      http.closeAllConnections();
-      await queue.idle(); // let started reviews finish their posts
-      if (!options.store) await store?.close();
+    idle: async () => {
+      await queue.idle();
+      await durable?.idle();
     },
+    web,
+    drain: async () => {
+      const handedBack = (await durable?.drain(settings.drainSeconds * 1000)) ?? 0;
+      await stop(handedBack === 0);
+      return { handedBack };
+    },
+    stop: () => stop(),
   };
 }

@@ -9,7 +9,7 @@ import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { KeyedQueue } from "../github/queue.ts";
-import { createSlackApp, SLACK_EVENTS_PATH, type SlackAppOptions } from "../slack/app.ts";
+import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppOptions } from "../slack/app.ts";
 import type { SlackLog } from "../slack/commands.ts";
 import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/core.ts";
 import type { SmokeRequest } from "../store/types.ts";
@@ -18,10 +18,14 @@ export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";
 
 export interface SlackNodeOptions extends Omit<SlackAppOptions, "accept" | "log"> {
   queue: KeyedQueue;
+  /** Takes a command's work durably (src/node/durable.ts); without it, the work runs from `queue`. */
+  accept?: SlackAppOptions["accept"];
   log: SlackLog & { error(obj: object, msg?: string): void };
 }
 
 export interface SlackNode {
+  /** Runs an acknowledged command's work (a durable job's run). */
+  run: SlackApp["run"];
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   setGateway(gateway: GitHubGateway): void;
   notify(request: SmokeRequest, state: SmokeState): Promise<void>;
@@ -31,17 +35,20 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
   const slack = createSlackApp({
     ...options,
     // The job yields once first, so the ack is written before any of the work's own steps run.
-    accept: claimThenSchedule(options.store, (key, work, command) =>
-      void options.queue.enqueue(key, async () => {
-        await new Promise((resolve) => setImmediate(resolve));
-        await slack.run(work, command);
-      }),
-    ),
+    accept:
+      options.accept ??
+      claimThenSchedule(options.store, (key, work, command) =>
+        void options.queue.enqueue(key, async () => {
+          await new Promise((resolve) => setImmediate(resolve));
+          await slack.run(work, command);
+        }),
+      ),
   });
   const core = slack.core;
   const bolt = createBoltApp(options, core);
 
   return {
+    run: (work, command) => slack.run(work, command),
     setGateway: (g) => slack.setGateway(g),
     notify: (request, state) => slack.notify(request, state),
     async handler(req, res) {

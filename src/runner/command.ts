@@ -8,19 +8,25 @@ export const TRAINING_SCRIPT = "scripts/training/run_recipe.py";
 export interface SmokeCommand {
   recipe: string;
   nproc: number;
+  /** uv: `uv run python` (default); python: the environment's python (a container's). */
+  launcher?: "uv" | "python";
   /** The composed Hydra overrides (overrides.ts composeOverrides: the harness's come last). */
   overrides: readonly string[];
 }
 
+/** The program that starts torchrun: `uv run python`, or `python` itself (a container's environment). */
+export function launcherArgv(launcher: "uv" | "python"): string[] {
+  return launcher === "uv" ? ["uv", "run", "python"] : ["python"];
+}
+
 /**
  * The seed's smoke command (HCP-RULES 2.1): `uv run python -m torch.distributed.run
- * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the overrides.
+ * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the overrides
+ * (`python -m ...` with the python launcher).
  */
 export function buildArgv(cmd: SmokeCommand): string[] {
   return [
-    "uv",
-    "run",
-    "python",
+    ...launcherArgv(cmd.launcher ?? "uv"),
     "-m",
     "torch.distributed.run",
     `--nproc_per_node=${cmd.nproc}`,

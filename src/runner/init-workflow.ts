@@ -1,7 +1,8 @@
 // `hcp-bot init-workflow`: renders templates/hcp-smoke.yml with the runner labels, the job
 // time limit and the hcp-bot version, and writes it where GitHub Actions reads workflows.
 // Defaults come from the repository's .github/hcp-bot.yml when there is one (smoke.workflow,
-// smoke.runner_labels, smoke.timeouts.run_minutes), so the workflow and the bot agree.
+// smoke.runner_labels, smoke.timeouts.run_minutes, and where the job runs: smoke.container,
+// smoke.launcher, smoke.env), so the workflow and the bot agree.
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
@@ -9,7 +10,9 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { CONFIG_PATH, parseRepoConfig, SmokeConfigSchema, type SmokeConfig } from "../core/config/repo-config.ts";
+import { ContainerSchema, LAUNCHERS, SmokeEnvSchema, type ContainerConfig, type Launcher } from "../core/config/smoke-runtime.ts";
 import { VERSION } from "../version.ts";
+import { WORKFLOW_TEMPLATE_VERSION } from "../core/smoke/workflow.ts";
 import { packageFile } from "../node/package-files.ts";
 
 export const TEMPLATE_PATH = packageFile("templates/hcp-smoke.yml");
@@ -23,8 +26,9 @@ export const INIT_WORKFLOW_USAGE = `Usage: hcp-bot init-workflow [--labels ${DEF
 
 Writes the GitHub Actions workflow that runs \`hcp-bot smoke-run\` on a self-hosted GPU runner.
 Defaults come from ${CONFIG_PATH} when it exists: smoke.workflow (the file name),
-smoke.runner_labels, and smoke.timeouts.run_minutes (the run's limit; the job gets
-${UPLOAD_MARGIN_MINUTES} more minutes to stop it and upload the log). Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
+smoke.runner_labels, smoke.timeouts.run_minutes (the run's limit; the job gets
+${UPLOAD_MARGIN_MINUTES} more minutes to stop it and upload the log), smoke.container (image, options,
+credentials: the names of the registry secrets), smoke.launcher (uv or python) and smoke.env. Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
 when set (the repository variable HCP_BOT_SPEC overrides it at run time).
 `;
 
@@ -40,19 +44,49 @@ export const INIT_WORKFLOW_OPTIONS = {
 
 const LabelSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "runner labels are letters, digits, . _ - (e.g. self-hosted,linux,gpu-4)");
 /** An npm package spec for npx: name[@version|tag]; nothing a YAML or shell parser could misread. */
-const SpecSchema = z.string().regex(/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9._^~<>=-]+)?$/, "HCP_BOT_SPEC must be an npm package spec such as hcp-bot@1.2.3");
+/** An npm package at an exact version (name@1.2.3): a tag or range would let the registry choose what runs on the GPU runner. */
+const SpecSchema = z.string().regex(/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, "HCP_BOT_SPEC must be an npm package spec at an exact version, such as hcp-bot@1.2.3 (no tag or range)");
 
 export interface WorkflowSettings {
   labels: string[];
   timeoutMinutes: number;
   spec: string;
+  /** smoke.container / launcher / env of .github/hcp-bot.yml (validated there); none: the bare runner with uv. */
+  runtime?: WorkflowRuntime;
+}
+
+export interface WorkflowRuntime {
+  container: ContainerConfig | null;
+  launcher: Launcher;
+  env: Readonly<Record<string, string>>;
 }
 
 const SettingsSchema = z.object({
   labels: z.array(LabelSchema).min(1, "at least one runner label").max(16),
   timeoutMinutes: z.number().int().min(UPLOAD_MARGIN_MINUTES + 1, `--timeout-minutes must be at least ${UPLOAD_MARGIN_MINUTES + 1}`).max(72 * 60, "--timeout-minutes is at most 4320 (GitHub's limit for self-hosted runners)"),
   spec: SpecSchema,
+  runtime: z.object({ container: ContainerSchema.nullable(), launcher: z.enum(LAUNCHERS), env: SmokeEnvSchema }).optional(),
 });
+
+/** `container:` of the job (GitHub pulls the image and runs every step in it). Values are JSON strings, which YAML reads as they are. */
+function containerBlock(c: ContainerConfig | null): string[] {
+  if (!c) return [];
+  return [
+    "container:",
+    `  image: ${JSON.stringify(c.image)}`,
+    ...(c.options ? [`  options: ${JSON.stringify(c.options)}`] : []),
+    ...(c.credentials ? ["  credentials:", `    username: \${{ secrets.${c.credentials.username} }}`, `    password: \${{ secrets.${c.credentials.password} }}`] : []),
+  ];
+}
+
+/** Replaces each `# __HCP_NAME__` line with the block's lines at its indentation (none: the line goes). */
+function fillBlocks(text: string, blocks: Record<string, string[]>): string {
+  return text.replace(/^( *)# (__HCP_[A-Z_]+__)\n/gm, (_, indent: string, name: string) => {
+    const lines = blocks[name];
+    if (lines === undefined) throw new Error(`template block ${name} has no value`);
+    return lines.map((l) => `${indent}${l}\n`).join("");
+  });
+}
 
 export function readTemplate(): Promise<string> {
   return readFile(TEMPLATE_PATH, "utf8");
@@ -61,13 +95,22 @@ export function readTemplate(): Promise<string> {
 /** Fills the placeholders. Values are validated first, so plain substitution cannot break the YAML. */
 export function renderWorkflow(template: string, settings: WorkflowSettings): string {
   const s = SettingsSchema.parse(settings);
+  const runtime = s.runtime ?? { container: null, launcher: "uv" as const, env: {} };
+  const blocks = fillBlocks(template, {
+    __HCP_CONTAINER__: containerBlock(runtime.container),
+    __HCP_EXTRA_ENV__: Object.entries(runtime.env).map(([name, value]) => `${name}: ${JSON.stringify(value)}`),
+  });
   const values: Record<string, string> = {
     __HCP_RUNS_ON__: `[${s.labels.join(", ")}]`,
     __HCP_TIMEOUT_MINUTES__: String(s.timeoutMinutes),
+    // Two legs, each with the run's limit, plus the one upload margin.
+    __HCP_AB_TIMEOUT_MINUTES__: String(2 * (s.timeoutMinutes - UPLOAD_MARGIN_MINUTES) + UPLOAD_MARGIN_MINUTES),
     __HCP_RUN_TIMEOUT__: `${s.timeoutMinutes - UPLOAD_MARGIN_MINUTES}m`,
     __HCP_BOT_SPEC__: s.spec,
+    __HCP_TEMPLATE_VERSION__: String(WORKFLOW_TEMPLATE_VERSION),
+    __HCP_LAUNCHER__: runtime.launcher,
   };
-  const rendered = template.replace(/__HCP_[A-Z_]+__/g, (name) => {
+  const rendered = blocks.replace(/__HCP_[A-Z_]+__/g, (name) => {
     const value = values[name];
     if (value === undefined) throw new Error(`template placeholder ${name} has no value`);
     return value;
@@ -94,10 +137,18 @@ function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, str
     labels: values.labels === undefined ? [...config.runner_labels] : values.labels.split(",").map((l) => l.trim()).filter(Boolean),
     timeoutMinutes: Number(timeout),
     spec: env.HCP_BOT_SPEC?.trim() || `hcp-bot@${VERSION}`,
+    runtime: { container: config.container, launcher: config.launcher, env: config.env },
   };
   const checked = SettingsSchema.safeParse(settings);
   if (!checked.success) throw new InitWorkflowError(checked.error.issues.map((i) => i.message).join("\n"));
   return { ...checked.data, out: values.out ?? `.github/workflows/${config.workflow}`, force: values.force ?? false };
+}
+
+function runtimeSummary(r: WorkflowRuntime | undefined): string {
+  if (!r) return "uv on the runner";
+  const where = r.container ? `container ${r.container.image}` : "on the runner";
+  const env = Object.keys(r.env).length ? `, env ${Object.keys(r.env).join(" ")}` : "";
+  return `${r.launcher === "uv" ? "uv run python" : "python"} ${where}${env}`;
 }
 
 export interface InitWorkflowDeps {
@@ -135,7 +186,7 @@ export async function initWorkflow(argv: readonly string[], deps: InitWorkflowDe
   await mkdir(dirname(target), { recursive: true });
   await writeFile(target, rendered);
   deps.out(
-    `wrote ${args.out} (runs-on: [${args.labels.join(", ")}], timeout-minutes: ${args.timeoutMinutes}, ${args.spec})\n` +
+    `wrote ${args.out} (runs-on: [${args.labels.join(", ")}], timeout-minutes: ${args.timeoutMinutes}, ${args.spec}, ${runtimeSummary(args.runtime)})\n` +
       "Commit it to the default branch; the bot dispatches it there with the PR's SHA.\n",
   );
   return 0;

@@ -15,23 +15,28 @@ import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
 import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
+import { checkoutProblem } from "./checkout.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
 import { writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
 import { verdictJson, verdictLine, verdictMarkdown, verdictText } from "./report.ts";
-import { commitmentLine, delimiterLine, digestLine, type FileDigest } from "../core/smoke/runner-report.ts";
+import { commitmentLine, delimiterLine, digestLine, type FileDigest, type ReportedFile } from "../core/smoke/runner-report.ts";
+import { COMPARE_MODES, compareLegs, comparisonMarkdown, createSeriesCollector, referenceOverrides, type IterationPoint, type ReferenceMode } from "../core/compare/index.ts";
 
 export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 
 export const SMOKE_RUN_USAGE = `Usage: hcp-bot smoke-run --recipe NAME [options] [-- OVERRIDES...]
 
 Runs \`uv run python -m torch.distributed.run --nproc_per_node=N scripts/training/run_recipe.py
---recipe NAME OVERRIDES... HARNESS...\` in the current checkout, with HCP made observable
-(TORCH_CPP_LOG_LEVEL=INFO and a probe), and writes the verdict.
+--recipe NAME OVERRIDES... HARNESS...\` in the current checkout (\`python -m ...\` with
+--launcher python), with HCP made observable (TORCH_CPP_LOG_LEVEL=INFO and a probe), and
+writes the verdict. It refuses to start (exit 2) when the launcher is not on PATH or
+scripts/training/run_recipe.py is not in the checkout, --dry-run included.
 
 Options:
   --recipe NAME            recipe function (required)
   --nproc N                GPUs / ranks (default 4)
+  --launcher uv|python     uv run python (default), or the environment's python (a container)
   --iters N                training iterations (default 2)
   --timeout DUR            wall-time limit, e.g. 30m, 1h, 90s (default 30m)
   --grace DUR              SIGTERM → SIGKILL delay when stopping the run (default 10s)
@@ -42,6 +47,10 @@ Options:
   --no-expect-hcp          a flat-CP run may pass
   --gpu NAME               H100, H200, B200, … for the TFLOP/s sanity check
   --overrides-env VAR      read more overrides from VAR, a JSON array of strings
+  --compare MODE           none (default), p2p or a2a: after the run, run the same command
+                           again with model.cp_comm_type=MODE and no hierarchical sizes (the
+                           reference leg: its own --timeout, probe key, reference.log and
+                           reference.verdict.json) and compare throughput and loss
   --dry-run                print the argv (JSON) and the environment changes; run nothing
 
 Overrides are Hydra KEY=VALUE (key optionally prefixed by +, ++ or ~). The harness always sets
@@ -76,8 +85,10 @@ const SmokeRunOptionsSchema = z.object({
   out: z.string().min(1).optional(),
   log: z.string().min(1).optional(),
   expectHcp: z.boolean().default(true),
+  launcher: z.enum(["uv", "python"], { error: "--launcher must be uv or python" }).default("uv"),
   gpu: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, "--gpu must be a GPU name such as H100").optional(),
   overridesEnv: z.string().optional(),
+  compare: z.enum(COMPARE_MODES, { error: "--compare must be none, p2p or a2a" }).default("none"),
   dryRun: z.boolean().default(false),
 });
 export type SmokeRunOptions = z.output<typeof SmokeRunOptionsSchema> & {
@@ -107,8 +118,10 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
         log: { type: "string" },
         "expect-hcp": { type: "boolean" },
         "no-expect-hcp": { type: "boolean" },
+        launcher: { type: "string" },
         gpu: { type: "string" },
         "overrides-env": { type: "string" },
+        compare: { type: "string" },
         "dry-run": { type: "boolean" },
       },
     });
@@ -126,8 +139,10 @@ export function parseSmokeRunArgs(argv: readonly string[], env: Env): SmokeRunOp
     out: values.out,
     log: values.log,
     expectHcp: values["no-expect-hcp"] ? false : values["expect-hcp"],
+    launcher: values.launcher,
     gpu: values.gpu,
     overridesEnv: values["overrides-env"],
+    compare: values.compare === "" ? undefined : values.compare,
     dryRun: values["dry-run"],
   });
   if (!parsed.success) throw new SmokeUsageError(parsed.error.issues.map((i) => i.message).join("\n"));
@@ -170,12 +185,20 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     }
     throw error;
   }
+  // A missing launcher or run_recipe.py: --dry-run refuses (exit 2); a real run reports it like a
+  // command that could not start (the message in smoke.log, a failing verdict, exit 1), so the bot says why.
+  const problem = checkoutProblem(options.launcher, deps.cwd, deps.env);
+  if (problem && options.dryRun) {
+    deps.err(`hcp-bot smoke-run: ${problem}\n`);
+    return SMOKE_EXIT.usage;
+  }
   const command = buildArgv(options);
   const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
   if (options.dryRun) {
     const preview = buildEnv(deps.env, "<probe-dir>", "<probe-dir>/key");
-    deps.out(`${JSON.stringify({ argv: command, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
+    const reference = options.compare === "none" ? {} : { reference: { argv: buildArgv({ ...options, overrides: referenceOverrides(options.overrides, options.compare) }) } };
+    deps.out(`${JSON.stringify({ argv: command, ...reference, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
     return SMOKE_EXIT.pass;
   }
 
@@ -187,7 +210,7 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
     return SMOKE_EXIT.usage;
   }
-  return runAndReport(options, command, duplicatesNotice, paths, deps);
+  return runAndReport(options, command, duplicatesNotice, paths, deps, problem);
 }
 
 interface OutputPaths {
@@ -231,8 +254,32 @@ class Digest {
   }
 }
 
+/** One leg of the run: its command, its files, and what its verdict compares the log with. */
+interface Leg {
+  name: "run" | "reference";
+  command: string[];
+  logPath: string;
+  verdictFile: ReportedFile;
+  expectHcp: boolean;
+  /** The overrides the leg's layout is read from (requestedLayout). */
+  layoutOverrides: string[];
+  /** Why this leg cannot start here (no launcher, no run_recipe.py): its log is that one line. */
+  refusal?: string | null;
+}
+
+interface LegOutcome {
+  verdict: Verdict;
+  result: RunResult;
+  series: IterationPoint[];
+  digests: [ReportedFile, FileDigest][];
+  notices: string[];
+  added: Record<string, string>;
+  removed: string[];
+  startedAt: Date;
+}
+
 /** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
-async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps): Promise<number> {
+async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps, refusal: string | null): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
   const { outDir, logPath } = paths;
   await mkdir(outDir, { recursive: true });
@@ -241,32 +288,81 @@ async function runAndReport(options: SmokeRunOptions, command: string[], notices
   const nonce = randomBytes(32).toString("hex");
   deps.out(`${commitmentLine(createHash("sha256").update(nonce).digest("hex"))}\n`);
 
+  const userLayout = options.userOverrides.map((o) => o.text);
+  const run = await runLeg(options, { name: "run", command, logPath, verdictFile: "verdict.json", expectHcp: options.expectHcp, layoutOverrides: userLayout, refusal }, notices, outDir, say, deps);
+  const legs = [run];
+  const reference = options.compare === "none" ? undefined : await referenceLeg(options, options.compare, run, outDir, say, deps);
+  if (reference) legs.push(reference);
+
+  const record = runRecord({ options, command, added: run.added, removed: run.removed, notices: run.notices, result: run.result, startedAt: run.startedAt, logPath, env: deps.env });
+  const referenceRecord = reference ? { reference: { argv: reference.argvUsed, exitCode: reference.result.exitCode, durationMs: reference.result.durationMs, timedOut: reference.result.timedOut, signal: reference.result.signal, log: join(outDir, "reference.log") } } : {};
+  await writeFile(join(outDir, "run.json"), `${JSON.stringify({ ...record, ...referenceRecord }, null, 2)}\n`);
+  const comparison = reference && options.compare !== "none" ? runnerComparison(options, options.compare, run, reference) : undefined;
+  const summary = deps.env.GITHUB_STEP_SUMMARY;
+  if (summary) {
+    await appendFile(summary, verdictMarkdown(run.verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
+    if (comparison) await appendFile(summary, `\n${comparisonMarkdown(comparison)}\n\n_The runner's view; the bot recomputes both legs from the uploaded logs._\n`);
+  }
+  // One small write (atomic on a pipe): nothing can land between the delimiter and the hashes.
+  deps.out(`\n${[delimiterLine(nonce), ...legs.flatMap((l) => l.digests.map(([name, d]) => digestLine(name, d)))].join("\n")}\n`);
+  const keyLines = legs.map((l) => probeKeyLine(l.probeKey, options.nproc, l === run ? "smoke.log" : "reference.log")).join("\n");
+  const comparisonLine = comparison ? `\nhcp-bot smoke: A/B ${comparison.summary}` : "";
+  deps.out(`${verdictText(run.verdict)}${keyLines}\n${verdictLine(run.verdict, options.recipe)}${comparisonLine}\n`);
+  // The exit status is the HCP leg's: a failed reference leg leaves the comparison missing, not the run failed.
+  return run.verdict.status === "pass" && run.result.survivors.length === 0 ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
+}
+
+/**
+ * The reference leg: the same command with only cp_comm_type (and the sizes) changed, its own
+ * probe key and time limit. Skipped when the run itself crashed: nothing would be compared.
+ */
+async function referenceLeg(options: SmokeRunOptions, mode: ReferenceMode, run: LegOutcome & { probeKey: string }, outDir: string, say: (m: string) => void, deps: SmokeRunDeps) {
+  if (run.verdict.status === "fail" || run.result.spawnError) {
+    say(`the ${mode} reference leg is skipped: the run itself failed (${run.verdict.cause?.kind ?? "no verdict"})`);
+    return undefined;
+  }
+  const overrides = referenceOverrides(options.overrides, mode);
+  const command = buildArgv({ ...options, overrides });
+  say(`reference leg: the same run with model.cp_comm_type=${mode} and no hierarchical sizes`);
+  const leg = await runLeg(
+    options,
+    { name: "reference", command, logPath: join(outDir, "reference.log"), verdictFile: "reference.verdict.json", expectHcp: false, layoutOverrides: referenceOverrides(options.userOverrides.map((o) => o.text), mode) },
+    [],
+    outDir,
+    say,
+    deps,
+  );
+  return { ...leg, argvUsed: command };
+}
+
+function runnerComparison(options: SmokeRunOptions, mode: ReferenceMode, run: LegOutcome, reference: LegOutcome) {
+  const layout = requestedLayout(options.userOverrides.map((o) => o.text));
+  const sizes = layout.sizes?.length === 2 ? ([layout.sizes[0]!, layout.sizes[1]!] as [number, number]) : undefined;
+  const cp = layout.contextParallelSize;
+  if (!sizes || !cp) return undefined;
+  return compareLegs({ mode, cp, sizes, hcp: { verdict: run.verdict, series: run.series }, reference: { verdict: reference.verdict, series: reference.series } });
+}
+
+/** Runs one leg with a fresh probe dir and key; writes its verdict file; returns its digests. */
+async function runLeg(options: SmokeRunOptions, leg: Leg, notices: string[], outDir: string, say: (m: string) => void, deps: SmokeRunDeps): Promise<LegOutcome & { probeKey: string }> {
   const probe = await writeProbeDir();
   try {
     const built = buildEnv(deps.env, probe.dir, probe.keyFile);
     const allNotices = [...notices, ...built.notices];
     for (const n of allNotices) say(n);
-    say(`running ${JSON.stringify(command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
-
+    say(`running ${JSON.stringify(leg.command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
     const startedAt = new Date();
-    const { result, verdict, logDigest } = await runJudged(options, command, built.env, logPath, say, deps, probe.key);
+    const { result, verdict, logDigest, series } = await runJudged(options, leg, built.env, say, deps, probe.key);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
     if (!result.spawnError && !(await probe.keyTaken())) say("the torchrun launcher's probe never took its key: no HCP-PROBE report of this run can be authenticated");
-
     // The run's processes are gone: the key can no longer sign anything, so it is revealed for
     // the bot (and anyone with the log) to verify the reports with.
     const verdictFile = runnerVerdictJson(verdict, probe.key, options.nproc);
-    await writeFile(join(outDir, "verdict.json"), verdictFile);
+    await writeFile(join(outDir, leg.verdictFile), verdictFile);
     const verdictDigest = new Digest();
     verdictDigest.update(verdictFile);
-    const record = runRecord({ options, command, added: built.added, removed: built.removed, notices: allNotices, result, startedAt, logPath, env: deps.env });
-    await writeFile(join(outDir, "run.json"), `${JSON.stringify(record, null, 2)}\n`);
-    const summary = deps.env.GITHUB_STEP_SUMMARY;
-    if (summary) await appendFile(summary, verdictMarkdown(verdict, { recipe: options.recipe, requestId: deps.env.HCP_REQUEST_ID }));
-    // One small write (atomic on a pipe): nothing can land between the delimiter and the hashes.
-    deps.out(`\n${[delimiterLine(nonce), digestLine("smoke.log", logDigest), digestLine("verdict.json", verdictDigest.done())].join("\n")}\n`);
-    deps.out(`${verdictText(verdict)}${probeKeyLine(probe.key, options.nproc)}\n${verdictLine(verdict, options.recipe)}\n`);
-    return verdict.status === "pass" && result.survivors.length === 0 ? SMOKE_EXIT.pass : SMOKE_EXIT.fail;
+    const logName: ReportedFile = leg.name === "run" ? "smoke.log" : "reference.log";
+    return { verdict, result, series, digests: [[logName, logDigest], [leg.verdictFile, verdictDigest.done()]], notices: allNotices, added: built.added, removed: built.removed, startedAt, probeKey: probe.key };
   } finally {
     await probe.remove();
   }
@@ -281,44 +377,46 @@ function runnerVerdictJson(verdict: Verdict, probeKey: string, worldSize: number
   return `${JSON.stringify({ ...JSON.parse(verdictJson(verdict)), probeKey, worldSize }, null, 2)}\n`;
 }
 
-function probeKeyLine(probeKey: string, worldSize: number): string {
-  return `hcp-bot smoke: probe key ${probeKey} (revealed after the run exited; check the log with \`hcp-bot verdict smoke.log --probe-key ${probeKey} --world-size ${worldSize}\`)`;
+function probeKeyLine(probeKey: string, worldSize: number, log: string): string {
+  return `hcp-bot smoke: probe key ${probeKey} (revealed after the run exited; check the log with \`hcp-bot verdict ${log} --probe-key ${probeKey} --world-size ${worldSize}\`)`;
 }
 
-/** Runs the command while the verdict parser reads its output; the log file is closed on return. */
+/** Runs the command while the verdict parser (and the iteration series) read its output; the log file is closed on return. */
 async function runJudged(
   options: SmokeRunOptions,
-  command: string[],
+  leg: Leg,
   env: Record<string, string>,
-  logPath: string,
   say: (message: string) => void,
   deps: SmokeRunDeps,
   probeKey: string,
-): Promise<{ result: RunResult; verdict: Verdict; logDigest: FileDigest }> {
+): Promise<{ result: RunResult; verdict: Verdict; logDigest: FileDigest; series: IterationPoint[] }> {
   const verdictOptions: VerdictOptions = {
-    expectHcp: options.expectHcp,
+    expectHcp: leg.expectHcp,
     gpu: options.gpu,
     probeKey,
     worldSize: options.nproc,
-    ...requestedLayout(options.userOverrides.map((o) => o.text)),
+    ...requestedLayout(leg.layoutOverrides),
   };
   const parser = createVerdictParser(verdictOptions);
-  const log = createWriteStream(logPath);
+  const series = createSeriesCollector();
+  const log = createWriteStream(leg.logPath);
   // The hash of what we wrote, not of the file afterwards: anyone may write the file meanwhile.
   const digest = new Digest();
   let result: RunResult;
   try {
-    result = await runSmokeProcess({
-      argv: command,
+    const consume = teeTo(deps.live, log, (chunk) => {
+      digest.update(chunk);
+      parser.push(chunk);
+      series.push(chunk);
+    });
+    result = leg.refusal ? await refused(leg.refusal, consume) : await runSmokeProcess({
+      argv: leg.command,
       env,
       cwd: deps.cwd,
       timeoutMs: options.timeoutMs,
       graceMs: options.graceMs,
       notice: say,
-      onChunk: teeTo(deps.live, log, (chunk) => {
-        digest.update(chunk);
-        parser.push(chunk);
-      }),
+      onChunk: consume,
     });
   } finally {
     log.end();
@@ -329,7 +427,13 @@ async function runJudged(
     signal: result.signal ?? result.cancelledBy ?? undefined,
     ...(result.cancelledBy ? { cancelledBy: result.cancelledBy } : {}),
   });
-  return { result, verdict, logDigest: digest.done() };
+  return { result, verdict, logDigest: digest.done(), series: series.end() };
+}
+
+/** The result of a run that could not start here: its reason is the log's one line. */
+async function refused(reason: string, write: (chunk: Uint8Array) => Promise<void>): Promise<RunResult> {
+  await write(Buffer.from(`hcp-bot smoke-run: ${reason}\n`));
+  return { exitCode: null, signal: null, timedOut: false, cancelledBy: null, spawnError: reason, durationMs: 0, survivors: [] };
 }
 
 /** Writes each chunk to every sink, waiting for drain (constant memory), then hands it on. */

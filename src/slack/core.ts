@@ -177,7 +177,13 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
     if (command.kind === "advise") return ephemeral(adviseReplySlack(command));
 
     const deliveryId = await commandDeliveryId(payload, now());
-    const first = await deps.accept({ key: `slack-command:${deliveryId}`, ttlSeconds: COMMAND_CLAIM_SECONDS }, workKey(command, deliveryId), { payload, deliveryId }, command);
+    let first: boolean;
+    try {
+      first = await deps.accept({ key: `slack-command:${deliveryId}`, ttlSeconds: COMMAND_CLAIM_SECONDS }, workKey(command, deliveryId), { payload, deliveryId }, command);
+    } catch {
+      // Nothing was recorded (the store is away, or this replica is shutting down): nothing runs, so the user can safely ask again.
+      return ephemeral(textMessage(":warning: hcp-bot cannot take commands right now (its store is unavailable or it is restarting); nothing was started. Try again in a minute."));
+    }
     if (!first) {
       // A Slack retry (x-slack-retry-num) or a replay: the first delivery already runs it.
       return ephemeral(textMessage("hcp-bot already received this command and is working on it."));

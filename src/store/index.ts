@@ -1,7 +1,9 @@
 // The store behind idempotency, quotas and the audit log. SQLite is the embedded
-// default (one Node process, a data folder on disk); memory is for tests and edge.
+// default (one Node process, a data folder on disk); Redis (REDIS_URL) is shared by
+// replicas; memory is for tests and edge.
 import { MemoryStore } from "./memory.ts";
 import { SqliteStore } from "./sqlite.ts";
+import type { RedisStoreSettings } from "./redis/store.ts";
 import type { Store, StoreOptions } from "./types.ts";
 
 export * from "./types.ts";
@@ -9,12 +11,17 @@ export { MemoryStore } from "./memory.ts";
 export { SqliteStore, DB_FILE } from "./sqlite.ts";
 export { utcDayStart } from "./records.ts";
 
-export type StoreSettings = { kind: "sqlite"; dataDir: string } | { kind: "memory" };
+export type StoreSettings = { kind: "sqlite"; dataDir: string } | { kind: "memory" } | ({ kind: "redis" } & RedisStoreSettings);
 
 /**
  * Opens the configured store; a SqliteStore failure is a StoreError naming the path.
  * Async although SQLite opens synchronously, so a networked store (Redis) fits the same call.
  */
 export async function openStore(settings: StoreSettings, options: StoreOptions = {}): Promise<Store> {
+  if (settings.kind === "redis") {
+    // Loaded only when used: the embedded deployment never needs a Redis client.
+    const { RedisStore } = await import("./redis/store.ts");
+    return RedisStore.open(settings, options);
+  }
   return settings.kind === "sqlite" ? SqliteStore.open(settings.dataDir, options) : new MemoryStore(options);
 }

@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -204,7 +204,7 @@ export class KvStore implements Store {
   async countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
     this.open();
     const entries = await collect(this.kv.list<string>({ start: ["req_user", githubLogin, since.getTime()], end: ["req_user", githubLogin, Number.MAX_SAFE_INTEGER] }));
-    return (await this.requestsByIds(entries.map((e) => e.value))).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)).length;
+    return sumRuns((await this.requestsByIds(entries.map((e) => e.value))).filter((r) => r.status !== "refused" && (installationId === undefined || r.installationId === installationId)));
   }
 
   private async active(): Promise<{ id: string; repo: string }[]> {
@@ -213,7 +213,7 @@ export class KvStore implements Store {
 
   async countActive(repo?: string): Promise<number> {
     this.open();
-    return (await this.active()).filter((a) => repo === undefined || a.repo === repo).length;
+    return sumRuns(await this.requestsByIds((await this.active()).filter((a) => repo === undefined || a.repo === repo).map((a) => a.id)));
   }
 
   async listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {
@@ -224,22 +224,13 @@ export class KvStore implements Store {
 
   async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
     this.open();
-    const limit = listLimit(q.limit);
+    listLimit(q.limit); // a bad limit is refused before anything is read
     const found: SmokeRequest[] = [];
     for (const repo of new Set(q.repos)) {
       const ids = (await collect(this.kv.list<string>({ prefix: ["req_pr", repo] }))).map((e) => e.value);
       found.push(...(await this.requestsByIds(ids)));
     }
-    const before = q.before;
-    return found
-      .filter(
-        (r) =>
-          (q.status === undefined || r.status === q.status) &&
-          (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
-          (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
-      )
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-      .slice(0, limit);
+    return pageOfRequests(found, q);
   }
 
   async listSmokeRepos(): Promise<string[]> {

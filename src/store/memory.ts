@@ -2,7 +2,7 @@
 // deployments that accept losing state on restart. Records are copied in and out, so a
 // caller mutating a returned object cannot change what is stored (as with a database).
 import { randomUUID } from "node:crypto";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   type AuditInput,
@@ -100,12 +100,12 @@ export class MemoryStore implements Store {
 
   async countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): Promise<number> {
     this.open();
-    return this.select((r) => r.githubLogin === githubLogin && r.status !== "refused" && r.createdAt >= since && (installationId === undefined || r.installationId === installationId)).length;
+    return sumRuns(this.select((r) => r.githubLogin === githubLogin && r.status !== "refused" && r.createdAt >= since && (installationId === undefined || r.installationId === installationId)));
   }
 
   async countActive(repo?: string): Promise<number> {
     this.open();
-    return this.select((r) => ACTIVE_STATUSES.includes(r.status) && (repo === undefined || r.repo === repo)).length;
+    return sumRuns(this.select((r) => ACTIVE_STATUSES.includes(r.status) && (repo === undefined || r.repo === repo)));
   }
 
   async listQueuedOlderThan(date: Date): Promise<SmokeRequest[]> {

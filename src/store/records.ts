@@ -16,6 +16,7 @@ import {
   type LeaseResult,
   type NewJob,
   type NewSmokeRequest,
+  type SmokeListQuery,
   type SmokeRequest,
   type SmokeRequestPatch,
   type UpdateResult,
@@ -40,6 +41,7 @@ export function newRequest(input: NewSmokeRequest, id: string, now: Date): Smoke
     verdictStatus: null,
     verdictSummary: null,
     verdict: null,
+    comparison: null,
     createdAt: now,
     updatedAt: now,
     dispatchedAt: null,
@@ -95,12 +97,36 @@ export function auditLimit(limit: number | undefined): number {
   return Math.min(limit, AUDIT_LIMIT_MAX);
 }
 
+/** GPU runs a request stands for in quotas and caps: an A/B request runs two legs. */
+export function gpuRunsOf(r: { compare?: string }): number {
+  return r.compare === "p2p" || r.compare === "a2a" ? 2 : 1;
+}
+
+export function sumRuns(requests: readonly { compare?: string }[]): number {
+  return requests.reduce((n, r) => n + gpuRunsOf(r), 0);
+}
+
 /** Start of the UTC day of `now`: the window of `quotas.per_user_per_day`. */
 export function utcDayStart(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 }
 
 export const LIST_LIMIT_MAX = 200;
+
+/** A page of the history from the requests of the query's repositories (for stores without a query language). */
+export function pageOfRequests(found: readonly SmokeRequest[], q: SmokeListQuery): SmokeRequest[] {
+  const limit = listLimit(q.limit);
+  const before = q.before;
+  return found
+    .filter(
+      (r) =>
+        (q.status === undefined || r.status === q.status) &&
+        (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+        (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
+    )
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, limit);
+}
 
 export function listLimit(limit: number): number {
   if (!Number.isInteger(limit) || limit < 1) throw new StoreError(`the list limit must be a positive integer (got ${limit})`);

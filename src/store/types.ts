@@ -5,6 +5,8 @@
 // Schemas are built on first use (z.lazy): zod schemas built at module load cost every
 // CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
+import { CompareModeSchema } from "../core/compare/mode.ts";
+import { ComparisonSchema } from "../core/compare/schema.ts";
 import { VerdictSchema } from "../core/verdict/schema.ts";
 
 export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;
@@ -59,6 +61,8 @@ export const NewSmokeRequestSchema = z.object({
   /** The final Hydra override list (SmokePlan.overrides). */
   overrides: z.array(z.string().max(300)).max(100),
   expectHcp: z.boolean(),
+  /** `compare=`: none, or the reference layout the same job runs after the HCP leg (twice the GPU time). */
+  compare: CompareModeSchema.default("none"),
   status: z.enum(["requested", "refused"]).default("requested"),
   /** Why refused / failed / cancelled, in words for the reply. */
   reason: z.string().max(2000).nullable().default(null),
@@ -82,6 +86,8 @@ export const SmokeRequestSchema = NewSmokeRequestSchema.extend({
   verdictSummary: z.string().max(4000).nullable(),
   /** The whole verdict (evidence, throughput, cause) for the runs pages; a stored one this version cannot read is unknown. */
   verdict: VerdictSchema.nullable().catch(null),
+  /** The A/B comparison of an A/B run (compare ≠ none) once judged; a stored one this version cannot read is unknown. */
+  comparison: ComparisonSchema.nullable().catch(null),
   createdAt: z.date(),
   updatedAt: z.date(),
   dispatchedAt: z.date().nullable(),
@@ -100,6 +106,7 @@ export const SmokeRequestPatchSchema = z
     verdictStatus: z.string().max(50).nullable(),
     verdictSummary: z.string().max(4000).nullable(),
     verdict: VerdictSchema.nullable(),
+    comparison: ComparisonSchema.nullable(),
     slackChannel: z.string().max(100).nullable(),
     slackTs: z.string().max(100).nullable(),
     commentId: PositiveId.nullable(),

@@ -91,7 +91,8 @@ describe("comment structure", () => {
     }).join("\n");
     const start = performance.now();
     expect(parseCommentCommands(`${noise}\n/hcp status`)).toMatchObject([{ ok: true, line: 10_001, command: { kind: "status" } }]);
-    expect(performance.now() - start).toBeLessThan(500);
+    // Catches runaway (backtracking) work only; a loaded machine stays far below this.
+    expect(performance.now() - start).toBeLessThan(5_000);
   });
 
   it("stops scanning after the cap on a comment of 10k commands", () => {

@@ -123,7 +123,7 @@ describe("GitHub comment commands that are refused, with what is allowed", () =>
     ["/hcp smoke --dry-run --dry-run", [/--dry-run is given twice/]],
     ["/hcp smoke --force", [/`--force` is not a flag of \/hcp smoke \(the only flag is --dry-run\)/, /Usage: \/hcp smoke \[recipe=NAME\]/]],
     ["/hcp smoke model.foo=1", [/model.foo is not an allowed override key/, /Allowed override keys: model.context_parallel_size, .*train.global_batch_size\./]],
-    ["/hcp smoke foo=1", [/`foo` is neither an option \(recipe, cp, sizes, iters, gpus, sha\) nor an override key/]],
+    ["/hcp smoke foo=1", [/`foo` is neither an option \(recipe, cp, sizes, iters, gpus, sha, compare\) nor an override key/]],
     ["/hcp smoke recipe", [/`recipe` is not NAME=VALUE/]],
     ["/hcp smoke recipe=../../etc/passwd", [/recipe must be a recipe function name/]],
     ["/hcp smoke recipe=a.b", [/recipe must be a recipe function name/]],

@@ -3,18 +3,16 @@
 // GitHub's OpenAPI description, App JWTs checked) and the fake Slack, polling the fakes'
 // state (the answer comes before the work, so there is nothing to wait on but the fakes).
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { appKeys, completeSmokeRun, hcpRecipe, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, completeSmokeRun, hcpRecipe, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 import { startEdge, until, type EdgeProcess, type RuntimeName } from "./runtimes.ts";
 
-const root = join(import.meta.dirname, "..", "..");
 const SECRET = "edge-webhook-secret";
 const SLACK_SECRET = "edge-slack-secret";
 const HEALTH_TOKEN = "edge-operator-health-token";
@@ -125,14 +123,9 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     slack = await startFakeSlack({ token: "xoxb-test" });
     gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
     gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": CONFIG } } });
-    const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as {
-      "run-name": string;
-      on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } };
-      jobs: { smoke: { name: string } };
-    };
     gh.addRepo({ owner: OWNER, repo: QUEUE_REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": QUEUE_CONFIG } } });
     for (const repo of [REPO, QUEUE_REPO]) {
-      gh.addWorkflow({ owner: OWNER, repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+      gh.addWorkflow({ owner: OWNER, repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
     }
     gh.setPermission("maint", "write");
     gh.setPermission("reader", "read");

@@ -39,9 +39,9 @@ const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/we
 let files: PackedFile[] = [];
 let tarball = "";
 
-async function hcpBot(args: string[], cwd = app): Promise<{ code: number; stdout: string; stderr: string }> {
+async function hcpBot(args: string[], cwd = app, extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   // --no-install: the command comes from the folder's node_modules/.bin, never from the registry.
-  return run("npx", ["--no-install", "hcp-bot", ...args], { cwd, env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024 }).then(
+  return run("npx", ["--no-install", "hcp-bot", ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...extraEnv }, maxBuffer: 64 * 1024 * 1024 }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -111,7 +111,12 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
   });
 
   it("smoke-run --dry-run: the argv with the shipped probe's environment", async () => {
-    const r = await hcpBot(["smoke-run", "--recipe", "llama32_1b_pretrain_config", "--dry-run", "--", "model.context_parallel_size=4"]);
+    // A Megatron-Bridge checkout (run_recipe.py) inside the consumer folder, with a uv on PATH (smoke-run looks for both).
+    const checkout = join(app, "bridge");
+    mkdirSync(join(checkout, "scripts", "training"), { recursive: true });
+    writeFileSync(join(checkout, "scripts", "training", "run_recipe.py"), "");
+    const fakeUv = join(root, "test", "runner", "fixtures", "bin");
+    const r = await hcpBot(["smoke-run", "--recipe", "llama32_1b_pretrain_config", "--dry-run", "--", "model.context_parallel_size=4"], checkout, { PATH: `${fakeUv}:${process.env.PATH ?? ""}` });
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout) as { argv: string[]; env: Record<string, string> };
     expect(plan.argv.slice(0, 3)).toEqual(["uv", "run", "python"]);

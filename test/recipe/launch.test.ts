@@ -196,9 +196,11 @@ describe("bad input never throws", () => {
     const line = `torchrun run_recipe.py --recipe r ${"a=1 ".repeat(250_000)}model.context_parallel_size=2`;
     const t0 = performance.now();
     const r = extractShell({ path: "long.sh", text: line });
-    expect(performance.now() - t0).toBeLessThan(2000);
+    // Only catches runaway (quadratic or backtracking) work, which takes far longer on 1 MB: the
+    // linear read takes a few seconds on a loaded 2-core machine. Speed itself is bench:lint's.
+    expect(performance.now() - t0).toBeLessThan(30_000);
     expect(setting(r.units[0], "model.context_parallel_size").value).toEqual({ known: true, value: 2 });
-  });
+  }, 60_000);
 
   it("survives odd shell", () => {
     const odd = "run_recipe.py $( \n ${ \n A=( \n `x \n '\\\n -cp";

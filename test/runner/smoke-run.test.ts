@@ -41,7 +41,10 @@ interface Recorded {
  */
 function checkoutIn(dir: string): string {
   const checkout = join(dir, "checkout");
-  mkdirSync(checkout, { recursive: true });
+  // A Megatron-Bridge checkout has run_recipe.py (smoke-run refuses one without it); the fake uv never runs it.
+  const scripts = join(checkout, "scripts", "training");
+  mkdirSync(scripts, { recursive: true });
+  if (!existsSync(join(scripts, "run_recipe.py"))) copyFileSync(join(fixtures, "bridge", "scripts", "training", "run_recipe.py"), join(scripts, "run_recipe.py"));
   return checkout;
 }
 type BinaryOptions = NonNullable<Parameters<typeof runBinary>[1]> & { cwd: string; env: Record<string, string> };
@@ -268,8 +271,10 @@ describe.concurrent("smoke-run: a failing replay", { timeout: 30_000 }, () => {
     const cwd = tempDir();
     const r = await hcpBot(["smoke-run", "--recipe", RECIPE], { cwd, env: baseEnv({ PATH: "/nonexistent" }) });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/could not start the run: .*ENOENT/);
+    expect(r.stderr).toMatch(/could not start the run: uv is not on PATH: install uv on the runner, or set smoke.launcher: python/);
     expect(verdictIn(cwd).status).toBe("fail");
+    // The log the bot reads says it too.
+    expect(readFileSync(join(cwd, "hcp-smoke-out", "smoke.log"), "utf8")).toMatch(/uv is not on PATH/);
   });
 });
 

@@ -21,12 +21,20 @@ interface Step {
 interface Job {
   name?: string;
   "runs-on": string[];
-  "timeout-minutes": number;
+  /** `${{ inputs.compare != '' && inputs.compare != 'none' && AB || PLAIN }}`: see jobMinutes. */
+  "timeout-minutes": string;
   env: Record<string, string>;
   steps: Step[];
   permissions?: unknown;
   defaults?: { run?: { shell?: string } };
 }
+/** The job's time limit for a plain run and for an A/B run (two legs of the run's limit, one upload margin). */
+function jobMinutes(job: Job): { plain: number; ab: number } {
+  const m = /^\$\{\{ inputs\.compare != '' && inputs\.compare != 'none' && (\d+) \|\| (\d+) \}\}$/.exec(String(job["timeout-minutes"]));
+  if (!m) throw new Error(`unexpected timeout-minutes: ${job["timeout-minutes"]}`);
+  return { plain: Number(m[2]), ab: Number(m[1]) };
+}
+
 interface Workflow {
   name: string;
   "run-name": string;
@@ -68,13 +76,13 @@ describe("the rendered workflow", () => {
     expect(wf["run-name"]).toContain("${{ inputs.request_id }}");
   });
 
-  it("runs on the given labels, one run per PR, with a time limit and a read-only token", () => {
+  it("runs on the given labels, one run per PR, with a time limit and no permission but contents: read for the job", () => {
     expect(Object.keys(wf.jobs)).toHaveLength(1);
     expect(job["runs-on"]).toEqual(LABELS);
-    expect(job["timeout-minutes"]).toBe(60);
+    expect(jobMinutes(job)).toEqual({ plain: 60, ab: 115 }); // A/B: two 55-minute legs and one 5-minute upload margin
     expect(wf.concurrency.group).toMatch(/\$\{\{ inputs\.pr \}\}/);
-    expect(wf.permissions).toEqual({ contents: "read" });
-    expect(job.permissions).toBeUndefined();
+    expect(wf.permissions).toEqual({});
+    expect(job.permissions).toEqual({ contents: "read" });
     expect(job.defaults?.run?.shell).toBe("bash");
   });
 
@@ -192,11 +200,15 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
       "4",
       "--iters",
       "2",
+      "--launcher",
+      "uv",
       "--timeout",
       "55m",
       "--out",
       `${r.dir}/hcp-smoke-out`,
       "--no-expect-hcp",
+      "--compare",
+      "none",
       "--overrides-env",
       "HCP_OVERRIDES",
     ]);
@@ -224,6 +236,22 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
     }
   });
 
+  it("the input check refuses an hcp-bot spec that is not an exact version (a repository variable's tag or range)", () => {
+    for (const spec of ["hcp-bot@latest", "hcp-bot@^1.2.0", "hcp-bot", "hcp-bot@1.2.3 evil", "https://example.invalid/x.tgz"]) {
+      const env = { ...goodInputs };
+      const original = job.env.HCP_BOT_SPEC;
+      job.env.HCP_BOT_SPEC = spec;
+      try {
+        const r = runStep("Check inputs", env);
+        expect(r.status, spec).toBe(1);
+        expect(r.stdout).toContain("::error::HCP_BOT_SPEC must name an exact version");
+      } finally {
+        job.env.HCP_BOT_SPEC = original!;
+      }
+    }
+    expect(runStep("Check inputs", goodInputs).status).toBe(0);
+  });
+
   it("the HEAD check fails when the checkout is not the pinned SHA", () => {
     const repo = tempDir("hcp-wf-repo-");
     const git = (...args: string[]) => spawnSync("git", args, { cwd: repo, encoding: "utf8", env: { ...baseEnv(), GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" } });
@@ -249,7 +277,7 @@ describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
     const written = parseYaml(readFileSync(path, "utf8")) as Workflow;
     const j = Object.values(written.jobs)[0]!;
     expect(j["runs-on"]).toEqual(["self-hosted", "linux", "h100x8"]);
-    expect(j["timeout-minutes"]).toBe(90);
+    expect(jobMinutes(j).plain).toBe(90);
     expect(j.env.HCP_RUN_TIMEOUT).toBe("85m");
 
     writeFileSync(path, "# edited by hand\n");
@@ -262,7 +290,7 @@ describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
     expect(forced.code).toBe(0);
     const defaults = Object.values((parseYaml(readFileSync(path, "utf8")) as Workflow).jobs)[0]!;
     expect(defaults["runs-on"]).toEqual(LABELS);
-    expect(defaults["timeout-minutes"]).toBe(35); // smoke.timeouts.run_minutes (30) + 5 to stop and upload
+    expect(jobMinutes(defaults).plain).toBe(35); // smoke.timeouts.run_minutes (30) + 5 to stop and upload
     expect(defaults.env.HCP_RUN_TIMEOUT).toBe("30m");
   });
 
@@ -274,13 +302,13 @@ describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
     expect(r.code).toBe(0);
     const j = Object.values((parseYaml(readFileSync(join(cwd, ".github", "workflows", "gpu-smoke.yml"), "utf8")) as Workflow).jobs)[0]!;
     expect(j["runs-on"]).toEqual(["self-hosted", "h200x4"]);
-    expect(j["timeout-minutes"]).toBe(50);
+    expect(jobMinutes(j).plain).toBe(50);
     expect(j.env.HCP_RUN_TIMEOUT).toBe("45m");
     // Flags still win.
     const flagged = await hcpBot(["init-workflow", "--labels", "gpu-8", "--timeout-minutes", "20", "--out", "x.yml"], { cwd, env: baseEnv() });
     expect(flagged.code).toBe(0);
     const f = Object.values((parseYaml(readFileSync(join(cwd, "x.yml"), "utf8")) as Workflow).jobs)[0]!;
-    expect([f["runs-on"], f["timeout-minutes"]]).toEqual([["gpu-8"], 20]);
+    expect([f["runs-on"], jobMinutes(f).plain]).toEqual([["gpu-8"], 20]);
     // A config the bot would refuse is refused here too.
     writeFileSync(join(cwd, ".github", "hcp-bot.yml"), "smoke:\n  runner_labels: []\n");
     const bad = await hcpBot(["init-workflow", "--force"], { cwd, env: baseEnv() });

@@ -3,19 +3,17 @@
 // Web API that checks every payload against Slack's limits, and a smoke run followed from
 // `/hcp smoke` to the verdict in the channel message.
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
-import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, trainingLog } from "../support/bot-harness.ts";
+import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, smokeWorkflowFile, trainingLog } from "../support/bot-harness.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 
-const root = join(import.meta.dirname, "..", "..");
 const SECRET = "gh-secret";
 const SLACK_SECRET = "slack-signing-secret";
 const OWNER = "acme";
@@ -143,9 +141,6 @@ function openPr(repo = REPO): { number: number; sha: string } {
   return { number, sha };
 }
 
-function workflowTemplate() {
-  return parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as { on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } }; jobs: { smoke: { name: string } } };
-}
 
 const allText = (v: unknown) => JSON.stringify(v);
 
@@ -156,7 +151,7 @@ beforeAll(async () => {
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE, ".github/hcp-bot.yml": CONFIG } } });
   gh.addRepo({ owner: OWNER, repo: OTHER, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE } } });
   gh.addRepo({ owner: OWNER, repo: ".github", defaultBranch: "main", installationId: INSTALLATION, files: { main: { ".github/hcp-bot.yml": ORG_CONFIG } } });
-  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: workflowTemplate().on.workflow_dispatch.inputs, jobName: workflowTemplate().jobs.smoke.name });
+  gh.addWorkflow({ owner: OWNER, repo: REPO, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
   gh.setPermission("maint", "write");
   gh.setPermission("admin1", "admin");
   gh.setPermission("reader", "read");

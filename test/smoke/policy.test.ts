@@ -82,4 +82,13 @@ describe("refusals", () => {
     expect(decideSmoke(facts({ requestsToday: 9 })).allowed).toBe(true);
     expect(decideSmoke(facts({ activeRuns: 4 }))).toMatchObject({ code: "queue-full" });
   });
+
+  it("counts an A/B request as two GPU runs against the daily quota, the queue and the operator's cap", () => {
+    expect(decideSmoke(facts({ requestsToday: 9, runs: 2 }))).toMatchObject({ code: "user-quota", reason: expect.stringContaining("an A/B run counts as 2") });
+    expect(decideSmoke(facts({ requestsToday: 8, runs: 2 })).allowed).toBe(true);
+    expect(decideSmoke(facts({ activeRuns: 3, runs: 2 }))).toMatchObject({ code: "queue-full" });
+    expect(decideSmoke(facts({ activeRuns: 2, runs: 2 })).allowed).toBe(true);
+    expect(decideSmoke(facts({ runs: 2, globalCap: { active: 4, max: 5 } }))).toMatchObject({ code: "global-cap" });
+    expect(decideSmoke(facts({ runs: 2, globalCap: { active: 3, max: 5 } })).allowed).toBe(true);
+  });
 });

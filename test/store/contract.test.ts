@@ -1,11 +1,14 @@
-// One contract, every Store: the same tests run against MemoryStore, SqliteStore and KvStore.
+// One contract, every Store: the same tests run against MemoryStore, SqliteStore, KvStore and
+// RedisStore (a real redis-server; the Durable Object runs the SQLite store's SQL).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openKv } from "@deno/kv";
 import { MemoryStore, SqliteStore, StoreError, utcDayStart, type Store, type StoreOptions } from "../../src/store/index.ts";
 import { KvStore, type Kv } from "../../src/store/kv.ts";
+import { RedisStore } from "../../src/store/redis/store.ts";
+import { startRedis } from "../support/redis.ts";
 import { createVerdictParser } from "../../src/core/verdict/index.ts";
 import { Clock, request } from "./helpers.ts";
 
@@ -31,6 +34,12 @@ const IMPLEMENTATIONS: [string, (options: StoreOptions) => Store][] = [
  * local file; the Deno tests (test/edge) run the store on Deno itself.
  */
 IMPLEMENTATIONS.push(["KvStore (Deno KV)", (options) => deferred(openKv(":memory:").then((kv) => new KvStore(kv as unknown as Kv, "memory", options)))]);
+
+/** A real redis-server; each store gets a key prefix of its own, so the tests do not see each other. */
+const redis = await startRedis();
+afterAll(() => redis.dispose());
+let redisStores = 0;
+IMPLEMENTATIONS.push(["RedisStore", (options) => deferred(RedisStore.open({ url: redis.url, prefix: `contract${++redisStores}:` }, options))]);
 
 /** A Store whose methods wait for one that is still opening (the contract's setup is synchronous). */
 function deferred(opening: Promise<Store>): Store {
@@ -387,6 +396,34 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect(await store.countUserRequestsSince("alice", new Date(clock.t - 30_000))).toBe(1);
       expect(await store.countUserRequestsSince("bob", new Date(0))).toBe(1);
       expect(await store.countUserRequestsSince("carol", new Date(0))).toBe(0);
+      await store.close();
+    });
+
+    it("counts GPU runs: an A/B request (compare p2p or a2a) runs two legs, in the quota and in the active caps", async () => {
+      const { store } = setup();
+      const ab = await store.createSmokeRequest(request({ compare: "p2p" }));
+      const plain = await store.createSmokeRequest(request());
+      const a2a = await store.createSmokeRequest(request({ compare: "a2a", githubLogin: "bob" }));
+      expect(ab.compare).toBe("p2p");
+      expect(plain.compare).toBe("none");
+      expect(await store.countUserRequestsSince("alice", new Date(0))).toBe(3);
+      expect(await store.countUserRequestsSince("bob", new Date(0))).toBe(2);
+      for (const r of [ab, plain, a2a]) await store.updateSmokeRequest(r.id, { status: "dispatched" });
+      expect(await store.countActive()).toBe(5);
+      expect(await store.countActive("NVIDIA-NeMo/Megatron-Bridge")).toBe(5);
+      await store.updateSmokeRequest(ab.id, { status: "completed" });
+      expect(await store.countActive()).toBe(3);
+      await store.close();
+    });
+
+    it("keeps a request's comparison", async () => {
+      const { store } = setup();
+      const r = await store.createSmokeRequest(request({ compare: "p2p" }));
+      expect(r.comparison).toBeNull();
+      const comparison = { mode: "p2p" as const, status: "missing" as const, why: "the p2p reference leg failed", hcp: null, reference: null, speedup: null, bound: null, losses: [], flags: [], summary: "No p2p comparison: the p2p reference leg failed" };
+      await store.updateSmokeRequest(r.id, { status: "dispatched" });
+      await store.updateSmokeRequest(r.id, { status: "completed", comparison });
+      expect((await store.getSmokeRequest(r.id))?.comparison).toEqual(comparison);
       await store.close();
     });
 

@@ -24,7 +24,7 @@ describe("SqliteStore on disk", () => {
     const store = SqliteStore.open(dataDir);
     expect(store.file).toBe(join(dataDir, DB_FILE));
     expect(existsSync(store.file)).toBe(true);
-    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v4, 0 smoke requests)` });
+    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v5, 0 smoke requests)` });
     await store.close();
     const db = new Database(join(dataDir, DB_FILE), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
@@ -33,6 +33,7 @@ describe("SqliteStore on disk", () => {
       { version: 2, name: "installation, PR comment and run link of a smoke request" },
       { version: 3, name: "the whole verdict of a smoke request, history and audit-trail indexes" },
       { version: 4, name: "claim owners and durable jobs" },
+      { version: 5, name: "A/B smoke: the compare mode and the comparison of a request" },
     ]);
     db.close();
   });
@@ -149,7 +150,7 @@ describe("SqliteStore with a bad data dir", () => {
     await SqliteStore.open(dir).close();
     await SqliteStore.open(dir).close();
     const db = new Database(join(dir, DB_FILE), { readonly: true });
-    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 4 });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 5 });
     db.close();
   });
 
@@ -159,7 +160,7 @@ describe("SqliteStore with a bad data dir", () => {
     const db = new Database(join(dir, DB_FILE));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
-    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v4\)/);
+    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v5\)/);
   });
 
   it("does not hand out a hand-edited invalid row", async () => {

@@ -4,9 +4,11 @@ import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from "node:c
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex } from "../../src/core/smoke/runner-report.ts";
+import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
 import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
+import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/runner/init-workflow.ts";
+import { VERSION } from "../../src/version.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -23,7 +25,12 @@ export const appKeys = generateKeyPairSync("rsa", {
  * adds or overrides variables (Slack's, for instance).
  */
 export function botSettings(o: { githubUrl: string; appId: number; secret: string; dataDir?: string; extra?: Record<string, string> }): ServerSettings {
-  return readServerSettings({
+  return readServerSettings(botEnv(o));
+}
+
+/** The environment behind botSettings (a child process gets it as is). */
+export function botEnv(o: { githubUrl: string; appId: number; secret: string; dataDir?: string; extra?: Record<string, string> }): Record<string, string> {
+  return {
     APP_ID: String(o.appId),
     PRIVATE_KEY: appKeys.privateKey,
     WEBHOOK_SECRET: o.secret,
@@ -34,7 +41,7 @@ export function botSettings(o: { githubUrl: string; appId: number; secret: strin
     LOG_LEVEL: "silent",
     HCP_DATA_DIR: o.dataDir ?? mkdtempSync(join(tmpdir(), "hcp-data-")),
     ...o.extra,
-  });
+  };
 }
 
 /** POSTs a webhook signed like GitHub signs it; resolves with the HTTP status. */
@@ -119,7 +126,7 @@ function stamped(lines: readonly string[]): string {
  * the steps before it, the report commitment, the run's output, then the nonce delimiter and
  * the SHA-256 of the files it wrote. `report: false` leaves the report out (a killed runner).
  */
-export async function runnerJobLog(files: { "smoke.log"?: string; "verdict.json"?: string }, o: { report?: boolean; commitSubject?: string } = {}): Promise<string> {
+export async function runnerJobLog(files: Partial<Record<ReportedFile, string>>, o: { report?: boolean; commitSubject?: string } = {}): Promise<string> {
   const nonce = randomBytes(32).toString("hex");
   const digest = async (text: string) => ({ sha256: await sha256Hex(text), bytes: Buffer.byteLength(text) });
   const log = files["smoke.log"] ?? "";
@@ -181,4 +188,9 @@ def ${name}_pretrain_config():
     cfg.model.cp_comm_type = "a2a+p2p"
 ${o.sizes ? "    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n" : ""}    return cfg
 `;
+}
+
+/** The smoke workflow file as `hcp-bot init-workflow` renders it by default (`settings` replace the defaults). */
+export function smokeWorkflowFile(settings: Partial<WorkflowSettings> = {}): string {
+  return renderWorkflow(readFileSync(TEMPLATE_PATH, "utf8"), { labels: ["self-hosted", "linux", "gpu-4"], timeoutMinutes: 35, spec: `hcp-bot@${VERSION}`, ...settings });
 }

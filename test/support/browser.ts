@@ -61,3 +61,13 @@ export async function onPage(browser: Browser, name: string, fn: (probe: PagePro
     await context.close();
   }
 }
+
+/** Signs in to the bot's /runs pages through the fake GitHub's OAuth pages, as a person would. */
+export async function signInWithGitHub(page: Page, botUrl: string, login: string, start = "/runs"): Promise<void> {
+  await page.goto(`${botUrl}${start}`);
+  await page.click("a.signin");
+  await page.waitForURL(/\/login\/oauth\/authorize/);
+  await page.fill("#login_field", login);
+  await page.click("button[name=authorize]");
+  await page.waitForURL((u) => u.pathname.startsWith("/runs"));
+}

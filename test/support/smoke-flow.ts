@@ -1,14 +1,10 @@
 // A `/hcp smoke` request carried through the real server and the fake GitHub, as
-// test/github/smoke.e2e.test.ts does it: a signed comment webhook, the dispatch it causes,
+// test/github/smoke*.e2e.test.ts do it: a signed comment webhook, the dispatch it causes,
 // the run starting, its log artifact uploaded, and the completed workflow_run webhook.
 // For suites that need runs in the store made the way production makes them.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parse } from "yaml";
 import type { FakeGitHub } from "./fake-github/index.ts";
-import { completeSmokeRun, deliverAndSettle, SMOKE_RECIPE } from "./bot-harness.ts";
+import { completeSmokeRun, deliverAndSettle, SMOKE_RECIPE, smokeWorkflowFile } from "./bot-harness.ts";
 
-const root = join(import.meta.dirname, "..", "..");
 export const SMOKE_RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
 /** Generous quotas, so suites can leave many runs active. */
 export const SMOKE_CONFIG = "smoke:\n  quotas: {per_user_per_day: 1000, max_queued: 1000}\n";
@@ -25,15 +21,10 @@ export interface SmokeFlowOptions {
   secret: string;
 }
 
-/** Adds a repository with the smoke workflow (from templates/hcp-smoke.yml) and the default recipe. */
+/** Adds a repository with the smoke workflow (as init-workflow renders it) and the default recipe. */
 export function addSmokeRepo(gh: FakeGitHub, r: FlowRepo & { private?: boolean }): void {
   gh.addRepo({ owner: r.owner, repo: r.repo, defaultBranch: "main", installationId: r.installation, private: r.private ?? false, files: { main: { [SMOKE_RECIPE_FILE]: SMOKE_RECIPE, ".github/hcp-bot.yml": SMOKE_CONFIG } } });
-  const template = parse(readFileSync(join(root, "templates", "hcp-smoke.yml"), "utf8")) as {
-    "run-name": string;
-    on: { workflow_dispatch: { inputs: Record<string, { required?: boolean }> } };
-    jobs: { smoke: { name: string } };
-  };
-  gh.addWorkflow({ owner: r.owner, repo: r.repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", inputs: template.on.workflow_dispatch.inputs, runName: template["run-name"], jobName: template.jobs.smoke.name });
+  gh.addWorkflow({ owner: r.owner, repo: r.repo, path: ".github/workflows/hcp-smoke.yml", name: "hcp-smoke", content: smokeWorkflowFile() });
 }
 
 export class SmokeFlow {

@@ -1,6 +1,8 @@
 // Training logs built from the Bridge formats of HCP-RULES.md 4.2/4.3 around real torchrun lines.
 import { describe, expect, it } from "vitest";
 import { formatProbeLine, verdictOf, VerdictSchema, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
+import { M4_RULE, SIGNATURES } from "../../src/core/verdict/catalog.ts";
+import { ruleById } from "../../src/core/rules/index.ts";
 import { CHILD_FAILED_BOX, constructionLine, FLAT_NAMES, HCP_NAMES, HCP_SUMMARY, iterationLine, PROBE_KEY, probeLines, rankTraceback, trainingLog } from "./logs.ts";
 
 /** The verdict of a run that asked for HCP, with the run's probe key (as smoke-run and the bot judge). */
@@ -156,6 +158,10 @@ describe("failures", () => {
     ["M6", "HCP016", "config-assertion", "AssertionError: Context parallelism is only supported by TEDotProductAttention!"],
     ["M8", "HCP014", "config-assertion", "AssertionError: Transformer-Engine v1.11.0 must be >= 1.12.0 to supporthierarchical cp commucation."],
     ["T1", "HCP003", "te-assertion", "AssertionError: CP implementation a2a+p2p requires cp_group = [a2a_cp_group, p2p_cp_group]!"],
+    // TE 1.12 … 2.7 word the same check differently; TE's MultiheadAttention words it a third way.
+    ["T1", "HCP003", "te-assertion", "AssertionError: Current implementation only supports two-level CP groups!"],
+    ["T1", "HCP003", "te-assertion", "AssertionError: cp_comm_type = a2a+p2p requires cp_group = [a2a_cp_group, p2p_cp_group]!"],
+    ["B12", "HCP017", "config-assertion", "RuntimeError: world_size (4) is not divisible by 8"],
     ["T2", "HCP010", "te-assertion", "AssertionError: thd format is not supported with hierarchical CP implementation yet!"],
     ["T8", "HCP011", "te-assertion", "AssertionError: Context parallelism does not support sliding window attention with cp_comm_type='a2a+p2p'!"],
     ["T9", "HCP011", "te-assertion", "AssertionError: Context parallelism only supports softmax_type='learnable' with cp_comm_type = 'a2a'!"],
@@ -166,6 +172,13 @@ describe("failures", () => {
     expect(v.status).toBe("fail");
     expect(v.cause).toMatchObject({ kind, ruleId, upstream, rank: 0 });
     expect(v.childFailed?.rootCause).toMatchObject({ rank: 0, exitcode: 1 });
+  });
+
+  it("every rule the catalogue names exists (the closing note of a failed run points at it)", () => {
+    const named = SIGNATURES.flatMap((sig) => (sig.ruleId ? [[sig.id, sig.ruleId] as const] : []));
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter(([, ruleId]) => ruleById(ruleId) === undefined)).toEqual([]);
+    expect(ruleById(M4_RULE.ruleId)).toBeDefined();
   });
 
   it("T13 (no attention backend) → te-assertion without a rule", () => {
@@ -316,6 +329,18 @@ describe("a run that did something else does not pass", () => {
     expect(v.cause?.message).toMatch(/cp_size 2 \(asked 4\)/);
     // The edited but unsigned ones are no evidence: only unproven.
     expect(verdict(trainingLog({ config: [], hcp: cp2 }), 0, request).status).toBe("inconclusive");
+  });
+
+  it("reports without cp_size and no configuration line that prints it: inconclusive, never a pass (item 11)", () => {
+    const noCp = probeLines(true).map((l) => {
+      const { cp_size: _dropped, mac: _mac, ...rest } = JSON.parse(l.slice("HCP-PROBE ".length));
+      return formatProbeLine(rest, PROBE_KEY);
+    });
+    const v = verdict(trainingLog({ config: [], hcp: noCp }), 0, request);
+    expect(v.status).toBe("inconclusive");
+    expect(v.cause?.message).toMatch(/ranks 0, 1, 2, 3 give no cp_size and the log prints no context_parallel_size \(asked 4\)/);
+    // The summary prints the CP size: then the level sizes and the summary together prove the layout.
+    expect(verdict(trainingLog({ hcp: noCp }), 0, request).status).toBe("pass");
   });
 
   it("reports missing for one rank of four: inconclusive, naming the rank", () => {

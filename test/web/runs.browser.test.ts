@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { appKeys, botSettings, PASSING_RUN_LOG, probeKeyOf, runnerFacts, trainingLog } from "../support/bot-harness.ts";
-import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS, signInWithGitHub } from "../support/browser.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
@@ -122,14 +122,7 @@ afterAll(async () => {
 });
 
 /** Signs in through the fake GitHub's OAuth pages, as a person would. */
-async function signIn(page: Page, login: string, start = "/runs"): Promise<void> {
-  await page.goto(`${bot.url}${start}`);
-  await page.click("a.signin");
-  await page.waitForURL(/\/login\/oauth\/authorize/);
-  await page.fill("#login_field", login);
-  await page.click("button[name=authorize]");
-  await page.waitForURL((u) => u.pathname.startsWith("/runs"));
-}
+const signIn = (page: Page, login: string, start = "/runs") => signInWithGitHub(page, bot.url, login, start);
 
 const rowRepos = (page: Page) => page.locator("table.runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-repo")));
 
@@ -202,7 +195,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(trail.some((t) => /audit: smoke allowed by maint, run \d+/.test(t))).toBe(true);
       expect(trail.some((t) => /audit: verdict allowed by maint, run \d+, verdict pass/.test(t))).toBe(true);
       expect(trail.at(-1)).toMatch(/completed: verdict pass|audit: verdict/);
-      expect(await page.locator("#ab-comparison").count()).toBe(0); // issue 11 fills this slot
+      expect(await page.locator("#ab-comparison").count()).toBe(0); // no compare=: no A/B section (test/web/ab-slot.browser.test.ts)
       await page.screenshot({ path: join(SCREENSHOTS, "..", "pages", "run.png"), fullPage: true });
       // Sign out: a same-site form with the session's CSRF token.
       await page.click("header .who button");

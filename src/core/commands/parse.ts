@@ -34,8 +34,8 @@ interface Problem {
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
 
-const SMOKE_USAGE_GITHUB = "/hcp smoke [recipe=NAME] [cp=N] [sizes=A,B] [iters=N] [gpus=N] [sha=COMMIT] [KEY=VALUE ...] [--dry-run]";
-const SMOKE_USAGE_SLACK = "/hcp smoke OWNER/REPO#PR [recipe=NAME] [cp=N] [sizes=A,B] [iters=N] [gpus=N] [sha=COMMIT] [KEY=VALUE ...] [--dry-run]";
+const SMOKE_USAGE_GITHUB = "/hcp smoke [recipe=NAME] [cp=N] [sizes=A,B] [iters=N] [gpus=N] [sha=COMMIT] [compare=p2p|a2a|none] [KEY=VALUE ...] [--dry-run]";
+const SMOKE_USAGE_SLACK = "/hcp smoke OWNER/REPO#PR [recipe=NAME] [cp=N] [sizes=A,B] [iters=N] [gpus=N] [sha=COMMIT] [compare=p2p|a2a|none] [KEY=VALUE ...] [--dry-run]";
 
 /**
  * Every `/hcp` command of a pull-request comment, in order. At most
@@ -154,6 +154,7 @@ const OPTION_KEYS = {
   iters: "iters",
   gpus: "gpus",
   sha: "sha",
+  compare: "compare",
 } as const;
 type OptionName = keyof typeof OPTION_KEYS;
 
@@ -200,7 +201,7 @@ function smokeWord(word: string, cmd: SmokeCommand, setBy: Map<string, string>, 
   if (name.length > LIMITS.keyChars) return { message: `the key \`${show(name)}\` is longer than ${LIMITS.keyChars} characters`, hint: "keys" };
   const setting = isOptionName(name) ? OPTION_KEYS[name] : KEY_GRAMMAR.test(name) ? name : undefined;
   if (!setting) {
-    return { message: `\`${show(name)}\` is neither an option (recipe, cp, sizes, iters, gpus, sha) nor an override key such as model.cp_comm_type`, hint: "options" };
+    return { message: `\`${show(name)}\` is neither an option (recipe, cp, sizes, iters, gpus, sha, compare) nor an override key such as model.cp_comm_type`, hint: "options" };
   }
   const earlier = setBy.get(setting);
   if (earlier !== undefined) {
@@ -225,6 +226,10 @@ function applyOption(name: OptionName, text: string, cmd: SmokeCommand): Problem
     case "sha":
       if (!/^[0-9a-f]{7,40}$/.test(text)) return { message: `sha must be a commit, 7 to 40 lowercase hex digits (got \`${show(text)}\`)` };
       cmd.sha = text;
+      return undefined;
+    case "compare":
+      if (text !== "none" && text !== "p2p" && text !== "a2a") return { message: `compare must be p2p, a2a or none (got \`${show(text)}\`)` };
+      cmd.compare = text;
       return undefined;
   }
 }

@@ -1,6 +1,7 @@
 // `/hcp smoke` + the repo's smoke defaults -> the exact run: the Hydra overrides for
 // run_recipe.py, an argv for execa, and a launch line the analyzer reads for the
 // pre-flight check (so the settings checked are the settings run).
+import { referenceOverrides, type CompareMode, type ReferenceMode } from "../compare/mode.ts";
 import type { SmokeConfig } from "../config/repo-config.ts";
 import type { SourceFile } from "../model/source.ts";
 import { checkOverride, LIMITS } from "./grammar.ts";
@@ -25,6 +26,17 @@ export interface SmokePlan {
   /** Arguments for execa (never a shell string). */
   argv: readonly string[];
   /** The same command as one shell-safe line, for logs, replies and the analyzer. */
+  launchLine(): string;
+  /** `compare=`: none, or the reference layout run after the HCP leg in the same job. */
+  compare: CompareMode;
+  /** The reference leg (null without compare): the same run with only cp_comm_type and the sizes changed. */
+  reference: ReferenceLeg | null;
+}
+
+export interface ReferenceLeg {
+  cpCommType: ReferenceMode;
+  overrides: string[];
+  argv: readonly string[];
   launchLine(): string;
 }
 
@@ -77,13 +89,37 @@ export function resolveSmokeRequest(cmd: SmokeCommand, config: SmokeConfig): Res
 
   const userOverrides = cmd.overrides.filter((o) => o.key !== "model.cp_comm_type");
   const overrides = overrideList(cp, typeOverride?.text ?? HCP, sizes, harnessOverrides(iters, gpus), userOverrides);
-  const argv = [
-    "uv", "run", "python", "-m", "torch.distributed.run", `--nproc_per_node=${gpus}`, RUN_RECIPE, "--recipe", recipe, ...overrides,
-  ];
+  const compare = cmd.compare ?? config.compare;
+  const compareProblem = checkCompare(compare, expectHcp, cpCommType, iters);
+  if (compareProblem) return { ok: false, error: compareProblem };
+  const argv = launchArgv(gpus, recipe, overrides);
   return {
     ok: true,
-    plan: { recipe, cp, cpCommType, sizes, gpus, iters, dryRun: cmd.dryRun, userOverrides, overrides, expectHcp, argv, launchLine: () => shellLine(argv) },
+    plan: {
+      recipe, cp, cpCommType, sizes, gpus, iters, dryRun: cmd.dryRun, userOverrides, overrides, expectHcp, argv, launchLine: () => shellLine(argv),
+      compare, reference: compare === "none" ? null : referenceLeg(compare, gpus, recipe, overrides),
+    },
   };
+}
+
+function launchArgv(gpus: number, recipe: string, overrides: readonly string[]): string[] {
+  return ["uv", "run", "python", "-m", "torch.distributed.run", `--nproc_per_node=${gpus}`, RUN_RECIPE, "--recipe", recipe, ...overrides];
+}
+
+function referenceLeg(mode: ReferenceMode, gpus: number, recipe: string, overrides: readonly string[]): ReferenceLeg {
+  const refOverrides = referenceOverrides(overrides, mode);
+  const argv = launchArgv(gpus, recipe, refOverrides);
+  return { cpCommType: mode, overrides: refOverrides, argv, launchLine: () => shellLine(argv) };
+}
+
+/** An A/B run compares a2a+p2p with one flat layout, over at least two iterations (the first is warm-up). */
+function checkCompare(compare: CompareMode, expectHcp: boolean, cpCommType: OverrideValue, iters: number): string | undefined {
+  if (compare === "none") return undefined;
+  if (!expectHcp || Array.isArray(cpCommType)) {
+    return `compare=${compare} compares cp_comm_type a2a+p2p with ${compare}; this run's cp_comm_type is ${JSON.stringify(cpCommType)}: drop model.cp_comm_type or compare=`;
+  }
+  if (iters < 2) return `compare=${compare} needs iters of at least 2: the throughput is the median of the iterations after the first (got iters=${iters})`;
+  return undefined;
 }
 
 /** The repo defaults are checked too: a config may say cp: 128. */

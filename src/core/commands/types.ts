@@ -32,6 +32,8 @@ export interface SmokeCommand {
   gpus?: number;
   /** The commit the person names (7 to 40 hex digits): it must be the PR's head. */
   sha?: string;
+  /** `compare=p2p|a2a|none`: a reference leg after the HCP leg (undefined: the repository's smoke.compare). */
+  compare?: "none" | "p2p" | "a2a";
   /** User overrides in the order given, without the ones folded into cp/sizes above. */
   overrides: Override[];
   dryRun: boolean;

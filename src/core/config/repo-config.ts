@@ -3,6 +3,8 @@
 import { parseDocument } from "yaml";
 import * as z from "zod";
 import { DEFAULT_GLOBS } from "../analyze/classify.ts";
+import { CompareModeSchema } from "../compare/mode.ts";
+import { smokeRuntimeFields } from "./smoke-runtime.ts";
 
 export const CONFIG_PATH = ".github/hcp-bot.yml";
 
@@ -23,6 +25,8 @@ export const SmokeConfigSchema = z
     sizes: z.array(z.number().int().min(1)).length(2).nullable().default([2, 2]),
     gpus: z.number().int().min(1).max(8).default(4),
     iters: z.number().int().min(1).max(50).default(2),
+    /** `/hcp smoke` without compare=: none, or a reference leg (p2p, a2a) after the HCP leg in the same job. */
+    compare: CompareModeSchema.default("none"),
     /** Least repository permission of the person who asks. */
     permission: z.enum(PERMISSION_LEVELS).default("write"),
     /** Fork PRs run only once copy-pr-bot's pull-request/<N> branch points at the pinned SHA. */
@@ -44,6 +48,8 @@ export const SmokeConfigSchema = z
       })
       .strict()
       .default({ per_user_per_day: 10, max_queued: 4 }),
+    /** container, launcher, env: where and how the job runs (smoke-runtime.ts; rendered by init-workflow). */
+    ...smokeRuntimeFields,
   })
   .strict();
 export type SmokeConfig = z.infer<typeof SmokeConfigSchema>;

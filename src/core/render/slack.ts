@@ -4,7 +4,10 @@
 // is cut to Slack's limits before it leaves here.
 import type { Finding } from "../model/finding.ts";
 import type { Verdict } from "../verdict/index.ts";
+import { comparisonHeadline, legRows, loss, num, pct } from "../compare/render.ts";
+import type { Comparison } from "../compare/schema.ts";
 import type { SmokeState, SmokeView } from "./smoke.ts";
+import { UPGRADE_COMMAND } from "../smoke/workflow.ts";
 import { stateHeadline } from "./smoke.ts";
 
 /** Slack's documented limits for what we send. */
@@ -178,7 +181,7 @@ function layoutText(p: SmokeView["plan"]): string {
 }
 
 /** The verdict's cause and a short excerpt of its evidence (a few lines, each cut short). */
-function verdictBlocks(verdict: Verdict, note: string | undefined): Block[] {
+function verdictBlocks(verdict: Verdict, note: string | undefined, comparison?: Comparison): Block[] {
   const blocks: Block[] = [];
   const cause = verdict.cause ? `*Cause:* ${mrkdwn(verdict.cause.message)}${verdict.cause.ruleId ? ` (${mrkdwn(verdict.cause.ruleId)})` : ""}` : "*Cause:* none";
   const hcp = verdict.hcp.active === true ? "hierarchical CP groups seen" : verdict.hcp.active === false ? "no hierarchical CP groups" : "the log cannot tell";
@@ -186,19 +189,24 @@ function verdictBlocks(verdict: Verdict, note: string | undefined): Block[] {
   if (note) blocks.push(context(`_${mrkdwn(note)}_`));
   const evidence = verdict.evidence.slice(0, 6).map((e) => `${String(e.line).padStart(6)}: ${e.text.length > 300 ? `${e.text.slice(0, 300)}…` : e.text}`);
   if (evidence.length > 0) blocks.push(section(`*Evidence from the log*\n${codeBlock(fitText(evidence.join("\n"), SLACK_LIMITS.text - 200))}`));
+  if (comparison) blocks.push(section(comparisonMrkdwn(comparison)));
   return blocks;
 }
 
 function stateDetail(state: SmokeState): Block[] {
   switch (state.kind) {
     case "finished":
-      return verdictBlocks(state.verdict, state.note);
+      return verdictBlocks(state.verdict, state.note, state.comparison);
     case "timed_out":
       return [section(`No GPU runner with the labels ${code(state.labels.join(", "))} picked the job up within ${state.minutes} minute(s); the run was cancelled.`)];
     case "failed":
       return [section(mrkdwn(state.reason))];
     case "cancelled":
       return state.by ? [context(`Cancelled by ${mrkdwn(state.by)} on GitHub.`)] : [];
+    case "dispatched":
+      return state.skipped?.length
+        ? [context(`The installed smoke workflow is older than this hcp-bot and does not take ${state.skipped.map((n) => code(n)).join(", ")}; the check run says what it does instead. Upgrade: ${code(UPGRADE_COMMAND)}`)]
+        : [];
     default:
       return [];
   }
@@ -278,4 +286,15 @@ export function refusedMessage(reason: string, findings: readonly Finding[] | un
   if (!findings?.length) return textMessage(base);
   const detail = findingsMessage(findings, "the requested configuration");
   return fitMessage({ text: base, blocks: [section(base), ...detail.blocks] });
+}
+
+/** The A/B comparison as mrkdwn: the summary, each leg, the losses and the flags. */
+export function comparisonMrkdwn(c: Comparison): string {
+  const lines = [`*A/B vs ${mrkdwn(c.mode)}:* ${mrkdwn(comparisonHeadline(c))}`];
+  for (const [name, l] of legRows(c)) {
+    lines.push(`• ${name} (${mrkdwn(l.layout)}): ${mrkdwn(l.verdictStatus)}, ${mrkdwn(l.hcpEvidence)}, ${num(l.tflopsPerGpu)} TFLOP/s/GPU, ${num(l.msPerIteration)} ms/iteration`);
+  }
+  if (c.losses.length) lines.push(`• lm loss: ${c.losses.map((l) => `${l.iteration}: ${loss(l.hcp)} / ${loss(l.reference)} (${pct(l.relDiff)})`).join(", ")}`);
+  for (const f of c.flags) lines.push(`${f.severity === "error" ? ":octagonal_sign:" : ":warning:"} *${f.id}* ${mrkdwn(f.message)}`);
+  return lines.join("\n");
 }

@@ -3,6 +3,7 @@ import type { SmokePlan } from "../commands/index.ts";
 import type { Verdict } from "../verdict/index.ts";
 import { formatVerdictMarkdown } from "../verdict/index.ts";
 import { codeBlock, codeSpan } from "./escape.ts";
+import { comparisonMarkdown, type Comparison, type CompareMode } from "../compare/index.ts";
 import { untrusted } from "./markdown.ts";
 
 export const SMOKE_CHECK_NAME = "HCP smoke";
@@ -15,7 +16,7 @@ export interface SmokeView {
   requestId: string;
   requester: string;
   sha: string;
-  plan: Pick<SmokePlan, "recipe" | "cp" | "cpCommType" | "sizes" | "gpus" | "iters" | "overrides" | "expectHcp">;
+  plan: Pick<SmokePlan, "recipe" | "cp" | "cpCommType" | "sizes" | "gpus" | "iters" | "overrides" | "expectHcp"> & { compare?: CompareMode };
   runUrl?: string | null;
   checkRunUrl?: string | null;
 }
@@ -29,6 +30,7 @@ export function planOfRequest(request: {
   iters: number;
   overrides: string[];
   expectHcp: boolean;
+  compare?: CompareMode;
 }): SmokeView["plan"] {
   return {
     recipe: request.recipe,
@@ -39,6 +41,7 @@ export function planOfRequest(request: {
     iters: request.iters,
     overrides: request.overrides,
     expectHcp: request.expectHcp,
+    compare: request.compare ?? "none",
   };
 }
 
@@ -55,6 +58,7 @@ export function planMarkdown(v: SmokeView): string {
     `| Commit | \`${v.sha}\` (pinned when @${untrusted(v.requester)} asked) |`,
     `| Layout | ${layout(v.plan)} on ${v.plan.gpus} GPU(s), ${v.plan.iters} iteration(s) |`,
     `| Must show HCP groups | ${v.plan.expectHcp ? "yes" : "no"} |`,
+    ...(v.plan.compare && v.plan.compare !== "none" ? [`| A/B | then the same run with \`${v.plan.compare}\` (only cp_comm_type and the sizes change; twice the GPU time) |`] : []),
     "",
     "<details><summary>Overrides passed to run_recipe.py</summary>",
     "",
@@ -64,9 +68,10 @@ export function planMarkdown(v: SmokeView): string {
 }
 
 export type SmokeState =
-  | { kind: "dispatched"; note?: string }
+  /** `workflow`: markdown about the inputs the installed workflow could not take (core/smoke/workflow.ts), `skipped` their names. */
+  | { kind: "dispatched"; note?: string; workflow?: string; skipped?: string[] }
   | { kind: "running" }
-  | { kind: "finished"; verdict: Verdict; note?: string }
+  | { kind: "finished"; verdict: Verdict; note?: string; comparison?: Comparison }
   | { kind: "cancelled"; by?: string }
   | { kind: "timed_out"; minutes: number; labels: readonly string[] }
   | { kind: "failed"; reason: string };
@@ -85,7 +90,7 @@ export function stateHeadline(state: SmokeState): string {
     case "running":
       return "🏃 Smoke run in progress";
     case "finished":
-      return HEADLINE[state.verdict.status] ?? `Smoke run: ${state.verdict.status}`;
+      return `${HEADLINE[state.verdict.status] ?? `Smoke run: ${state.verdict.status}`}${state.comparison ? ` · ${comparisonTitle(state.comparison)}` : ""}`;
     case "cancelled":
       return `⏹️ Smoke run cancelled${state.by ? ` by @${untrusted(state.by)}` : ""}`;
     case "timed_out":
@@ -95,16 +100,23 @@ export function stateHeadline(state: SmokeState): string {
   }
 }
 
+/** The comparison in a headline: its summary when made (the bot's own words and numbers), else only that it is missing. */
+function comparisonTitle(c: Comparison): string {
+  if (c.status === "missing") return `no ${c.mode} comparison`;
+  const flag = c.flags.find((f) => f.severity === "error");
+  return flag ? `${c.summary} (${flag.id}: implausible)` : c.summary;
+}
+
 function stateDetails(state: SmokeState): string {
   switch (state.kind) {
     case "finished":
-      return [state.note ? `_${untrusted(state.note)}_\n` : "", formatVerdictMarkdown(state.verdict)].join("\n");
+      return [state.note ? `_${untrusted(state.note)}_\n` : "", formatVerdictMarkdown(state.verdict), ...(state.comparison ? ["", comparisonMarkdown(state.comparison)] : [])].join("\n");
     case "timed_out":
       return `No self-hosted runner with the labels \`${state.labels.join(", ")}\` picked the job up within ${state.minutes} minute(s), so the run was cancelled. Check that a GPU runner with these labels is online, then ask again.`;
     case "failed":
       return untrusted(state.reason);
     case "dispatched":
-      return state.note ? `_${untrusted(state.note)}_` : "";
+      return [state.note ? `_${untrusted(state.note)}_` : "", state.workflow ?? ""].filter(Boolean).join("\n\n");
     default:
       return "";
   }

@@ -44,8 +44,8 @@ export function formatRuleList(rules: readonly Rule[]): string {
   return rules.map((r) => `${r.id}  ${r.severity.padEnd(7)}  ${r.name.padEnd(width)}  ${r.doc.checks.split("\n")[0]}`).join("\n") + "\n";
 }
 
-/** The rule's doc as the CLI's `explain` prints it (and PR comments quote it). */
-export function formatRuleDoc(rule: Rule): string {
+/** The rule's doc as the CLI's `explain` prints it (and PR comments quote it); the A/B checks (AB001, …) have the same shape. */
+export function formatRuleDoc(rule: Pick<Rule, "id" | "name" | "severity" | "doc">): string {
   return [
     `${rule.id} ${rule.name} (${rule.severity})`,
     "",

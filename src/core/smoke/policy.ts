@@ -13,10 +13,12 @@ export interface SmokeFacts {
   copyPrBot: { required: boolean; mirroredSha: string | null | undefined };
   pinnedSha: string;
   activeRun?: { requestId: string; url?: string };
-  /** The requester's requests in the last 24 hours, in this installation. */
+  /** GPU runs this request stands for: 2 for an A/B request (compare ≠ none), else 1 (the default). */
+  runs?: number;
+  /** The requester's GPU runs in the last 24 hours, in this installation (an A/B request counts 2). */
   requestsToday: number;
   perUserPerDay: number;
-  /** Active runs of this repository, against its own `max_queued`. */
+  /** Active GPU runs of this repository (an A/B request counts 2), against its own `max_queued`. */
   activeRuns: number;
   maxQueued: number;
   /** All installations' active runs against the operator's cap (HCP_SMOKE_MAX_ACTIVE), when one is set. */
@@ -73,14 +75,16 @@ export function decideSmoke(f: SmokeFacts): SmokeDecision {
   if (f.activeRun) {
     return refuse("already-running", `a smoke run for this PR is already under way (${f.activeRun.url ?? `request ${f.activeRun.requestId}`}); comment \`/hcp cancel\` to stop it`);
   }
-  if (f.requestsToday >= f.perUserPerDay) {
-    return refuse("user-quota", `@${f.requester.login} has started ${f.requestsToday} smoke run(s) in the last 24 hours, the daily limit is ${f.perUserPerDay}`);
+  const runs = f.runs ?? 1;
+  const ab = runs > 1 ? ` (an A/B run counts as ${runs})` : "";
+  if (f.requestsToday + runs > f.perUserPerDay) {
+    return refuse("user-quota", `@${f.requester.login} has started ${f.requestsToday} smoke run(s) in the last 24 hours, the daily limit is ${f.perUserPerDay}${ab}`);
   }
-  if (f.activeRuns >= f.maxQueued) {
-    return refuse("queue-full", `${f.activeRuns} smoke run(s) of this repository are already queued or running (its limit is ${f.maxQueued}); try again when one finishes`);
+  if (f.activeRuns + runs > f.maxQueued) {
+    return refuse("queue-full", `${f.activeRuns} smoke run(s) of this repository are already queued or running (its limit is ${f.maxQueued}${ab}); try again when one finishes`);
   }
-  if (f.globalCap && f.globalCap.active >= f.globalCap.max) {
-    return refuse("global-cap", `${f.globalCap.active} smoke run(s) are queued or running on this hcp-bot (the operator's limit is ${f.globalCap.max}); try again when one finishes`);
+  if (f.globalCap && f.globalCap.active + runs > f.globalCap.max) {
+    return refuse("global-cap", `${f.globalCap.active} smoke run(s) are queued or running on this hcp-bot (the operator's limit is ${f.globalCap.max}${ab}); try again when one finishes`);
   }
   return { allowed: true };
 }

@@ -20,8 +20,11 @@ export const COMMITMENT_PREFIX = "hcp-bot smoke-run: report commitment sha256:";
 export const DELIMITER_PREFIX = "hcp-bot smoke-run: report nonce ";
 const HASH_PREFIX = "hcp-bot smoke-run: sha256 ";
 
-/** The files the runner hashes, in the order it prints them. */
-export const REPORTED_FILES = ["smoke.log", "verdict.json"] as const;
+/**
+ * The files the runner hashes, in the order it prints them: the run's log and verdict, and
+ * for an A/B run (`--compare`) the reference leg's log and verdict.
+ */
+export const REPORTED_FILES = ["smoke.log", "verdict.json", "reference.log", "reference.verdict.json"] as const;
 export type ReportedFile = (typeof REPORTED_FILES)[number];
 
 export interface FileDigest {
@@ -60,7 +63,7 @@ export type RunnerReport =
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?/;
 const COMMITMENT_RE = /^hcp-bot smoke-run: report commitment sha256:([0-9a-f]{64})$/;
 const DELIMITER_RE = /^hcp-bot smoke-run: report nonce ([0-9a-f]{64})$/;
-const DIGEST_RE = /^hcp-bot smoke-run: sha256 (smoke\.log|verdict\.json) ([0-9a-f]{64}) (\d{1,15})$/;
+const DIGEST_RE = /^hcp-bot smoke-run: sha256 (smoke\.log|verdict\.json|reference\.log|reference\.verdict\.json) ([0-9a-f]{64}) (\d{1,15})$/;
 
 function stripTimestamp(line: string): string {
   return line.replace(TIMESTAMP, "").replace(/\r$/, "");

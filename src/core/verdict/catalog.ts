@@ -42,7 +42,11 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "M12", kind: "config-assertion", ruleId: "HCP007", all: ["seq-length should be a multiple of 2 * context-parallel-size"] },
   { id: "M13", kind: "config-assertion", ruleId: "HCP021", all: ["Hybrid context parallelism not supported with pipeline parallelism"] },
   // Transformer Engine attn_forward_func_with_cp (HCP-RULES 3.3)
-  { id: "T1", kind: "te-assertion", ruleId: "HCP003", all: ["CP implementation a2a+p2p requires cp_group = [a2a_cp_group, p2p_cp_group]!"] },
+  // T1 has two wordings: TE 2.8+ "CP implementation a2a+p2p requires cp_group = [a2a_cp_group,
+  // p2p_cp_group]!" (context_parallel.py; MultiheadAttention says "cp_comm_type = a2a+p2p requires …"),
+  // TE 1.12 … 2.7 "Current implementation only supports two-level CP groups!".
+  { id: "T1", kind: "te-assertion", ruleId: "HCP003", all: ["requires cp_group = [a2a_cp_group, p2p_cp_group]!"] },
+  { id: "T1", kind: "te-assertion", ruleId: "HCP003", all: ["Current implementation only supports two-level CP groups!"] },
   { id: "T2", kind: "te-assertion", ruleId: "HCP010", all: ["format is not supported with hierarchical CP implementation yet!"] },
   { id: "T3", kind: "te-assertion", ruleId: "HCP011", all: ["bias type is not supported with hierarchical CP implementation yet!"] },
   { id: "T5", kind: "te-assertion", all: ["type for cp_comm_type=", "cp_group must be"] },

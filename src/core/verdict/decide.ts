@@ -297,7 +297,7 @@ function unverifiedCause(f: VerdictFacts, opts: Options, active: boolean | null)
   const world = worldSizeOf(f, opts);
   const reported = new Set(f.probe.ranks.map((r) => r.rank));
   const missing = world === null ? null : Array.from({ length: world }, (_, r) => r).filter((r) => !reported.has(r));
-  if (missing !== null && missing.length === 0 && f.probe.ranks.length > 0) return null;
+  if (missing !== null && missing.length === 0 && f.probe.ranks.length > 0) return unprovenCpSize(f, opts);
   const p = f.probe;
   const why = !p.keyGiven
     ? "no probe key was given, so no HCP-PROBE report can be authenticated"
@@ -311,6 +311,25 @@ function unverifiedCause(f: VerdictFacts, opts: Options, active: boolean | null)
       ? "torch's log names the hierarchical groups, but a pass needs the probe's report from every rank"
       : "the log cannot tell whether HCP was on (torch names groups only with TORCH_CPP_LOG_LEVEL=INFO, on NCCL, and not under TORCH_DISTRIBUTED_DEBUG=DETAIL)";
   return { kind: "hcp-unverified", message: `the run trained but HCP is not proven: ${why}; ${seen}`, line: null, rank: null };
+}
+
+/**
+ * Every rank reported, but the requested CP size is shown nowhere: no configuration line
+ * prints it and a report lacks cp_size (the probe could not read it). The level sizes alone
+ * do not prove the layout (item 11): inconclusive.
+ */
+function unprovenCpSize(f: VerdictFacts, opts: Options): Cause | null {
+  if (!opts.contextParallelSize || f.config.config.contextParallelSize !== null) return null;
+  const without = f.probe.ranks.filter((r) => r.cpSize === null).map((r) => r.rank);
+  if (without.length === 0) return null;
+  return {
+    kind: "hcp-unverified",
+    message:
+      `the run trained but its CP size is not proven: the authenticated HCP-PROBE report${without.length === 1 ? "" : "s"} of rank${without.length === 1 ? "" : "s"} ` +
+      `${clip(without.join(", "), 80)} give${without.length === 1 ? "s" : ""} no cp_size and the log prints no context_parallel_size (asked ${opts.contextParallelSize})`,
+    line: null,
+    rank: null,
+  };
 }
 
 function hcpEvidence(f: VerdictFacts, active: boolean | null): Evidence[] {

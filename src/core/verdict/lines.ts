@@ -11,7 +11,7 @@ import { ProbeReportDetector } from "./detectors/probe-reports.ts";
 import { ProcessGroupDetector } from "./detectors/process-groups.ts";
 import { SignatureDetector } from "./detectors/signatures.ts";
 import { TracebackDetector } from "./detectors/tracebacks.ts";
-import { ANCHOR_TEST } from "./anchors.ts";
+import { ANCHOR_FROM, ANCHOR_TEST } from "./anchors.ts";
 
 /** Longest line examined; the rest of a longer line is ignored (lines this long are data dumps). */
 export const MAX_LINE = 65_536;
@@ -22,6 +22,7 @@ const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\
 // What a failure on a CP group's own INFO line holds (the nccl-watchdog signatures, or an error);
 // healthy groups print "watchdog thread joined" and the like at teardown.
 const CP_GROUP_FAILURE_RE = /rror|Watchdog caught|by watchdog|thread terminated/;
+const CP_GROUP_EXTRA_RE = new RegExp(`${CP_GROUP_FAILURE_RE.source}|HCP-PROBE`);
 const RANK_PREFIX_RE = /\[rank(\d+)\]:/g;
 
 export class LogReader {
@@ -67,14 +68,18 @@ export class LogReader {
     // Colour codes are removed per examined line: scanning every block for ESC costs more than
     // it saves, and loggers colour whole tokens, so anchors are not split by them.
     if (text.includes("\x1b")) text = text.replace(ANSI_RE, "");
-    while (text.endsWith("\r")) text = text.slice(0, -1);
+    // charCodeAt, not endsWith: V8's endsWith costs as much as a scan of the line.
+    while (text.charCodeAt(text.length - 1) === 0x0d /* \r */) text = text.slice(0, -1);
     if (text.includes("\r")) text = text.slice(text.lastIndexOf("\r") + 1); // progress-bar redraws
-    if (!text.includes("[rank")) return this.segment(text, null, line, text, anchor);
+    // No includes("[rank") first: most examined lines carry a prefix, and the regex finds
+    // the first one as fast as includes would.
     RANK_PREFIX_RE.lastIndex = 0;
     let start = 0;
     let rank: number | null = null;
     let segments = 0;
-    for (let m = RANK_PREFIX_RE.exec(text); m !== null; m = RANK_PREFIX_RE.exec(text)) {
+    let m = RANK_PREFIX_RE.exec(text);
+    if (m === null) return this.segment(text, null, line, text, anchor);
+    for (; m !== null; m = RANK_PREFIX_RE.exec(text)) {
       if (m.index > start) {
         this.segment(text.slice(start, m.index), rank, line, text, "");
         segments++;
@@ -89,8 +94,9 @@ export class LogReader {
 
   /** True when the line was a construction line and nothing else on it can matter. */
   private construction(raw: string): boolean {
-    const rest = raw.indexOf("TIMEOUT(ms)") + 11;
-    if (raw.length > MAX_LINE || raw.includes("\x1b") || raw.includes("\r") || ANCHOR_TEST.test(raw.slice(rest))) return false;
+    if (raw.length > MAX_LINE || raw.includes("\x1b") || raw.includes("\r")) return false;
+    ANCHOR_FROM.lastIndex = raw.indexOf("TIMEOUT(ms)") + 11;
+    if (ANCHOR_FROM.test(raw)) return false;
     this.groups.construction(raw);
     return true;
   }
@@ -116,8 +122,11 @@ export class LogReader {
     if (anchor === "iteration" && this.iterations.iteration(seg, line)) return;
     if (anchor === "CONTEXT_PARALLEL_GROUP") {
       this.groups.names(seg, rank, line, whole);
-      if (CP_GROUP_FAILURE_RE.test(seg)) this.signatures.failureLine(seg, rank, line);
-      if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
+      // One scan for both rare cases; only a hit pays for telling them apart.
+      if (CP_GROUP_EXTRA_RE.test(seg)) {
+        if (CP_GROUP_FAILURE_RE.test(seg)) this.signatures.failureLine(seg, rank, line);
+        if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
+      }
       return;
     }
     if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);

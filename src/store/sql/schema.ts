@@ -74,6 +74,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_key ON jobs (key, seq);
     `,
   },
+  {
+    version: 5,
+    name: "A/B smoke: the compare mode and the comparison of a request",
+    sql: `
+      ALTER TABLE smoke_requests ADD COLUMN compare TEXT NOT NULL DEFAULT 'none';
+      ALTER TABLE smoke_requests ADD COLUMN comparison_json TEXT;
+    `,
+  },
 ];
 
 type Cell = SqlValue;
@@ -96,6 +104,7 @@ export const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "in
   ["iters", "iters", "int"],
   ["overrides", "overrides", "json"],
   ["expectHcp", "expect_hcp", "bool"],
+  ["compare", "compare", "text"],
   ["status", "status", "text"],
   ["reason", "reason", "text"],
   ["runId", "run_id", "int"],
@@ -103,6 +112,7 @@ export const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "in
   ["verdictStatus", "verdict_status", "text"],
   ["verdictSummary", "verdict_summary", "text"],
   ["verdict", "verdict_json", "json"],
+  ["comparison", "comparison_json", "json"],
   ["slackChannel", "slack_channel", "text"],
   ["slackTs", "slack_ts", "text"],
   ["installationId", "installation_id", "int"],

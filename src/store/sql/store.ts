@@ -20,6 +20,8 @@ import type { SqlDriver, SqlValue } from "./driver.ts";
 import { AUDIT_COLUMNS, auditFromRow, jobFromRow, MIGRATIONS, REQUEST_COLUMNS, requestFromRow, toCell } from "./schema.ts";
 
 const ACTIVE_SQL = "status IN ('dispatched', 'queued', 'running')";
+/** GPU runs of a request (records.ts gpuRunsOf): an A/B request runs two legs. */
+const RUNS_SQL = "CASE WHEN compare = 'none' THEN 1 ELSE 2 END";
 /** Delivery ids never come back after their TTL, so expired claims are swept now and then. */
 const SWEEP_EVERY = 100;
 
@@ -131,7 +133,8 @@ export class SqlStore {
   }
 
   countUserRequestsSince(githubLogin: string, since: Date, installationId?: number): number {
-    const sql = "SELECT COUNT(*) AS n FROM smoke_requests WHERE github_login = ? AND status != 'refused' AND created_at >= ?";
+    // GPU runs, not requests: an A/B request (compare ≠ none) runs two legs.
+    const sql = `SELECT COALESCE(SUM(${RUNS_SQL}), 0) AS n FROM smoke_requests WHERE github_login = ? AND status != 'refused' AND created_at >= ?`;
     return installationId === undefined
       ? this.count(sql, [githubLogin, since.getTime()])
       : this.count(`${sql} AND installation_id = ?`, [githubLogin, since.getTime(), installationId]);
@@ -139,8 +142,8 @@ export class SqlStore {
 
   countActive(repo?: string): number {
     return repo === undefined
-      ? this.count(`SELECT COUNT(*) AS n FROM smoke_requests WHERE ${ACTIVE_SQL}`, [])
-      : this.count(`SELECT COUNT(*) AS n FROM smoke_requests WHERE ${ACTIVE_SQL} AND repo = ?`, [repo]);
+      ? this.count(`SELECT COALESCE(SUM(${RUNS_SQL}), 0) AS n FROM smoke_requests WHERE ${ACTIVE_SQL}`, [])
+      : this.count(`SELECT COALESCE(SUM(${RUNS_SQL}), 0) AS n FROM smoke_requests WHERE ${ACTIVE_SQL} AND repo = ?`, [repo]);
   }
 
   countRequests(): number {

@@ -82,7 +82,7 @@ export const RUNS_TABLE_HEAD = html`<tr><th>Requested</th><th>Repository</th><th
 export function stateOf(r: SmokeRequest): SmokeState | undefined {
   switch (r.status) {
     case "completed":
-      return r.verdict ? { kind: "finished", verdict: r.verdict } : undefined;
+      return r.verdict ? { kind: "finished", verdict: r.verdict, ...(r.comparison ? { comparison: r.comparison } : {}) } : undefined;
     case "dispatched":
     case "queued":
       return { kind: "dispatched" };

@@ -140,8 +140,10 @@ export interface WorkflowState {
   readonly repoKey: string;
   readonly path: string;
   readonly name: string;
-  /** declared `workflow_dispatch` inputs; undefined = accept any */
-  readonly inputs?: Readonly<Record<string, { required?: boolean }>>;
+  /** declared `workflow_dispatch` inputs; undefined = accept any (a workflow `fromFile` declares what its file says) */
+  readonly inputs?: Readonly<Record<string, { required?: boolean; default?: unknown }>>;
+  /** true: a dispatch reads the file at `path` on the dispatched ref, as GitHub does (trigger, inputs, run-name, job name) */
+  readonly fromFile?: boolean;
   /** the workflow's `run-name`, with `${{ inputs.x }}` expressions rendered per run */
   readonly runName?: string;
   /** the name of its one job, rendered like runName; a dispatch then creates that job (queued) */

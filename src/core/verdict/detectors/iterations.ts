@@ -17,18 +17,27 @@ export interface IterationFacts extends Iterations {
   trainingDoneLine: number | null;
 }
 
-/** The value of `| key: value |` in an iteration line, without splitting the whole line. */
-function fieldAfter(seg: string, key: string): string | null {
-  const i = seg.indexOf(key);
+/** Where the last fieldAfter's value ended (the next field's search starts there). */
+let fieldEnd = 0;
+
+/**
+ * The value of `| key: value |` in an iteration line, without splitting the whole line. The
+ * search starts at `from` (Bridge prints the fields in a fixed order, so each lookup goes on
+ * where the last one stopped) and falls back to the whole line.
+ */
+function fieldAfter(seg: string, key: string, from = 0): string | null {
+  let i = seg.indexOf(key, from);
+  if (i < 0 && from > 0) i = seg.indexOf(key);
   if (i < 0) return null;
   const start = i + key.length;
   const end = seg.indexOf("|", start);
-  return seg.slice(start, end < 0 ? undefined : end).trim();
+  fieldEnd = end < 0 ? seg.length : end;
+  return seg.slice(start, fieldEnd).trim();
 }
 
 /** The loss of an iteration line: `lm loss`, else the first other `… loss` field (not `loss scale`). */
-function lossText(seg: string): string | null {
-  const lm = fieldAfter(seg, "| lm loss:");
+function lossText(seg: string, from = 0): string | null {
+  const lm = fieldAfter(seg, "| lm loss:", from);
   if (lm !== null) return lm;
   const other = /\|\s*([^|:]*\bloss):\s*([^|]*)\|/.exec(seg);
   return other ? other[2]!.trim() : null;
@@ -80,7 +89,10 @@ export class IterationDetector {
   private nanIterations = 0;
   private skippedIterations = 0;
   private first: Iteration | null = null;
-  private lastRaw: { iteration: number; seg: string; line: number } | null = null;
+  // The highest iteration's line, parsed in full only by facts() (no object per line).
+  private lastIteration = -1;
+  private lastSeg: string | null = null;
+  private lastLine = 0;
   private firstNanLine: number | null = null;
   private startIteration: number | null = null;
   private tflopsSamples = 0;
@@ -100,15 +112,19 @@ export class IterationDetector {
     const m = ITERATION_RE.exec(seg);
     if (!m) return false;
     const iteration = Number(m[1]);
-    const loss = lossText(seg);
+    // In print order: throughput, lm loss, skipped, nan (each search goes on from the last).
+    fieldEnd = m.index + m[0].length;
+    const tflops = num(fieldAfter(seg, "throughput per GPU (TFLOP/s/GPU):", fieldEnd));
+    const loss = lossText(seg, fieldEnd);
     const lossValue = loss === null ? null : num(loss);
     const lossNonFinite = loss !== null && lossValue === null;
-    const nanCounter = num(fieldAfter(seg, "number of nan iterations:")) ?? 0;
+    const skipped = num(fieldAfter(seg, "number of skipped iterations:", fieldEnd)) ?? 0;
+    const nanCounter = num(fieldAfter(seg, "number of nan iterations:", fieldEnd)) ?? 0;
     const nanHere = Math.max(nanCounter, lossNonFinite ? 1 : 0);
     this.count++;
     if (lossValue !== null) this.finiteLossCount++;
     this.nanIterations += nanHere;
-    this.skippedIterations += num(fieldAfter(seg, "number of skipped iterations:")) ?? 0;
+    this.skippedIterations += skipped;
     if (nanHere > 0 && this.firstNanLine === null) {
       this.firstNanLine = line;
       this.findings.addCandidate({
@@ -119,21 +135,22 @@ export class IterationDetector {
         text: clip(seg),
       });
     }
-    if (seg.includes("TFLOP/s/GPU")) {
-      const tflops = num(fieldAfter(seg, "throughput per GPU (TFLOP/s/GPU):"));
-      if (tflops !== null) {
-        this.tflopsSamples++;
-        if (this.maxTflops === null || tflops > this.maxTflops) {
-          this.maxTflops = tflops;
-          this.maxTflopsLine = line;
-        }
+    if (tflops !== null) {
+      this.tflopsSamples++;
+      if (this.maxTflops === null || tflops > this.maxTflops) {
+        this.maxTflops = tflops;
+        this.maxTflopsLine = line;
       }
     }
     if (this.first === null) {
       this.first = parseIteration(seg, line);
       this.findings.addEvidence("iteration", line, seg);
     }
-    if (this.lastRaw === null || iteration >= this.lastRaw.iteration) this.lastRaw = { iteration, seg: clip(seg, 2000), line };
+    if (this.lastSeg === null || iteration >= this.lastIteration) {
+      this.lastIteration = iteration;
+      this.lastSeg = clip(seg, 2000);
+      this.lastLine = line;
+    }
     return true;
   }
 
@@ -159,7 +176,7 @@ export class IterationDetector {
       nanIterations: this.nanIterations,
       skippedIterations: this.skippedIterations,
       first: this.first,
-      last: this.lastRaw ? parseIteration(this.lastRaw.seg, this.lastRaw.line) : null,
+      last: this.lastSeg === null ? null : parseIteration(this.lastSeg, this.lastLine),
       startIteration: this.startIteration,
       firstNanLine: this.firstNanLine,
       tflopsSamples: this.tflopsSamples,

@@ -9,9 +9,21 @@ import type { Findings } from "../findings.ts";
 
 const MAX_CONSTRUCTIONS = 4096;
 const MAX_EVIDENCE = 6;
-const PG_DESC_RE = /\[PG ID (\d+) PG GUID (\d+)\((?:HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L(\d+)|(CONTEXT_PARALLEL_GROUP))\) Rank (\d+)\]/y;
+// Global, not sticky at an indexOf'd position: irregexp finds the literal "[PG ID " itself,
+// faster than indexOf + lastIndexOf + a sticky match on these frequent lines.
+const PG_DESC_RE = /\[PG ID (\d+) PG GUID (\d+)\((?:HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L(\d+)|(CONTEXT_PARALLEL_GROUP))\) Rank (\d+)\]/g;
 const CONSTRUCTION_RE = /\[PG ID (\d+) PG GUID (\d+) Rank (\d+)\] ProcessGroupNCCL initialization options: size: (\d+), global rank: (\d+),.*PG Name: (\d+)/;
 const TEARDOWN_RE = /Destroy complete|Starting to destroy process group|destructor entered/;
+
+/**
+ * One key per (GUID, rank in group): a number for the ids torch prints (no string built per
+ * line); the rare huge id gets a string key.
+ */
+function groupKey(guid: string, groupRank: string): number | string {
+  const g = Number(guid);
+  const r = Number(groupRank);
+  return g < 0x1_0000_0000 && r < 0x10_0000 && guid.length < 11 && groupRank.length < 8 ? g * 0x10_0000 + r : `${guid}:${groupRank}`;
+}
 
 interface Construction {
   pgId: number;
@@ -33,7 +45,7 @@ export interface ProcessGroupFacts {
 
 export class ProcessGroupDetector {
   /** Construction lines by `guid:rank-in-group`. */
-  private readonly constructions = new Map<string, Construction>();
+  private readonly constructions = new Map<number | string, Construction>();
   private hierarchicalLines = 0;
   private flatLines = 0;
   private unlinkedLines = 0;
@@ -48,7 +60,7 @@ export class ProcessGroupDetector {
   construction(seg: string): void {
     const m = CONSTRUCTION_RE.exec(seg);
     if (!m || m[2] !== m[6] || this.constructions.size >= MAX_CONSTRUCTIONS) return;
-    this.constructions.set(`${m[2]}:${m[3]}`, { pgId: Number(m[1]), size: Number(m[4]), globalRank: Number(m[5]) });
+    this.constructions.set(groupKey(m[2]!, m[3]!), { pgId: Number(m[1]), size: Number(m[4]), globalRank: Number(m[5]) });
   }
 
   /** A line naming a CP group; `rank` is the `[rankN]:` prefix's global rank when there is one. */
@@ -56,15 +68,9 @@ export class ProcessGroupDetector {
     let hierarchical = false;
     let flat = false;
     let unlinked = false;
-    // indexOf, then a sticky regex at the prefix's bracket: these lines are frequent with
-    // TORCH_CPP_LOG_LEVEL=INFO, and a regex searching the whole line costs a third more.
-    for (let at = seg.indexOf("CONTEXT_PARALLEL_GROUP"); at >= 0; at = seg.indexOf("CONTEXT_PARALLEL_GROUP", at + 22)) {
-      const bracket = seg.lastIndexOf("[PG ID ", at);
-      if (bracket < 0 || at - bracket > 60) continue;
-      PG_DESC_RE.lastIndex = bracket;
-      const m = PG_DESC_RE.exec(seg);
-      if (!m) continue;
-      const built = this.constructions.get(`${m[2]}:${m[5]}`);
+    PG_DESC_RE.lastIndex = 0;
+    for (let m = PG_DESC_RE.exec(seg); m !== null; m = PG_DESC_RE.exec(seg)) {
+      const built = this.constructions.get(groupKey(m[2]!, m[5]!));
       if (!built || built.pgId !== Number(m[1]) || (rank !== null && built.globalRank !== rank)) {
         unlinked = true;
         continue;

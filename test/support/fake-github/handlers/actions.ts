@@ -1,6 +1,7 @@
-// GitHub Actions: workflow_dispatch (with return_run_details), runs, jobs,
-// artifacts and logs. Downloads answer 302 to a loopback URL, like GitHub's
-// signed storage URLs.
+// GitHub Actions: workflow_dispatch (with return_run_details; a workflow added with its file
+// is read at the dispatched commit), runs, jobs, artifacts and logs. Downloads answer 302 to
+// a loopback URL, like GitHub's signed storage URLs.
+import { parse as parseYaml } from "yaml";
 import { getBoolean, getObject, getString } from "../json.ts";
 import { storedZip } from "../zip.ts";
 import { isSha, nowIso, toBuffer, type JobState, type RepoState, type WorkflowRunState, type WorkflowState } from "../state.ts";
@@ -27,13 +28,33 @@ function requireRun(ctx: HandlerContext): { repo: RepoState; run: WorkflowRunSta
   return { repo, run };
 }
 
-function checkInputs(ctx: HandlerContext, wf: WorkflowState, inputs: Record<string, unknown>): void {
-  if (!wf.inputs) return;
-  const unexpected = Object.keys(inputs).filter((k) => !(k in wf.inputs!));
-  if (unexpected.length > 0) throw invalid(ctx, `Unexpected inputs provided: ${JSON.stringify(unexpected)}`);
-  for (const [name, decl] of Object.entries(wf.inputs)) {
-    if (decl.required && !(name in inputs)) throw invalid(ctx, `Required input '${name}' not provided`);
+type Declared = Readonly<Record<string, { required?: boolean; default?: unknown }>>;
+
+/** GitHub's checks of a dispatch's inputs: no undeclared one, every required one given or defaulted. */
+function checkInputs(ctx: HandlerContext, declared: Declared | undefined, inputs: Record<string, unknown>): void {
+  if (!declared) return;
+  const unexpected = Object.keys(inputs).filter((k) => !(k in declared));
+  if (unexpected.length > 0) throw invalid(ctx, `Unexpected inputs provided: [${unexpected.map((k) => JSON.stringify(k)).join(", ")}]`);
+  for (const [name, decl] of Object.entries(declared)) {
+    const defaulted = decl.default !== undefined && decl.default !== null && decl.default !== "";
+    if (decl.required && !(name in inputs) && !defaulted) throw invalid(ctx, `Required input '${name}' not provided`);
   }
+}
+
+/** The workflow as its file on the dispatched commit says: GitHub runs that file, not a registration. */
+function workflowAt(ctx: HandlerContext, wf: WorkflowState, sha: string): { inputs?: Declared; runName?: string; jobName?: string } {
+  if (!wf.fromFile) return wf;
+  const text = ctx.core.state.commits.get(sha)?.get(wf.path);
+  if (text === undefined) throw notFound(ctx);
+  const doc = parseYaml(typeof text === "string" ? text : Buffer.from(text).toString("utf8")) as Record<string, unknown> | null;
+  const on = doc?.on ?? doc?.true;
+  const events = typeof on === "string" ? { [on]: null } : Array.isArray(on) ? Object.fromEntries(on.map((e) => [String(e), null])) : ((on ?? {}) as Record<string, unknown>);
+  if (!("workflow_dispatch" in events)) throw invalid(ctx, "Workflow does not have 'workflow_dispatch' trigger");
+  const trigger = (events.workflow_dispatch ?? {}) as { inputs?: Declared };
+  const jobs = Object.values((doc?.jobs ?? {}) as Record<string, { name?: unknown }>);
+  const runName = typeof doc?.["run-name"] === "string" ? doc["run-name"] : undefined;
+  const jobName = typeof jobs[0]?.name === "string" ? jobs[0].name : undefined;
+  return { inputs: trigger.inputs ?? {}, ...(runName ? { runName } : {}), ...(jobName ? { jobName } : {}) };
 }
 
 /** `run-name` as GitHub renders it for a dispatch: `${{ inputs.x }}` replaced by the input. */
@@ -50,19 +71,20 @@ const dispatch: Handler = (ctx) => {
   const sha = isSha(ref) ? undefined : state.resolveRef(repo, ref);
   if (sha === undefined) throw invalid(ctx, `No ref found for: ${ref}`);
   const inputs = getObject(ctx.body, "inputs") ?? {};
-  checkInputs(ctx, wf, inputs);
+  const file = workflowAt(ctx, wf, sha);
+  checkInputs(ctx, file.inputs, inputs);
   const previous = [...state.workflowRuns.values()].filter((r) => r.workflowId === wf.id).length;
   const now = nowIso();
   const run: WorkflowRunState = {
     id: state.nextId(), repoKey: keyOf(repo), workflowId: wf.id, runNumber: previous + 1,
     headBranch: ref.replace(/^refs\/(heads|tags)\//, ""), headSha: sha, event: "workflow_dispatch", inputs,
-    ...(wf.runName ? { displayTitle: renderRunName(wf.runName, inputs) } : {}),
+    ...(file.runName ? { displayTitle: renderRunName(file.runName, inputs) } : {}),
     // An installation token acts as the app; any other token as the user it names (none here: the app).
     status: "queued", conclusion: null, createdAt: now, updatedAt: now, actor: ctx.core.bot,
   };
   state.workflowRuns.set(run.id, run);
-  if (wf.jobName) {
-    const job = { id: state.nextId(), runId: run.id, name: renderRunName(wf.jobName, inputs), status: "queued", conclusion: null, log: "", steps: [] };
+  if (file.jobName) {
+    const job = { id: state.nextId(), runId: run.id, name: renderRunName(file.jobName, inputs), status: "queued", conclusion: null, log: "", steps: [] };
     state.jobs.set(job.id, job);
   }
   state.dispatches.push({ repoKey: run.repoKey, workflowId: wf.id, ref, inputs, runId: run.id });

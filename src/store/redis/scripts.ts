@@ -1,0 +1,152 @@
+// The Lua scripts of the Redis store. Each runs atomically inside Redis, so a step that must
+// not race (a claim, a status change with its indexes, a job's lease) is one script, and two
+// replicas sharing one Redis see it happen once. Times come from the caller (ARGV `now`, in
+// ms) so the store's injected clock rules expiry as it does in SQLite; Redis's own expiry
+// (PX) only collects what nobody reads any more. Keys are built from the prefix inside the
+// scripts, so the store wants one Redis (or a primary with replicas), not Redis Cluster.
+
+/**
+ * A claim is `SET key "<expiresAtMs> <owner>" NX PX ttl`. When that finds a key, the claim
+ * is still granted if its time has passed on the store's clock or the same owner asks again.
+ * KEYS[1] claim key; ARGV: now, ttlMs, owner ("" for none). Returns 1 when granted.
+ */
+export const CLAIM = `
+local now = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+local value = tostring(now + ttl) .. ' ' .. ARGV[3]
+if redis.call('SET', KEYS[1], value, 'NX', 'PX', ttl) then return 1 end
+local held = redis.call('GET', KEYS[1])
+if held then
+  local expires = tonumber(string.match(held, '^(%d+)'))
+  local owner = string.match(held, '^%d+ (.*)$') or ''
+  if expires > now and not (ARGV[3] ~= '' and owner == ARGV[3]) then return 0 end
+end
+redis.call('SET', KEYS[1], value, 'PX', ttl)
+return 1
+`;
+
+/**
+ * A smoke request's compare-and-set with its indexes. KEYS: record, active set, active set
+ * of the repo, run index (or a placeholder). ARGV: expected old JSON, new JSON, seq, id,
+ * active op ("add", "rem" or ""), "1" when a run id is newly bound. Returns 0 when the
+ * record changed meanwhile (the caller reads it again).
+ */
+export const UPDATE_REQUEST = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+local seq = tonumber(ARGV[3])
+if ARGV[5] == 'add' then
+  redis.call('ZADD', KEYS[2], seq, ARGV[4])
+  redis.call('ZADD', KEYS[3], seq, ARGV[4])
+elseif ARGV[5] == 'rem' then
+  redis.call('ZREM', KEYS[2], ARGV[4])
+  redis.call('ZREM', KEYS[3], ARGV[4])
+end
+if ARGV[6] == '1' then redis.call('ZADD', KEYS[4], seq, ARGV[4]) end
+return 1
+`;
+
+/**
+ * A new smoke request with its indexes. KEYS: seq counter. ARGV: prefix, id, JSON, repo,
+ * "repo#pr", login, createdAt ms. Returns the request's sequence number.
+ */
+export const CREATE_REQUEST = `
+local p = ARGV[1]
+local seq = redis.call('INCR', KEYS[1])
+redis.call('SET', p .. 'req:' .. ARGV[2], ARGV[3])
+redis.call('HSET', p .. 'req:seqs', ARGV[2], seq)
+redis.call('ZADD', p .. 'req:pr:' .. ARGV[5], seq, ARGV[2])
+redis.call('ZADD', p .. 'req:repo:' .. ARGV[4], seq, ARGV[2])
+redis.call('ZADD', p .. 'req:user:' .. ARGV[6], tonumber(ARGV[7]), ARGV[2])
+redis.call('SADD', p .. 'repos', ARGV[4])
+return seq
+`;
+
+/**
+ * An audit record: its id from a counter, the record appended to the stream, the stream
+ * trimmed to about `maxlen` entries. KEYS: counter, stream. ARGV: JSON without id, maxlen.
+ * Returns the id.
+ */
+export const AUDIT = `
+local id = redis.call('INCR', KEYS[1])
+local record = string.sub(ARGV[1], 1, -2) .. ',"id":' .. id .. '}'
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'r', record)
+return id
+`;
+
+/**
+ * A job (a hash) and, when a claim key is given, its claim, in one step. KEYS: claim key
+ * (or a placeholder), counter. ARGV: prefix, id, key, kind, payload, claim ("" for none),
+ * now, claim ttl ms. Returns 0 when the claim is held (nothing written), else the seq.
+ */
+export const ENQUEUE_JOB = `
+local p = ARGV[1]
+local now = tonumber(ARGV[7])
+if ARGV[6] ~= '' then
+  local ttl = tonumber(ARGV[8])
+  local value = tostring(now + ttl) .. ' '
+  if not redis.call('SET', KEYS[1], value, 'NX', 'PX', ttl) then
+    local held = redis.call('GET', KEYS[1])
+    local expires = held and tonumber(string.match(held, '^(%d+)')) or 0
+    if expires > now then return 0 end
+    redis.call('SET', KEYS[1], value, 'PX', ttl)
+  end
+end
+local seq = redis.call('INCR', KEYS[2])
+redis.call('HSET', p .. 'job:' .. ARGV[2], 'key', ARGV[3], 'kind', ARGV[4], 'payload', ARGV[5], 'claim', ARGV[6], 'attempts', 0, 'owner', '', 'until', '', 'created', now, 'seq', seq)
+redis.call('ZADD', p .. 'jobkey:' .. ARGV[3], seq, ARGV[2])
+redis.call('ZADD', p .. 'jobs', seq, ARGV[2])
+return seq
+`;
+
+/**
+ * Takes or renews a job's lease. ARGV: prefix, id, owner, now, lease ms. Returns
+ * {"gone"}, {"busy", until}, {"delayed", until}, {"behind", first id} or {"ok"}.
+ */
+export const LEASE_JOB = `
+local p = ARGV[1]
+local k = p .. 'job:' .. ARGV[2]
+local f = redis.call('HMGET', k, 'key', 'owner', 'until', 'attempts')
+if not f[1] then return {'gone'} end
+local now = tonumber(ARGV[4])
+local untilMs = tonumber(f[3])
+if untilMs and untilMs > now then
+  if f[2] == '' then return {'delayed', f[3]} end
+  if f[2] ~= ARGV[3] then return {'busy', f[3]} end
+end
+local first = redis.call('ZRANGE', p .. 'jobkey:' .. f[1], 0, 0)[1]
+if first and first ~= ARGV[2] then return {'behind', first} end
+local attempts = tonumber(f[4])
+if f[2] ~= ARGV[3] then attempts = attempts + 1 end
+redis.call('HSET', k, 'owner', ARGV[3], 'until', now + tonumber(ARGV[5]), 'attempts', attempts)
+return {'ok'}
+`;
+
+/**
+ * Ends a job held by `owner`: deleted (completed, or given up with its claim released), or
+ * kept for a retry after a delay. ARGV: prefix, id, owner, mode ("complete", "give-up",
+ * "retry"), not-before ms (retry). Returns 0 when the owner no longer held it.
+ */
+export const END_JOB = `
+local p = ARGV[1]
+local k = p .. 'job:' .. ARGV[2]
+local f = redis.call('HMGET', k, 'key', 'owner', 'claim')
+if not f[1] or f[2] ~= ARGV[3] then return 0 end
+if ARGV[4] == 'retry' then
+  redis.call('HSET', k, 'owner', '', 'until', ARGV[5])
+  return 1
+end
+redis.call('DEL', k)
+redis.call('ZREM', p .. 'jobkey:' .. f[1], ARGV[2])
+redis.call('ZREM', p .. 'jobs', ARGV[2])
+if ARGV[4] == 'give-up' and f[3] ~= '' then redis.call('DEL', p .. 'claim:' .. f[3]) end
+return 1
+`;
+
+/** Moves the shared GitHub pause later (never earlier). KEYS[1] pause key; ARGV: until ms, now ms. */
+export const PAUSE_UNTIL = `
+local untilMs = tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if untilMs > current and untilMs > tonumber(ARGV[2]) then redis.call('SET', KEYS[1], untilMs, 'PX', untilMs - tonumber(ARGV[2])) end
+return 1
+`;
