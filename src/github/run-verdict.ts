@@ -3,6 +3,8 @@
 // delimiter and the SHA-256 of the files it wrote), and the log artifact. The log decides;
 // the facts around it can only make the verdict worse (src/core/smoke/run-facts.ts).
 import type { BotOctokit } from "./host.ts";
+// Schemas are built on first use (z.lazy): zod schemas built at module load cost every
+// CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
 import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run-facts.ts";
 import { createRunnerReportScanner, sha256Hex, type FileDigest, type ScannedReport } from "../core/smoke/runner-report.ts";
@@ -26,14 +28,16 @@ const SMOKE_JOB = /^hcp smoke\b/;
  * and on which GPU. The verdict is recomputed from the log; these are its facts of the run.
  * A field that is missing or malformed is unknown, never an error.
  */
-const RunnerHintSchema = z.object({
-  exitCode: z.number().int().nullable().catch(null),
-  timedOut: z.boolean().catch(false),
-  signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
-  throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
-  /** The run's probe key, revealed once the run exited: without it no HCP-PROBE report counts. */
-  probeKey: ProbeKeySchema.nullable().catch(null),
-});
+const RunnerHintSchema = z.lazy(() =>
+  z.object({
+    exitCode: z.number().int().nullable().catch(null),
+    timedOut: z.boolean().catch(false),
+    signal: z.string().regex(/^SIG[A-Z0-9]{1,10}$/).nullable().catch(null),
+    throughput: z.object({ gpu: z.string().regex(/^[A-Za-z0-9 _-]{1,40}$/).nullable().catch(null) }).catch({ gpu: null }),
+    /** The run's probe key, revealed once the run exited: without it no HCP-PROBE report counts. */
+    probeKey: ProbeKeySchema.nullable().catch(null),
+  }),
+);
 export type RunnerHint = z.infer<typeof RunnerHintSchema>;
 
 const NO_HINT: RunnerHint = RunnerHintSchema.parse({});

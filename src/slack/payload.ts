@@ -1,21 +1,25 @@
 // The slash-command form body Slack posts (application/x-www-form-urlencoded).
+// Schemas are built on first use (z.lazy): zod schemas built at module load cost every
+// CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
 
 const Id = z.string().regex(/^[A-Z0-9]{2,30}$/, "a Slack id");
 
-export const SlashCommandSchema = z.object({
-  command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/i, "a slash command such as /hcp"),
-  text: z.string().max(4000).default(""),
-  team_id: Id,
-  channel_id: Id,
-  user_id: Id,
-  user_name: z.string().max(200).optional(),
-  channel_name: z.string().max(200).optional(),
-  enterprise_id: z.string().max(30).optional(),
-  api_app_id: z.string().max(30).optional(),
-  response_url: z.url({ protocol: /^https?$/ }),
-  trigger_id: z.string().min(1).max(200).optional(),
-});
+export const SlashCommandSchema = z.lazy(() =>
+  z.object({
+    command: z.string().regex(/^\/[a-z0-9_-]{1,31}$/i, "a slash command such as /hcp"),
+    text: z.string().max(4000).default(""),
+    team_id: Id,
+    channel_id: Id,
+    user_id: Id,
+    user_name: z.string().max(200).optional(),
+    channel_name: z.string().max(200).optional(),
+    enterprise_id: z.string().max(30).optional(),
+    api_app_id: z.string().max(30).optional(),
+    response_url: z.url({ protocol: /^https?$/ }),
+    trigger_id: z.string().min(1).max(200).optional(),
+  }),
+);
 export type SlashCommand = z.infer<typeof SlashCommandSchema>;
 
 export type PayloadResult = { ok: true; command: SlashCommand } | { ok: false; error: string };

@@ -2,6 +2,8 @@
 // ids, Slack retries), smoke requests and their lifecycle, the audit log, and durable
 // jobs (work accepted before the answer, run after it). The interface is async so a
 // networked store (Redis, a Durable Object) fits it as well as the embedded SQLite one.
+// Schemas are built on first use (z.lazy): zod schemas built at module load cost every
+// CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
 import { CompareModeSchema } from "../core/compare/mode.ts";
 import { ComparisonSchema } from "../core/compare/schema.ts";
@@ -124,25 +126,27 @@ export type UpdateResult =
   /** The request already follows another workflow run: a run id is set once. */
   | { ok: false; reason: "run-bound"; detail: string; request: SmokeRequest };
 
-export const AuditRecordSchema = z.object({
-  /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */
-  action: z.string().min(1).max(50),
-  decision: z.enum(["allowed", "denied"]),
-  /** Why denied (permission, quota, unmapped Slack user...) or a note on an allowed action. */
-  reason: z.string().max(2000).nullable().default(null),
-  githubLogin: z.string().max(100).nullable().default(null),
-  slackUser: z.string().max(100).nullable().default(null),
-  repo: z.string().max(200).nullable().default(null),
-  pr: PositiveId.nullable().default(null),
-  sha: z.string().max(64).nullable().default(null),
-  recipe: z.string().max(200).nullable().default(null),
-  deliveryId: z.string().max(200).nullable().default(null),
-  requestId: z.string().max(100).nullable().default(null),
-  runId: PositiveId.nullable().default(null),
-  verdict: z.string().max(50).nullable().default(null),
-  /** Defaults to the store's clock. */
-  at: z.date().optional(),
-});
+export const AuditRecordSchema = z.lazy(() =>
+  z.object({
+    /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */
+    action: z.string().min(1).max(50),
+    decision: z.enum(["allowed", "denied"]),
+    /** Why denied (permission, quota, unmapped Slack user...) or a note on an allowed action. */
+    reason: z.string().max(2000).nullable().default(null),
+    githubLogin: z.string().max(100).nullable().default(null),
+    slackUser: z.string().max(100).nullable().default(null),
+    repo: z.string().max(200).nullable().default(null),
+    pr: PositiveId.nullable().default(null),
+    sha: z.string().max(64).nullable().default(null),
+    recipe: z.string().max(200).nullable().default(null),
+    deliveryId: z.string().max(200).nullable().default(null),
+    requestId: z.string().max(100).nullable().default(null),
+    runId: PositiveId.nullable().default(null),
+    verdict: z.string().max(50).nullable().default(null),
+    /** Defaults to the store's clock. */
+    at: z.date().optional(),
+  }),
+);
 export type AuditInput = z.input<typeof AuditRecordSchema>;
 export type AuditRecord = Required<z.output<typeof AuditRecordSchema>> & { id: number };
 

@@ -12,13 +12,15 @@
 // must exceed the KV heads per rank and there is a bandwidth hierarchy.
 import * as z from "zod";
 
-export const LayoutInputSchema = z.object({
-  cp: z.number().int().min(1),
-  tp: z.number().int().min(1),
-  numAttentionHeads: z.number().int().min(1).optional(),
-  numQueryGroups: z.number().int().min(1).optional(),
-  gpusPerNode: z.number().int().min(1),
-});
+export const LayoutInputSchema = z.lazy(() =>
+  z.object({
+    cp: z.number().int().min(1),
+    tp: z.number().int().min(1),
+    numAttentionHeads: z.number().int().min(1).optional(),
+    numQueryGroups: z.number().int().min(1).optional(),
+    gpusPerNode: z.number().int().min(1),
+  }),
+);
 export type LayoutInput = z.input<typeof LayoutInputSchema>;
 
 export type CpCommType = "p2p" | "a2a" | "a2a+p2p";

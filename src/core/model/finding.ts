@@ -1,4 +1,6 @@
 // What the analyzer reports, and the shape every rule module has.
+// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
 import { EditSchema, LocationSchema, type Location } from "./source.ts";
 import type { ConfigUnit } from "./settings.ts";
@@ -6,47 +8,53 @@ import type { ConfigUnit } from "./settings.ts";
 export const SeveritySchema = z.enum(["error", "warning", "info"]);
 export type Severity = z.infer<typeof SeveritySchema>;
 
-export const FixSchema = z.object({
-  /** One line, imperative: "Set hierarchical_context_parallel_sizes to [2, 2]". */
-  description: z.string(),
-  edits: z.array(EditSchema),
-  /** The a2a+p2p layout the fix proposes, so a review can draw which ranks form each group. */
-  layout: z
-    .object({
-      tp: z.number().int().positive(),
-      sizes: z.tuple([z.number().int().positive(), z.number().int().positive()]),
-      /** GPUs per NVLink domain the sizes were placed for (the recipe's hardware, the repo config, or 8). */
-      domainGpus: z.number().int().positive().optional(),
-    })
-    .optional(),
-});
+export const FixSchema = z.lazy(() =>
+  z.object({
+    /** One line, imperative: "Set hierarchical_context_parallel_sizes to [2, 2]". */
+    description: z.string(),
+    edits: z.array(EditSchema),
+    /** The a2a+p2p layout the fix proposes, so a review can draw which ranks form each group. */
+    layout: z
+      .object({
+        tp: z.number().int().positive(),
+        sizes: z.tuple([z.number().int().positive(), z.number().int().positive()]),
+        /** GPUs per NVLink domain the sizes were placed for (the recipe's hardware, the repo config, or 8). */
+        domainGpus: z.number().int().positive().optional(),
+      })
+      .optional(),
+  }),
+);
 export type Fix = z.infer<typeof FixSchema>;
 
-export const FindingSchema = z.object({
-  ruleId: z.string(),
-  ruleName: z.string(),
-  severity: SeveritySchema,
-  message: z.string(),
-  location: LocationSchema,
-  /** The recipe or launch line the finding is about. */
-  unitId: z.string(),
-  unitName: z.string(),
-  fix: FixSchema.optional(),
-  /** Other places that explain the finding (where CP was set, the TE pin...). */
-  related: z.array(z.object({ message: z.string(), location: LocationSchema })).default([]),
-});
+export const FindingSchema = z.lazy(() =>
+  z.object({
+    ruleId: z.string(),
+    ruleName: z.string(),
+    severity: SeveritySchema,
+    message: z.string(),
+    location: LocationSchema,
+    /** The recipe or launch line the finding is about. */
+    unitId: z.string(),
+    unitName: z.string(),
+    fix: FixSchema.optional(),
+    /** Other places that explain the finding (where CP was set, the TE pin...). */
+    related: z.array(z.object({ message: z.string(), location: LocationSchema })).default([]),
+  }),
+);
 export type Finding = z.infer<typeof FindingSchema>;
 
-export const RuleDocSchema = z.object({
-  /** What the rule checks, one or two sentences. */
-  checks: z.string(),
-  /** Why it matters: the crash or the silent failure it prevents. */
-  why: z.string(),
-  /** A configuration that triggers it. */
-  example: z.string(),
-  /** How to fix it. */
-  fix: z.string(),
-});
+export const RuleDocSchema = z.lazy(() =>
+  z.object({
+    /** What the rule checks, one or two sentences. */
+    checks: z.string(),
+    /** Why it matters: the crash or the silent failure it prevents. */
+    why: z.string(),
+    /** A configuration that triggers it. */
+    example: z.string(),
+    /** How to fix it. */
+    fix: z.string(),
+  }),
+);
 export type RuleDoc = z.infer<typeof RuleDocSchema>;
 
 /** Facts that do not belong to one unit: dependency pins, hardware assumptions. */

@@ -1,5 +1,7 @@
 // The effective settings of one configuration unit (a recipe function, a YAML override
 // file, a launch line), each with the place its value came from.
+// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
 import { LocationSchema } from "./source.ts";
 
@@ -65,11 +67,13 @@ export const KnownSchema: z.ZodType<Known> = z.lazy(() =>
   ]),
 );
 
-export const ValueSchema = z.discriminatedUnion("known", [
-  z.object({ known: z.literal(true), value: KnownSchema }),
-  // Unknown values carry why (a call result, an unresolved name...), so INFO findings can say it.
-  z.object({ known: z.literal(false), reason: z.string() }),
-]);
+export const ValueSchema = z.lazy(() =>
+  z.discriminatedUnion("known", [
+    z.object({ known: z.literal(true), value: KnownSchema }),
+    // Unknown values carry why (a call result, an unresolved name...), so INFO findings can say it.
+    z.object({ known: z.literal(false), reason: z.string() }),
+  ]),
+);
 export type Value = z.infer<typeof ValueSchema>;
 
 export const known = (value: Known): Value => ({ known: true, value });
@@ -91,30 +95,34 @@ export const OriginKindSchema = z.enum([
 ]);
 export type OriginKind = z.infer<typeof OriginKindSchema>;
 
-export const OriginSchema = z.object({
-  kind: OriginKindSchema,
-  /** Covers exactly the value text, so a fix can replace it. */
-  location: LocationSchema,
-  /** The value as written (`SEQUENCE_LENGTH_64K`, `"a2a+p2p"`, `[2,2]`). */
-  text: z.string(),
-  syntax: SyntaxSchema,
-  /** Human description of the path the value took, e.g. "from llama3_8b_base() line 40". */
-  via: z.string().optional(),
-});
+export const OriginSchema = z.lazy(() =>
+  z.object({
+    kind: OriginKindSchema,
+    /** Covers exactly the value text, so a fix can replace it. */
+    location: LocationSchema,
+    /** The value as written (`SEQUENCE_LENGTH_64K`, `"a2a+p2p"`, `[2,2]`). */
+    text: z.string(),
+    syntax: SyntaxSchema,
+    /** Human description of the path the value took, e.g. "from llama3_8b_base() line 40". */
+    via: z.string().optional(),
+  }),
+);
 export type Origin = z.infer<typeof OriginSchema>;
 
-export const SettingSchema = z.object({
-  key: SettingKeySchema,
-  value: ValueSchema,
-  origin: OriginSchema,
-  /**
-   * True when the value was written in this unit's own text (its function body, its
-   * YAML file, its launch line), so replacing it there changes only this unit.
-   * Inherited values (a base recipe, a module constant shared by other recipes) are
-   * fixed by adding an override at the unit's anchor instead.
-   */
-  local: z.boolean(),
-});
+export const SettingSchema = z.lazy(() =>
+  z.object({
+    key: SettingKeySchema,
+    value: ValueSchema,
+    origin: OriginSchema,
+    /**
+     * True when the value was written in this unit's own text (its function body, its
+     * YAML file, its launch line), so replacing it there changes only this unit.
+     * Inherited values (a base recipe, a module constant shared by other recipes) are
+     * fixed by adding an override at the unit's anchor instead.
+     */
+    local: z.boolean(),
+  }),
+);
 export type Setting = z.infer<typeof SettingSchema>;
 
 export const SECTIONS = ["model", "dataset", "dist", "ddp"] as const;
@@ -136,13 +144,15 @@ export function fieldOf(key: SettingKey): string {
 export const AnchorStyleSchema = z.enum(["python-attr", "yaml", "hydra", "mlm"]);
 export type AnchorStyle = z.infer<typeof AnchorStyleSchema>;
 
-export const AnchorSchema = z.object({
-  style: AnchorStyleSchema,
-  /** Zero-width location where the new text is inserted. */
-  at: LocationSchema,
-  indent: z.string(),
-  receiver: z.string(),
-});
+export const AnchorSchema = z.lazy(() =>
+  z.object({
+    style: AnchorStyleSchema,
+    /** Zero-width location where the new text is inserted. */
+    at: LocationSchema,
+    indent: z.string(),
+    receiver: z.string(),
+  }),
+);
 export type Anchor = z.infer<typeof AnchorSchema>;
 
 export const UnitKindSchema = z.enum(["recipe", "yaml", "launch", "mlm-launch"]);
@@ -165,64 +175,66 @@ export function runRecipeMode(name: string | undefined): Mode {
   return "unknown";
 }
 
-export const ConfigUnitSchema = z.object({
-  /** Stable id: `path::function` for recipes, `path:line` for launch lines, `path` for YAML. */
-  id: z.string(),
-  kind: UnitKindSchema,
-  /** Recipe function name, or a short description of the launch line. */
-  name: z.string(),
-  /** The def line, the YAML file start or the launch line. */
-  location: LocationSchema,
-  settings: z.partialRecord(SettingKeySchema, SettingSchema),
-  anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
-  /**
-   * The training mode scripts/training/run_recipe.py runs the unit in: `--mode`, else what
-   * run_recipe infers from the recipe name (`_pretrain_` before `_sft_`/`_finetune_`, then
-   * `_dora_`, `_peft_`/`_lora_`). Only run_recipe's own sync reads it; Bridge's checks
-   * depend on the dataset type, never on a name.
-   */
-  mode: ModeSchema,
-  /**
-   * The class that built cfg.dataset (`GPTSFTDatasetConfig`), or the call whose result it
-   * is when that call was not analyzed. Bridge's fine-tuning checks (HCP022) apply only to
-   * fine-tuning dataset types.
-   */
-  datasetType: z.string().optional(),
-  /** Base classes of datasetType when its class was analyzed (isinstance also matches them). */
-  datasetBases: z.array(z.string()).optional(),
-  /**
-   * What built cfg.model when its unset fields may differ from Megatron-Core's defaults:
-   * an unanalyzed call (`AutoBridge.from_hf_pretrained(...).to_megatron_provider()`, whose
-   * bridge may set cp_comm_type, as Mistral's does) or a provider class.
-   */
-  modelBuilder: z.string().optional(),
-  /**
-   * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
-   * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
-   * "for representation purposes only".
-   */
-  gpus: z.number().int().positive().optional(),
-  /**
-   * GPUs in one NVLink domain, from the hardware namespace of the unit's path
-   * (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`), with where it came from.
-   */
-  nvlinkDomain: z.object({ gpus: z.number().int().positive(), source: z.string() }).optional(),
-  /**
-   * Overrides the entry point throws away before validating: run_recipe copies
-   * dataset.seq_length over model.seq_length, so a launch line's model.seq_length alone
-   * never reaches the run (HCP008 says so; the other rules judge what runs).
-   */
-  discarded: z.array(SettingSchema).optional(),
-  /**
-   * True when every source of the unit's values was analyzed (a recipe function, or a
-   * launch line merged with its analyzed recipe): an unset key then has the upstream
-   * default. False for a launch line or override file whose recipe was not analyzed:
-   * that recipe may set any key the unit leaves unset.
-   */
-  complete: z.boolean(),
-  /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
-  baseRecipe: z.string().optional(),
-  /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
-  notes: z.array(z.object({ message: z.string(), location: LocationSchema })),
-});
+export const ConfigUnitSchema = z.lazy(() =>
+  z.object({
+    /** Stable id: `path::function` for recipes, `path:line` for launch lines, `path` for YAML. */
+    id: z.string(),
+    kind: UnitKindSchema,
+    /** Recipe function name, or a short description of the launch line. */
+    name: z.string(),
+    /** The def line, the YAML file start or the launch line. */
+    location: LocationSchema,
+    settings: z.partialRecord(SettingKeySchema, SettingSchema),
+    anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
+    /**
+     * The training mode scripts/training/run_recipe.py runs the unit in: `--mode`, else what
+     * run_recipe infers from the recipe name (`_pretrain_` before `_sft_`/`_finetune_`, then
+     * `_dora_`, `_peft_`/`_lora_`). Only run_recipe's own sync reads it; Bridge's checks
+     * depend on the dataset type, never on a name.
+     */
+    mode: ModeSchema,
+    /**
+     * The class that built cfg.dataset (`GPTSFTDatasetConfig`), or the call whose result it
+     * is when that call was not analyzed. Bridge's fine-tuning checks (HCP022) apply only to
+     * fine-tuning dataset types.
+     */
+    datasetType: z.string().optional(),
+    /** Base classes of datasetType when its class was analyzed (isinstance also matches them). */
+    datasetBases: z.array(z.string()).optional(),
+    /**
+     * What built cfg.model when its unset fields may differ from Megatron-Core's defaults:
+     * an unanalyzed call (`AutoBridge.from_hf_pretrained(...).to_megatron_provider()`, whose
+     * bridge may set cp_comm_type, as Mistral's does) or a provider class.
+     */
+    modelBuilder: z.string().optional(),
+    /**
+     * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
+     * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
+     * "for representation purposes only".
+     */
+    gpus: z.number().int().positive().optional(),
+    /**
+     * GPUs in one NVLink domain, from the hardware namespace of the unit's path
+     * (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`), with where it came from.
+     */
+    nvlinkDomain: z.object({ gpus: z.number().int().positive(), source: z.string() }).optional(),
+    /**
+     * Overrides the entry point throws away before validating: run_recipe copies
+     * dataset.seq_length over model.seq_length, so a launch line's model.seq_length alone
+     * never reaches the run (HCP008 says so; the other rules judge what runs).
+     */
+    discarded: z.array(SettingSchema).optional(),
+    /**
+     * True when every source of the unit's values was analyzed (a recipe function, or a
+     * launch line merged with its analyzed recipe): an unset key then has the upstream
+     * default. False for a launch line or override file whose recipe was not analyzed:
+     * that recipe may set any key the unit leaves unset.
+     */
+    complete: z.boolean(),
+    /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
+    baseRecipe: z.string().optional(),
+    /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
+    notes: z.array(z.object({ message: z.string(), location: LocationSchema })),
+  }),
+);
 export type ConfigUnit = z.infer<typeof ConfigUnitSchema>;

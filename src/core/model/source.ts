@@ -2,26 +2,32 @@
 // Lines and columns are 1-based (as editors, GitHub and SARIF count them); offsets are
 // 0-based indexes into the JavaScript string of the file, so `text.slice(start, end)`
 // gives back exactly the text a range covers.
+// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
 
-export const PointSchema = z.object({
-  line: z.number().int().min(1),
-  column: z.number().int().min(1),
-  offset: z.number().int().min(0),
-});
+export const PointSchema = z.lazy(() =>
+  z.object({
+    line: z.number().int().min(1),
+    column: z.number().int().min(1),
+    offset: z.number().int().min(0),
+  }),
+);
 export type Point = z.infer<typeof PointSchema>;
 
-export const RangeSchema = z.object({ start: PointSchema, end: PointSchema });
+export const RangeSchema = z.lazy(() => z.object({ start: PointSchema, end: PointSchema }));
 export type Range = z.infer<typeof RangeSchema>;
 
-export const LocationSchema = z.object({ file: z.string(), range: RangeSchema });
+export const LocationSchema = z.lazy(() => z.object({ file: z.string(), range: RangeSchema }));
 export type Location = z.infer<typeof LocationSchema>;
 
-export const EditSchema = z.object({
-  file: z.string(),
-  range: RangeSchema,
-  newText: z.string(),
-});
+export const EditSchema = z.lazy(() =>
+  z.object({
+    file: z.string(),
+    range: RangeSchema,
+    newText: z.string(),
+  }),
+);
 export type Edit = z.infer<typeof EditSchema>;
 
 export interface SourceFile {

@@ -3,14 +3,16 @@ import * as z from "zod";
 import { LocationSchema, type Location } from "../model/source.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 
-export const DiagnosticSchema = z.object({
-  file: z.string(),
-  severity: z.enum(["error", "warning", "info"]),
-  /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips. */
-  code: z.enum(["parse-error", "unreadable", "too-large", "unsupported"]),
-  message: z.string(),
-  location: LocationSchema.optional(),
-});
+export const DiagnosticSchema = z.lazy(() =>
+  z.object({
+    file: z.string(),
+    severity: z.enum(["error", "warning", "info"]),
+    /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips. */
+    code: z.enum(["parse-error", "unreadable", "too-large", "unsupported"]),
+    message: z.string(),
+    location: LocationSchema.optional(),
+  }),
+);
 export type Diagnostic = z.infer<typeof DiagnosticSchema>;
 
 /** A Transformer Engine version pin found in a dependency file. */

@@ -23,6 +23,8 @@
 // those real captures, not this report; the parser does not count them as evidence.
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+// Schemas are built on first use (z.lazy): zod schemas built at module load cost every
+// CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
 
 export const HCP_PROBE_PREFIX = "HCP-PROBE ";
@@ -32,31 +34,35 @@ export const MAC_CONTEXT = "hcp-probe-report/v2\n";
 /** A probe key: 32 bytes as 64 lowercase hex digits. */
 export const ProbeKeySchema = z.string().regex(/^[0-9a-f]{64}$/, "a probe key is 64 lowercase hex digits");
 
-export const HcpProbeLevelSchema = z.object({
-  level: z.number().int().nonnegative(),
-  /** ProcessGroup.group_desc, e.g. HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0 (null on backends without it). */
-  desc: z.string().nullable().optional(),
-  size: z.number().int().positive(),
-  ranks: z.array(z.number().int().nonnegative()).optional(),
-});
+export const HcpProbeLevelSchema = z.lazy(() =>
+  z.object({
+    level: z.number().int().nonnegative(),
+    /** ProcessGroup.group_desc, e.g. HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0 (null on backends without it). */
+    desc: z.string().nullable().optional(),
+    size: z.number().int().positive(),
+    ranks: z.array(z.number().int().nonnegative()).optional(),
+  }),
+);
 export type HcpProbeLevel = z.infer<typeof HcpProbeLevelSchema>;
 
-export const HcpProbeReportSchema = z.object({
-  /** 1: hcp-bot 0.1.0 (never signed); 2: signed when the run handed the probe a key. */
-  v: z.union([z.literal(1), z.literal(2)]),
-  rank: z.number().int().nonnegative(),
-  world_size: z.number().int().positive().optional(),
-  cp_size: z.number().int().positive().optional(),
-  /** What the model config asked for, when the probe can read it. */
-  cp_comm_type: z.union([z.string(), z.array(z.string()), z.null()]).optional(),
-  hcp_sizes: z.array(z.number().int()).nullable().optional(),
-  /** null: no hierarchical groups on this rank (flat CP). */
-  levels: z.array(HcpProbeLevelSchema).nullable(),
-  /** Set when the probe itself failed; the report then proves nothing. */
-  error: z.string().optional(),
-  pid: z.number().int().positive().optional(),
-  mac: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-});
+export const HcpProbeReportSchema = z.lazy(() =>
+  z.object({
+    /** 1: hcp-bot 0.1.0 (never signed); 2: signed when the run handed the probe a key. */
+    v: z.union([z.literal(1), z.literal(2)]),
+    rank: z.number().int().nonnegative(),
+    world_size: z.number().int().positive().optional(),
+    cp_size: z.number().int().positive().optional(),
+    /** What the model config asked for, when the probe can read it. */
+    cp_comm_type: z.union([z.string(), z.array(z.string()), z.null()]).optional(),
+    hcp_sizes: z.array(z.number().int()).nullable().optional(),
+    /** null: no hierarchical groups on this rank (flat CP). */
+    levels: z.array(HcpProbeLevelSchema).nullable(),
+    /** Set when the probe itself failed; the report then proves nothing. */
+    error: z.string().optional(),
+    pid: z.number().int().positive().optional(),
+    mac: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  }),
+);
 export type HcpProbeReport = z.infer<typeof HcpProbeReportSchema>;
 
 const encoder = new TextEncoder();
