@@ -84,7 +84,8 @@ export function createMetrics(o: { queueDepth: () => number }): BotMetrics {
         run(context, key, work) {
           const kind = jobKind(key);
           const queued = performance.now();
-          runner.run(context, key, async () => {
+          // Returned: a durable runner's refusal (the store is down, the replica drains) must reach Probot as the 503.
+          return runner.run(context, key, async () => {
             const started = performance.now();
             jobWait.observe({ kind }, (started - queued) / 1000);
             let outcome = "failed";

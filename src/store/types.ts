@@ -5,6 +5,7 @@
 // Schemas are built on first use (z.lazy): zod schemas built at module load cost every
 // CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
+import { MAX_WEBHOOK_BYTES } from "../host/limits.ts";
 import { CompareModeSchema } from "../core/compare/mode.ts";
 import { ComparisonSchema } from "../core/compare/schema.ts";
 import { VerdictSchema } from "../core/verdict/schema.ts";
@@ -172,8 +173,12 @@ export const NewJobSchema = z.object({
   key: z.string().min(1).max(300),
   /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
   kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
-  /** JSON text, opaque to the store. */
-  payload: z.string().max(2 * 1024 * 1024),
+  /**
+   * JSON text, opaque to the store. Room for any webhook GitHub sends (the Node front door takes
+   * up to its 25 MB cap, edge up to 1 MB), re-serialized with the delivery's id and name: a
+   * smaller cap here would turn a large delivery into a 503 on every redelivery.
+   */
+  payload: z.string().max(MAX_WEBHOOK_BYTES + 64 * 1024),
 });
 export type NewJob = z.infer<typeof NewJobSchema>;
 

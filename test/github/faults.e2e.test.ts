@@ -77,6 +77,15 @@ function openPr(): { number: number; head: string } {
 
 const deliver = (action: string, pr: { number: number; head: string }, id: string = randomUUID()) => deliverAndSettle(bot, SECRET, "pull_request", payload(action, pr.number, pr.head), id);
 
+/** Until the head's check run holds a review (the durable retry runs it after its delay). */
+async function reviewed(head: string, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!checkRunsFor(head).some((r) => /^\d+ error\(s\)/.test(r.output.title ?? ""))) {
+    if (Date.now() > until) throw new Error(`no review on ${head} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 function checkRunsFor(head: string) {
   return [...gh.state.checkRuns.values()].filter((c) => c.headSha === head);
 }
@@ -89,7 +98,8 @@ beforeAll(async () => {
   gh = await startFakeGitHub({ appId: 4343, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { "README.md": "# repo\n" } } });
-  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4343, secret: SECRET }), { clock });
+  // A failed job (a review given up) is retried by the durable runner after a second, not the production ten.
+  bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4343, secret: SECRET, extra: { HCP_JOB_RETRY_SECONDS: "1" } }), { clock });
 }, 60_000);
 
 afterAll(async () => {
@@ -158,14 +168,15 @@ describe("GitHub failing for long", { timeout: 60_000 }, () => {
     expect(trace!.output.title).toBe("HCP review not done: GitHub kept failing");
     expect(trace!.output.summary).toContain("kept answering 502 after 13 tries");
     expect(trace!.output.summary).toContain("Re-run");
-    // GitHub's redelivery of the same delivery runs it (the failed delivery was released).
+    // The failed job is retried (a redelivery of the same delivery adds nothing beside it).
     expect(await deliver("opened", pr, first)).toBe(200);
+    await reviewed(pr.head);
     const runs = checkRunsFor(pr.head);
     expect(runs).toHaveLength(1); // the trace is updated into the review, not left beside it
     expect(runs[0]!.output.title).toMatch(/^1 error\(s\)/);
   });
 
-  it("a primary limit resetting past the horizon: gives up at once (no hour of waiting) and says until when", async () => {
+  it("a primary limit resetting past the horizon: gives up at once (no hour of waiting), says until when, and retries no sooner", async () => {
     const pr = openPr();
     const reset = Math.floor(clock.now() / 1000) + 2 * 3600;
     gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 403, headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(reset) }, body: { message: "API rate limit exceeded for installation ID 7." } });
@@ -174,7 +185,12 @@ describe("GitHub failing for long", { timeout: 60_000 }, () => {
     const [trace] = checkRunsFor(pr.head);
     expect(trace!.output.summary).toContain("rate limit is used up");
     expect(trace!.output.summary).toContain(new Date((reset + 1) * 1000).toISOString().slice(0, 16));
-    expect(await deliver("synchronize", pr)).toBe(200); // the next event, once the limit has reset
-    expect(checkRunsFor(pr.head)[0]!.output.title).toMatch(/^1 error\(s\)/);
+    // The job's retry, and the next event queued behind it on the same PR, wait for the reset:
+    // nothing calls GitHub sooner than it asked.
+    const calls = filesCalls(pr.number).length;
+    expect(await deliver("synchronize", pr)).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(filesCalls(pr.number)).toHaveLength(calls);
+    expect(checkRunsFor(pr.head)[0]!.output.title).toBe("HCP review not done: GitHub kept failing");
   });
 });

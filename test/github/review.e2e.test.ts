@@ -163,6 +163,15 @@ describe("pull request review", () => {
     expect(await reviewComments(1)).toEqual([]);
   }, 30_000); // the first review loads the Python grammar
 
+  it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
+    const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    const payload = prPayload("opened", 41, head);
+    const big = { ...payload, pull_request: { ...payload.pull_request, body: "x".repeat(6 * 1024 * 1024) } };
+    const r = await deliver("pull_request", big);
+    expect(r.status).toBe(200);
+    expect((await latestCheck(head)).conclusion).toBe("failure");
+  }, 60_000);
+
   it("posts errors on changed lines as suggestions, a failing check and one summary", async () => {
     const head = openPr(2, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
     await deliver("pull_request", prPayload("opened", 2, head));

@@ -8,6 +8,7 @@ import { restEndpointMethods } from "@octokit/plugin-rest-endpoint-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BotOctokit } from "../../src/github/host.ts";
 import { installedWorkflowReport, readInstalledWorkflow } from "../../src/github/workflow-file.ts";
+import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
 import { smokeWorkflowFile } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 
@@ -42,7 +43,7 @@ describe("reading the installed smoke workflow", () => {
 
     const second = gh.addCommit({ owner: "acme", repo: "wf", branch: "main", base: "main", files: { ".github/workflows/hcp-smoke.yml": smokeWorkflowFile() } });
     const c = await readInstalledWorkflow(octokit, repo, "hcp-smoke.yml", second);
-    expect(c.kind === "found" && c.workflow.version).toBe(2);
+    expect(c.kind === "found" && c.workflow.version).toBe(WORKFLOW_TEMPLATE_VERSION);
     expect(c.kind === "found" && a.kind === "found" && c.blobSha !== a.blobSha).toBe(true);
     expect(installedWorkflowReport().outdated.some((w) => w.repo === "acme/wf")).toBe(false);
     // The old commit still reads as the old file: the cache is by blob, never stale.
