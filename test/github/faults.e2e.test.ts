@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Clock } from "../../src/github/octokit.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-fault-tests";
 const OWNER = "acme";
@@ -44,27 +44,8 @@ let bot: RunningServer;
 const clock = virtualClock();
 let prNumber = 0;
 
-function repository() {
-  return { id: 1, name: REPO, full_name: `${OWNER}/${REPO}`, owner: { login: OWNER, id: 2, type: "Organization" }, default_branch: "main", private: false };
-}
-
 function payload(action: string, number: number, head: string) {
-  return {
-    action,
-    number,
-    installation: { id: INSTALLATION },
-    repository: repository(),
-    sender: { login: "author", id: 3, type: "User" },
-    pull_request: {
-      number,
-      state: "open",
-      draft: false,
-      html_url: `${gh.url}/${OWNER}/${REPO}/pull/${number}`,
-      head: { sha: head, ref: `feature-${number}`, repo: repository() },
-      base: { sha: "b".repeat(40), ref: "main", repo: repository() },
-      user: { login: "author", id: 3, type: "User" },
-    },
-  };
+  return pullRequestPayload({ githubUrl: gh.url, owner: OWNER, repo: REPO, installation: INSTALLATION, action, number, head });
 }
 
 function openPr(): { number: number; head: string } {

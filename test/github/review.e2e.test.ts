@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-tests";
 const OWNER = "acme";
@@ -48,22 +48,7 @@ function repository() {
 }
 
 function prPayload(action: string, number: number, head: string, draft = false) {
-  return {
-    action,
-    number,
-    installation: { id: INSTALLATION },
-    repository: repository(),
-    sender: { login: "author", id: 3, type: "User" },
-    pull_request: {
-      number,
-      state: "open",
-      draft,
-      html_url: `${gh.url}/${OWNER}/${REPO}/pull/${number}`,
-      head: { sha: head, ref: `feature-${number}`, repo: repository() },
-      base: { sha: "b".repeat(40), ref: "main", repo: repository() },
-      user: { login: "author", id: 3, type: "User" },
-    },
-  };
+  return pullRequestPayload({ githubUrl: gh.url, owner: OWNER, repo: REPO, installation: INSTALLATION, action, number, head, draft });
 }
 
 /** A PR on the fake whose head holds `files` (path -> text); patches are derived from the base. */

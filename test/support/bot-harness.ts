@@ -200,3 +200,24 @@ ${o.sizes ? "    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n" : ""}
 export function smokeWorkflowFile(settings: Partial<WorkflowSettings> = {}): string {
   return renderWorkflow(readFileSync(TEMPLATE_PATH, "utf8"), { labels: ["self-hosted", "linux", "gpu-4"], timeoutMinutes: 35, spec: `hcp-bot@${VERSION}`, ...settings });
 }
+
+/** A `pull_request` webhook payload as GitHub sends it for a PR from a branch of the same repository. */
+export function pullRequestPayload(o: { githubUrl: string; owner: string; repo: string; installation: number; action: string; number: number; head: string; draft?: boolean }) {
+  const repository = { id: 1, name: o.repo, full_name: `${o.owner}/${o.repo}`, owner: { login: o.owner, id: 2, type: "Organization" }, default_branch: "main", private: false };
+  return {
+    action: o.action,
+    number: o.number,
+    installation: { id: o.installation },
+    repository,
+    sender: { login: "author", id: 3, type: "User" },
+    pull_request: {
+      number: o.number,
+      state: "open",
+      draft: o.draft ?? false,
+      html_url: `${o.githubUrl}/${o.owner}/${o.repo}/pull/${o.number}`,
+      head: { sha: o.head, ref: `feature-${o.number}`, repo: repository },
+      base: { sha: "b".repeat(40), ref: "main", repo: repository },
+      user: { login: "author", id: 3, type: "User" },
+    },
+  };
+}
