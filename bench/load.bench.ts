@@ -1,72 +1,104 @@
 // `npm run bench:load`: two replicas (real `hcp-bot serve` processes) on one real Redis,
-// against the fake GitHub and the fake Slack on loopback. For BENCH_DURATION_S (default 60)
-// seconds, 200 signed webhooks a second (BENCH_RATE), spread over both replicas: mostly PR
+// against the fake GitHub and the fake Slack on loopback. For BENCH_LOAD_SECONDS (default 60;
+// 10-15 for a short run while developing) seconds, 200 signed webhooks a second (BENCH_RATE), spread over both replicas: mostly PR
 // comments the bot reads and ignores, plus BENCH_REVIEWS_PER_S pushes that each start a
 // review, every one of those also redelivered to the other replica; then 100 concurrent
 // Slack `/hcp smoke` commands (BENCH_SLACK), each retried on the other replica. It prints the
-// answer latency (p50/p99), errors, duplicates counted in the fake GitHub (a head SHA with
-// two check runs, a request with two dispatches) and each replica's RSS, against the budgets:
-// p99 < 100 ms, 0 errors, 0 duplicates, RSS < 300 MB per replica.
+// answer latency (p50/p99) per kind, errors with their causes, duplicates counted in the fake
+// GitHub's state (a head SHA with two review check runs, a PR with two summary comments or two
+// dispatches) and each replica's RSS, against the budgets: p99 < 100 ms for webhooks and for
+// Slack, 0 errors, 0 duplicates, RSS < 300 MB per replica. Progress goes to stderr as it
+// happens, and every wait is bounded: a replica that never does the work is reported, not
+// waited on in silence.
 import { createHmac, randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
+import { CHECK_NAME, SUMMARY_MARKER } from "../src/core/review/plan.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
 import { appKeys, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startRedis } from "../test/support/redis.ts";
-import { startReplica, stopReplica, waitUntil, type Replica } from "../test/support/replicas.ts";
+import { startReplica, stopReplica, type Replica } from "../test/support/replicas.ts";
 import { addSmokeRepo, SMOKE_RECIPE_FILE, type FlowRepo } from "../test/support/smoke-flow.ts";
 
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 60);
+const DURATION_S = Number(process.env.BENCH_LOAD_SECONDS ?? process.env.BENCH_DURATION_S ?? 60);
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const REVIEWS_PER_S = Number(process.env.BENCH_REVIEWS_PER_S ?? 2);
 const SLACK_COMMANDS = Number(process.env.BENCH_SLACK ?? 100);
+/** How long the work after the answers may take before what is missing is reported. */
+const DRAIN_S = Number(process.env.BENCH_DRAIN_SECONDS ?? 120);
 const SECRET = "load-secret";
 const SLACK_SECRET = "load-slack-secret";
 const APP_ID = 9191;
 const R: FlowRepo = { owner: "acme", repo: "mb", installation: 31 };
 const BUDGET = { p99Ms: 100, errors: 0, duplicates: 0, rssMb: 300 };
 
+const t0 = performance.now();
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+/** Progress on stderr, so a slow phase shows where it is. */
+const phase = (what: string) => process.stderr.write(`bench:load [${((performance.now() - t0) / 1000).toFixed(1)} s, load ${load()}] ${what}\n`);
+
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : Number.NaN;
 }
 
+/** Polls `check` until it holds or `ms` pass; false then (the caller reports what is missing). */
+async function within(ms: number, check: () => boolean): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+phase(`starting Redis, the fakes and two replicas (${DURATION_S} s of webhooks at ${RATE}/s, then ${SLACK_COMMANDS} Slack commands)`);
 const redis = await startRedis();
 const gh = await startFakeGitHub({ appId: APP_ID, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey, validateResponses: false });
 const slack = await startFakeSlack({ token: "xoxb-test" });
 gh.addInstallation({ id: R.installation, account: R.owner, accountType: "Organization" });
 addSmokeRepo(gh, R);
-gh.addCommit({ owner: R.owner, repo: R.repo, branch: "main", files: { ".github/hcp-bot.yml": "smoke:\n  quotas: {per_user_per_day: 100000, max_queued: 100000}\nslack:\n  users: {U0LOAD: maint}\n" } });
+// On top of main: the smoke workflow addSmokeRepo installed stays (a dispatch reads it first).
+gh.addCommit({ owner: R.owner, repo: R.repo, branch: "main", base: "main", files: { ".github/hcp-bot.yml": "smoke:\n  quotas: {per_user_per_day: 100000, max_queued: 100000}\nslack:\n  users: {U0LOAD: maint}\n" } });
 gh.setPermission("maint", "write");
 gh.setPermission("author", "write");
 
-const env = { SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0LOAD", LOG_LEVEL: "error" };
+const env = { SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0LOAD", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error" };
 const replicas: Replica[] = await Promise.all(
   ["load-a", "load-b"].map((name) => startReplica({ name, githubUrl: gh.url, appId: APP_ID, secret: SECRET, redisUrl: redis.url, prefix: "load:", extra: env })),
 );
 const agents = replicas.map(() => new Agent({ keepAlive: true, maxSockets: 256 }));
 
+type Kind = "webhook" | "slack";
 interface Sample {
+  kind: Kind;
   ms: number;
-  ok: boolean;
 }
 const samples: Sample[] = [];
-let failures = 0;
+/** Each answer that is not a 200 and each failed connection, by cause. */
+const errorCauses = new Map<string, number>();
+function countError(cause: string): void {
+  errorCauses.set(cause, (errorCauses.get(cause) ?? 0) + 1);
+}
 
-function post(i: number, path: string, body: string, headers: Record<string, string>): Promise<void> {
-  const replica = replicas[i % replicas.length]!;
+function post(kind: Kind, i: number, path: string, body: string, headers: Record<string, string>): Promise<void> {
+  const k = i % replicas.length;
+  const replica = replicas[k]!;
   const started = performance.now();
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port: replica.port, method: "POST", path, agent: agents[i % replicas.length], headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      res.resume();
+    const req = request({ host: "127.0.0.1", port: replica.port, method: "POST", path, agent: agents[k], headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (d: string) => (text += d.length < 200 ? d : ""));
       res.on("end", () => {
-        samples.push({ ms: performance.now() - started, ok: res.statusCode === 200 });
+        samples.push({ kind, ms: performance.now() - started });
+        if (res.statusCode !== 200) countError(`${kind} ${replica.name}: HTTP ${res.statusCode} ${text.slice(0, 120)}`);
         resolve();
       });
     });
-    req.on("error", () => {
-      failures++;
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      countError(`${kind} ${replica.name}: connection ${error.code ?? error.message}${req.reusedSocket ? " (on a reused keep-alive socket)" : ""}`);
       resolve();
     });
     req.end(body);
@@ -75,7 +107,7 @@ function post(i: number, path: string, body: string, headers: Record<string, str
 
 function webhook(i: number, event: string, payload: object, id = randomUUID()): Promise<void> {
   const body = JSON.stringify(payload);
-  return post(i, "/api/github/webhooks", body, {
+  return post("webhook", i, "/api/github/webhooks", body, {
     "content-type": "application/json",
     "x-github-event": event,
     "x-github-delivery": id,
@@ -122,10 +154,10 @@ function review(i: number): Promise<void> {
   return Promise.all([webhook(i, "pull_request", payload, id), webhook(i + 1, "pull_request", payload, id)]).then(() => {});
 }
 
-function slashCommand(i: number, text: string, triggerId: string, retry: boolean): Promise<void> {
-  const body = new URLSearchParams({ team_id: "T0LOAD", channel_id: "C0LOAD", user_id: "U0LOAD", command: "/hcp", text, response_url: slack.responseUrl(), trigger_id: triggerId }).toString();
+function slashCommand(i: number, text: string, triggerId: string, responseUrl: string, retry: boolean): Promise<void> {
+  const body = new URLSearchParams({ team_id: "T0LOAD", channel_id: "C0LOAD", user_id: "U0LOAD", command: "/hcp", text, response_url: responseUrl, trigger_id: triggerId }).toString();
   const ts = Math.floor(Date.now() / 1000);
-  return post(i, "/slack/events", body, {
+  return post("slack", i, "/slack/events", body, {
     "content-type": "application/x-www-form-urlencoded",
     "x-slack-request-timestamp": String(ts),
     "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}`,
@@ -136,73 +168,93 @@ function slashCommand(i: number, text: string, triggerId: string, retry: boolean
 const rss = replicas.map(() => 0);
 const sampler = setInterval(() => replicas.forEach((r, k) => (rss[k] = Math.max(rss[k]!, r.rssMb()))), 500);
 
-// Warm-up (module loading, the Redis scripts, tree-sitter), not measured.
-await Promise.all([chatter(0), chatter(1), review(0)]);
+// Warm-up (module loading, the Redis scripts, tree-sitter), not measured: a review on each replica.
+phase("replicas listening; warming up");
+await Promise.all([chatter(0), chatter(1), review(0), review(1)]);
+await within(30_000, () => [...reviewShas].every((sha) => [...gh.state.checkRuns.values()].some((c) => c.headSha === sha && c.status === "completed")));
 samples.length = 0;
+errorCauses.clear();
 
 const inFlight: Promise<void>[] = [];
 const ticksPerSecond = 20;
 const perTick = RATE / ticksPerSecond;
+phase(`sending webhooks for ${DURATION_S} s`);
 const started = performance.now();
 let sent = 0;
 for (let tick = 0; tick < DURATION_S * ticksPerSecond; tick++) {
   const reviewTick = REVIEWS_PER_S > 0 && tick % Math.max(1, Math.round(ticksPerSecond / REVIEWS_PER_S)) === 0;
   for (let k = 0; k < perTick; k++, sent++) inFlight.push(reviewTick && k === 0 ? review(sent) : chatter(sent));
+  if (tick % (10 * ticksPerSecond) === 0 && tick > 0) phase(`${sent} webhooks sent, ${samples.length} answered`);
   const next = started + ((tick + 1) * 1000) / ticksPerSecond;
   await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
 }
 await Promise.all(inFlight.splice(0));
-const webhookSamples = samples.splice(0);
 const webhookWall = (performance.now() - started) / 1000;
+const webhookCount = samples.length;
 
 // 100 concurrent /hcp smoke commands, each on its own PR, each retried on the other replica.
+phase(`${webhookCount} webhooks answered; sending ${SLACK_COMMANDS} concurrent Slack commands`);
 const smokePrs = Array.from({ length: SLACK_COMMANDS }, () => openPr(hcpRecipe("llama3_8b", { sizes: true })));
 const dispatchesBefore = gh.state.dispatches.length;
+const responseUrls = smokePrs.map(() => slack.responseUrl());
 await Promise.all(smokePrs.map((pr, i) => {
   const trigger = `${Date.now()}.${i}.${randomUUID().replace(/-/g, "")}`;
   const text = `smoke ${R.owner}/${R.repo}#${pr.number}`;
-  return Promise.all([slashCommand(i, text, trigger, false), slashCommand(i + 1, text, trigger, true)]);
+  return Promise.all([slashCommand(i, text, trigger, responseUrls[i]!, false), slashCommand(i + 1, text, trigger, responseUrls[i]!, true)]);
 }));
-const slackSamples = samples.splice(0);
 
-// The work after the answers drains; then the fake is asked what was done twice.
-await waitUntil(() => gh.state.dispatches.length - dispatchesBefore >= SLACK_COMMANDS, "the Slack commands' dispatches", 300_000).catch(() => {});
-let last = -1;
-let since = Date.now();
-await waitUntil(() => {
-  if (gh.calls.length !== last) [last, since] = [gh.calls.length, Date.now()];
-  return Date.now() - since > 3000;
-}, "the replicas' work to finish", 600_000).catch(() => {});
+// The work after the answers drains (bounded); then the fake is asked what was done, and twice.
+phase("Slack commands answered; waiting for the reviews and dispatches");
+const smokeNumbers = new Set(smokePrs.map((p) => String(p.number)));
+const dispatched = () => new Set(gh.state.dispatches.slice(dispatchesBefore).map((d) => (d.inputs as Record<string, string>).pr!).filter((n) => smokeNumbers.has(n)));
+const reviewed = () => new Set([...gh.state.checkRuns.values()].filter((c) => c.name === CHECK_NAME && c.status === "completed" && reviewShas.has(c.headSha)).map((c) => c.headSha));
+let lastCalls = -1;
+let quietSince = Date.now();
+const drained = await within(DRAIN_S * 1000, () => {
+  if (gh.calls.length !== lastCalls) [lastCalls, quietSince] = [gh.calls.length, Date.now()];
+  // Done, or nothing asked of GitHub for 10 s (the replicas stopped working: reported below).
+  return (dispatched().size >= SLACK_COMMANDS && reviewed().size >= reviewShas.size && Date.now() - quietSince > 2000) || Date.now() - quietSince > 10_000;
+});
 clearInterval(sampler);
 
 const checkRunsBySha = new Map<string, number>();
-for (const c of gh.calls) {
-  const body = c.body as { name?: string; head_sha?: string } | undefined;
-  if (c.method === "POST" && c.path.endsWith("/check-runs") && body?.name === "HCP review" && body.head_sha) checkRunsBySha.set(body.head_sha, (checkRunsBySha.get(body.head_sha) ?? 0) + 1);
-}
-const reviewDuplicates = [...checkRunsBySha.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-const reviewsDone = [...reviewShas].filter((s) => checkRunsBySha.has(s)).length;
+for (const c of gh.state.checkRuns.values()) if (c.name === CHECK_NAME) checkRunsBySha.set(c.headSha, (checkRunsBySha.get(c.headSha) ?? 0) + 1);
+const summariesByPr = new Map<number, number>();
+for (const c of gh.state.issueComments.values()) if (c.body.trimEnd().endsWith(SUMMARY_MARKER)) summariesByPr.set(c.issueNumber, (summariesByPr.get(c.issueNumber) ?? 0) + 1);
 const dispatchesByPr = new Map<string, number>();
 for (const d of gh.state.dispatches.slice(dispatchesBefore)) {
   const pr = (d.inputs as Record<string, string>).pr!;
   dispatchesByPr.set(pr, (dispatchesByPr.get(pr) ?? 0) + 1);
 }
-const dispatchDuplicates = [...dispatchesByPr.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
-const all = [...webhookSamples, ...slackSamples];
-const errors = failures + all.filter((s) => !s.ok).length;
-const duplicates = reviewDuplicates + dispatchDuplicates;
-const p99 = percentile(all.map((s) => s.ms), 99);
+const extra = (m: Map<unknown, number>) => [...m.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
+const duplicates = { "review check runs": extra(checkRunsBySha), "summary comments": extra(summariesByPr), dispatches: extra(dispatchesByPr) };
+const duplicateCount = Object.values(duplicates).reduce((a, b) => a + b, 0);
+const reviewsDone = reviewed().size;
+const dispatchesDone = dispatched().size;
+const errors = [...errorCauses.values()].reduce((a, b) => a + b, 0);
+const latency = (kind: Kind) => {
+  const ms = samples.filter((s) => s.kind === kind).map((s) => s.ms);
+  return { n: ms.length, p50: percentile(ms, 50), p99: percentile(ms, 99), max: ms.length ? Math.max(...ms) : Number.NaN };
+};
+const hooks = latency("webhook");
+const slackAcks = latency("slack");
 
 const fmt = (n: number) => n.toFixed(1);
-const verdict = (ok: boolean) => (ok ? "pass" : "FAIL");
-console.log(`bench:load: 2 replicas on one Redis, ${webhookSamples.length} signed webhooks in ${webhookWall.toFixed(1)} s (${(webhookSamples.length / webhookWall).toFixed(0)}/s, ${reviewShas.size} of them reviews, each also redelivered to the other replica), then ${SLACK_COMMANDS} concurrent /hcp smoke commands, each retried on the other replica`);
-console.log(`  webhooks: p50 ${fmt(percentile(webhookSamples.map((s) => s.ms), 50))} ms   p99 ${fmt(percentile(webhookSamples.map((s) => s.ms), 99))} ms   max ${fmt(Math.max(...webhookSamples.map((s) => s.ms)))} ms`);
-console.log(`  slack:    p50 ${fmt(percentile(slackSamples.map((s) => s.ms), 50))} ms   p99 ${fmt(percentile(slackSamples.map((s) => s.ms), 99))} ms   max ${fmt(Math.max(...slackSamples.map((s) => s.ms)))} ms`);
-console.log(`  work done: ${reviewsDone}/${reviewShas.size} reviews, ${dispatchesByPr.size}/${SLACK_COMMANDS} dispatches`);
-console.log(`  p99 answer ${fmt(p99)} ms        budget < ${BUDGET.p99Ms} ms   ratio ${(p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(p99 < BUDGET.p99Ms)}`);
-console.log(`  errors ${errors} (${failures} connection failures)        budget ${BUDGET.errors}   ${verdict(errors === 0)}`);
-console.log(`  duplicates ${duplicates} (${reviewDuplicates} review check runs, ${dispatchDuplicates} dispatches)   budget ${BUDGET.duplicates}   ${verdict(duplicates === 0)}`);
+const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+console.log(`bench:load: 2 replicas on one Redis, ${webhookCount} signed webhooks in ${webhookWall.toFixed(1)} s (${(webhookCount / webhookWall).toFixed(0)}/s, ${reviewShas.size - 2} of them PR openings, each also redelivered to the other replica), then ${SLACK_COMMANDS} concurrent /hcp smoke commands, each retried on the other replica; load average ${load()}`);
+console.log(`  webhooks: p50 ${fmt(hooks.p50)} ms   p99 ${fmt(hooks.p99)} ms   max ${fmt(hooks.max)} ms   (${hooks.n} answers)   budget p99 < ${BUDGET.p99Ms} ms   ratio ${(hooks.p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(hooks.p99 < BUDGET.p99Ms)}`);
+console.log(`  slack:    p50 ${fmt(slackAcks.p50)} ms   p99 ${fmt(slackAcks.p99)} ms   max ${fmt(slackAcks.max)} ms   (${slackAcks.n} acks)   budget p99 < ${BUDGET.p99Ms} ms   ratio ${(slackAcks.p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(slackAcks.p99 < BUDGET.p99Ms)}`);
+console.log(`  errors ${errors}   budget ${BUDGET.errors}   ${verdict(errors === BUDGET.errors)}`);
+for (const [cause, n] of errorCauses) console.log(`    ${n} x ${cause}`);
+console.log(`  duplicates ${duplicateCount} (${Object.entries(duplicates).map(([k, v]) => `${v} ${k}`).join(", ")}, from the fake GitHub's state)   budget ${BUDGET.duplicates}   ${verdict(duplicateCount === BUDGET.duplicates)}`);
 replicas.forEach((r, k) => console.log(`  RSS ${r.name} max ${fmt(rss[k]!)} MB   budget < ${BUDGET.rssMb} MB   ratio ${(rss[k]! / BUDGET.rssMb).toFixed(2)}   ${verdict(rss[k]! < BUDGET.rssMb)}`));
+const workDone = reviewsDone === reviewShas.size && dispatchesDone === SLACK_COMMANDS;
+console.log(`  work done: ${reviewsDone}/${reviewShas.size} reviews, ${dispatchesDone}/${SLACK_COMMANDS} dispatches${drained ? "" : ` (still missing after ${DRAIN_S} s)`}   ${workDone ? "all" : "MISSING"}`);
+if (!workDone) {
+  // What the people whose command did not dispatch were told, so a refusal shows its reason.
+  const told = smokePrs.filter((p) => !dispatchesByPr.has(String(p.number))).slice(0, 3).map((p) => slack.responses(responseUrls[smokePrs.indexOf(p)]!.split("/").pop()!).map((b) => String(b.text ?? "").slice(0, 200)));
+  console.log("    Slack's replies to commands that did not dispatch:", JSON.stringify(told));
+}
 if (gh.violations.length || slack.violations.length) console.log("  violations:", [...gh.violations, ...slack.violations].slice(0, 5));
 
 for (const a of agents) a.destroy();
@@ -210,5 +262,5 @@ await Promise.all(replicas.map((r) => stopReplica(r, "SIGTERM")));
 await gh.close();
 await slack.close();
 await redis.dispose();
-const passed = p99 < BUDGET.p99Ms && errors === 0 && duplicates === 0 && rss.every((m) => m < BUDGET.rssMb);
+const passed = hooks.p99 < BUDGET.p99Ms && slackAcks.p99 < BUDGET.p99Ms && errors === 0 && duplicateCount === 0 && rss.every((m) => m < BUDGET.rssMb) && workDone;
 process.exitCode = passed ? 0 : 1;
