@@ -4,6 +4,7 @@
 // (workers/main.ts, deno/main.ts) supply the store, the Python grammar and how a job
 // reaches `runJob` (a Queue, or this process); everything else is the same modules Node runs.
 import type { Language } from "web-tree-sitter";
+import { inThreadAnalyzer } from "../core/analyze/analyzer.ts";
 import { anchorScanAvailable } from "../core/verdict/index.ts";
 import { createApp } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
@@ -62,6 +63,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   const privateKey = await checkPrivateKey(settings.privateKey!);
   const policy = jobPolicy(env);
   const { store, log } = runtime;
+  const analyze = inThreadAnalyzer(runtime.python);
   const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, log });
 
   async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
@@ -77,7 +79,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
         ...settings.slack,
         githubApiUrl: settings.baseUrl,
         store,
-        python: runtime.python,
+        analyze,
         log,
         accept: (claim, key, work, command) => accept({ key, kind: "slack", payload: JSON.stringify({ work, command }) }, claim),
       })
@@ -85,7 +87,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
 
   let sweep: (() => Promise<void>) | undefined;
   createApp({
-    python: runtime.python,
+    analyze,
     botLogin: settings.botLogin,
     store,
     runner: gh.runner,

@@ -2,8 +2,7 @@
 // which workflow events finish a smoke run. Written against a small host interface
 // (src/github/host.ts) that Probot satisfies on Node and an @octokit/app adapter on edge
 // runtimes, so the same handlers run on both.
-import type { Language } from "web-tree-sitter";
-import { analyze } from "../core/analyze/index.ts";
+import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
 import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
@@ -31,7 +30,8 @@ import {
 import type { SmokeCommand } from "../core/commands/index.ts";
 
 export interface AppDeps {
-  python: () => Promise<Language>;
+  /** The analysis (src/core/analyze/analyzer.ts): in this thread, or on the Node server's worker thread. */
+  analyze: Analyzer;
   /** Fixed bot login (`slug[bot]`); looked up once through GET /app when absent. */
   botLogin?: string;
   /** Called after each review, for tests and metrics. */
@@ -167,8 +167,8 @@ type Delivery = Pick<WebhookContext<"issue_comment">, "id" | "octokit">;
 export function createApp(deps: AppDeps): (app: AppHost) => void {
   return (app: AppHost) => {
     const runner = deps.runner ?? inProcessRunner(new KeyedQueue(4, app.log), app.log);
-    const reviewDeps: ReviewDeps = { python: deps.python, botLogin: loginResolver(app, deps.botLogin), log: app.log };
-    const smokeDeps: SmokeDeps = { store: deps.store, python: deps.python, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
+    const reviewDeps: ReviewDeps = { analyze: deps.analyze, botLogin: loginResolver(app, deps.botLogin), log: app.log };
+    const smokeDeps: SmokeDeps = { store: deps.store, analyze: deps.analyze, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
 
     /** The work runs after the answer, one job at a time per PR; a durable runner records it first. */
     async function once(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
@@ -299,7 +299,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           }
           const source = checkSource(command.input);
           if (!source) return;
-          const report = analyze([source], { python: await deps.python(), gpusPerNode: config.gpus_per_node });
+          const report = await deps.analyze([source], { gpusPerNode: config.gpus_per_node });
           await say(
             report.findings.length
               ? `hcp-bot checked that configuration:\n\n${findingsTable(report.findings)}`

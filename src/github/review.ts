@@ -4,8 +4,7 @@
 // a redelivered webhook or a restart posts nothing twice.
 import type { BotOctokit } from "./host.ts";
 import { commentOnce, createOnce } from "./writes.ts";
-import type { Language } from "web-tree-sitter";
-import { analyze } from "../core/analyze/index.ts";
+import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { CONFIG_PATH, parseRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
@@ -32,7 +31,7 @@ export interface PullTarget {
 }
 
 export interface ReviewDeps {
-  python: () => Promise<Language>;
+  analyze: Analyzer;
   botLogin: (octokit: Octokit) => Promise<string>;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
@@ -206,9 +205,8 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const sources = [...texts].filter((e): e is [string, string] => e[1] !== null).map(([path, text]) => ({ path, text }));
   // Builders the changed recipes import from other modules, at the same SHA (judged with them, not reported on).
   const library = sources.length ? await readImportedModules(octokit, commit, sources) : [];
-  const report = analyze(sources, {
+  const report = await deps.analyze(sources, {
     library,
-    python: await deps.python(),
     gpusPerNode: config.gpus_per_node,
     gpusPerNodeSource: `gpus_per_node in ${CONFIG_PATH} (8 unless set there)`,
     select: config.rules.select,

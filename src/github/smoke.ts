@@ -3,8 +3,7 @@
 // into a verdict on the check run and the PR comment. Written against Octokit and
 // webhook payloads; the decisions live in the pure core (policy, grammar, verdict).
 import type { BotOctokit } from "./host.ts";
-import type { Language } from "web-tree-sitter";
-import { analyze } from "../core/analyze/index.ts";
+import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { helpText, resolveSmokeRequest, type SmokeCommand, type SmokePlan } from "../core/commands/index.ts";
 import { defaultRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
@@ -26,7 +25,7 @@ type Octokit = BotOctokit;
 
 export interface SmokeDeps {
   store: Store;
-  python: () => Promise<Language>;
+  analyze: Analyzer;
   log: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   now?: () => Date;
   /** How long to look for the run a dispatch created when GitHub does not return its id. */
@@ -107,7 +106,7 @@ interface TreeEntry {
 }
 
 /** Recipe modules at the SHA plus the requested launch line, analyzed together. */
-async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, python: Language): Promise<{ findings: Finding[]; recipeFound: boolean; referenceFindings: Finding[] }> {
+async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokePlan, analyze: Analyzer): Promise<{ findings: Finding[]; recipeFound: boolean; referenceFindings: Finding[] }> {
   const { data: tree } = await octokit.rest.git.getTree({ owner: r.owner, repo: r.repo, tree_sha: sha, recursive: "true" });
   const inRecipes = compileGlobs(RECIPE_GLOBS);
   const blobs = (tree.tree as TreeEntry[]).filter((e) => e.type === "blob" && e.path).map((e) => e.path!);
@@ -119,7 +118,7 @@ async function preflight(octokit: Octokit, r: RepoRef, sha: string, plan: SmokeP
   const library = await readImportedModules(octokit, commit, files, (p) => inTree.has(p));
   files.push({ path: PREFLIGHT_FILE, text: `#!/usr/bin/env bash\n${plan.launchLine()}\n` });
   if (plan.reference) files.push({ path: PREFLIGHT_REFERENCE_FILE, text: `#!/usr/bin/env bash\n${plan.reference.launchLine()}\n` });
-  const report = analyze(files, { python, library });
+  const report = await analyze(files, { library });
   const launch = report.units.find((u) => u.location.file === PREFLIGHT_FILE);
   const reference = report.units.find((u) => u.location.file === PREFLIGHT_REFERENCE_FILE);
   return {
@@ -281,8 +280,7 @@ export async function requestSmoke(
     return { kind: "refused", reason: workflow.reason };
   }
 
-  const python = await deps.python();
-  const check = await preflight(octokit, r, sha, plan, python);
+  const check = await preflight(octokit, r, sha, plan, deps.analyze);
   const errors = check.findings.filter((f) => f.severity === "error");
   if (errors.length) {
     const reason = `the pre-flight check found ${errors.length} error(s) in this configuration, so no GPU time was spent`;

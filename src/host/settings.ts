@@ -35,6 +35,8 @@ export interface ServerSettings {
   jobs: JobPolicy;
   /** HCP_DRAIN_SECONDS: how long SIGTERM waits for running jobs before handing them back. */
   drainSeconds: number;
+  /** HCP_ANALYSIS_THREADS (Node): worker threads that run the analysis off the answering thread; 0 runs it there. */
+  analysisThreads: number;
   /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
   smokeMaxActive?: number;
   /** HCP_HEALTH_TOKEN: `/healthz` shows its details only to a request bearing it. */
@@ -119,6 +121,7 @@ const Env = z.object({
   HCP_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,50}$/, "must be 1 to 50 letters, digits, colons, dashes or underscores").optional(),
   HCP_AUDIT_MAXLEN: z.string().regex(/^[1-9][0-9]{2,9}$/, "must be a whole number of at least 100").optional(),
   HCP_DRAIN_SECONDS: z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a whole number of seconds (1 to 9999)").optional(),
+  HCP_ANALYSIS_THREADS: z.string().regex(/^(?:[0-9]|1[0-6])$/, "must be a whole number from 0 to 16").optional(),
   HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
   HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   HCP_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -212,6 +215,7 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, ...(e.HCP_REDIS_PREFIX ? { prefix: e.HCP_REDIS_PREFIX } : {}), ...(e.HCP_AUDIT_MAXLEN ? { auditMaxLen: Number(e.HCP_AUDIT_MAXLEN) } : {}) } } : {}),
     jobs: jobPolicy(env),
     drainSeconds: e.HCP_DRAIN_SECONDS ? Number(e.HCP_DRAIN_SECONDS) : DEFAULT_DRAIN_SECONDS,
+    analysisThreads: e.HCP_ANALYSIS_THREADS ? Number(e.HCP_ANALYSIS_THREADS) : 1,
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),
     ...(e.HCP_METRICS_TOKEN ? { metricsToken: e.HCP_METRICS_TOKEN } : {}),

@@ -1,7 +1,9 @@
-// A worker thread that extracts shards of files (see parallel.ts). It loads the grammar
-// once and answers one message per shard.
+// A worker thread with the grammar loaded once: it extracts shards of files (parallel.ts,
+// the CLI's large lints) or runs a whole analysis (analysis-pool.ts, the server's reviews,
+// pre-flight checks and Slack checks), one answer per message.
 import { parentPort } from "node:worker_threads";
-import { extractFiles } from "../core/analyze/index.ts";
+import type { AnalyzerOptions } from "../core/analyze/analyzer.ts";
+import { analyze, extractFiles } from "../core/analyze/index.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
 
@@ -10,11 +12,16 @@ interface Job {
   files: SourceFile[];
   library: SourceFile[];
   maxFileBytes?: number;
+  analyze?: { files: SourceFile[]; options: AnalyzerOptions };
 }
 
 const python = await loadPythonLanguage();
 parentPort!.on("message", (job: Job) => {
   try {
+    if (job.analyze) {
+      parentPort!.postMessage({ id: job.id, report: analyze(job.analyze.files, { ...job.analyze.options, python }) });
+      return;
+    }
     // A JSON string crosses the thread boundary about twice as fast as a structured clone of
     // the same nested objects, and the stringify half runs here, in parallel.
     parentPort!.postMessage({ id: job.id, json: JSON.stringify(extractFiles(job.files, { python, library: job.library, maxFileBytes: job.maxFileBytes })) });

@@ -1,7 +1,7 @@
 // `/metrics` on Node: Prometheus text from a prom-client registry of the bot's own counters
 // (and Node's process metrics). The server feeds it through the hooks it already has: the
-// webhook guard, onReviewed, the smoke notify hook, the runner, the retry policy's observer
-// and a store wrapper. Off unless HCP_METRICS_TOKEN is set; then only a request bearing it
+// webhook guard, onReviewed, the smoke notify hook, the runner, the GitHub retry policy's and
+// the Slack Web API client's observers, and a store wrapper. Off unless HCP_METRICS_TOKEN is set; then only a request bearing it
 // (`Authorization: Bearer ...`, what Prometheus sends with `authorization.credentials`) reads it.
 // Edge hosts have no /metrics: an isolate's counters are neither shared nor long-lived there.
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -12,6 +12,7 @@ import type { ReviewOutcome } from "../github/review.ts";
 import { bearsToken } from "../host/health.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { Store } from "../store/types.ts";
+import type { SlackWaitObserver } from "../slack/web-api.ts";
 
 export interface BotMetrics {
   registry: Registry;
@@ -19,7 +20,8 @@ export interface BotMetrics {
   reviewed(outcome: ReviewOutcome): void;
   smokeState(state: SmokeState): void;
   github: RetryObserver;
-  slackWait(e: { method: string; reason: string; ms: number }): void;
+  /** The Slack Web API client's waits (429 Retry-After, 5xx backoff) and give-ups, next to GitHub's. */
+  slack: Required<SlackWaitObserver>;
   /** The runner with each job's wait and run time measured. */
   timed(runner: WorkRunner): WorkRunner;
   /** The store with each failed call counted. */
@@ -49,6 +51,8 @@ export function createMetrics(o: { queueDepth: () => number }): BotMetrics {
   const waitSeconds = counter("hcp_bot_github_wait_seconds_total", "Seconds spent waiting before GitHub retries, by reason.", ["reason"]);
   const giveUps = counter("hcp_bot_github_give_ups_total", "GitHub requests given up by the retry policy, by reason.", ["reason"]);
   const slackWaits = counter("hcp_bot_slack_waits_total", "Waits before retrying a Slack Web API call, by method and reason.", ["method", "reason"]);
+  const slackWaitSeconds = counter("hcp_bot_slack_wait_seconds_total", "Seconds spent waiting before Slack Web API retries, by method and reason.", ["method", "reason"]);
+  const slackGiveUps = counter("hcp_bot_slack_give_ups_total", "Slack Web API calls given up (past the retry horizon, or out of 5xx tries), by method and reason.", ["method", "reason"]);
   const storeErrors = counter("hcp_bot_store_errors_total", "Store calls that failed, by operation.", ["operation"]);
   new Gauge({ name: "hcp_bot_queue_depth", help: "Webhook jobs queued or running in this process.", registers: [registry], collect() {
     this.set(o.queueDepth());
@@ -77,7 +81,13 @@ export function createMetrics(o: { queueDepth: () => number }): BotMetrics {
       },
       onGiveUp: (e) => giveUps.inc({ reason: e.reason }),
     },
-    slackWait: (e) => slackWaits.inc({ method: e.method, reason: e.reason }),
+    slack: {
+      onWait(e) {
+        slackWaits.inc({ method: e.method, reason: e.reason });
+        slackWaitSeconds.inc({ method: e.method, reason: e.reason }, e.ms / 1000);
+      },
+      onGiveUp: (e) => slackGiveUps.inc({ method: e.method, reason: e.reason }),
+    },
     timed(runner) {
       return {
         ...runner,

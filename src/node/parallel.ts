@@ -1,7 +1,8 @@
 // Extraction on several threads: each file's extraction is independent (tree-sitter
 // parsing dominates), so shards go to worker threads and the judging (composition and
 // rules) runs once on the combined results. Small inputs stay on the calling thread,
-// where a worker's start-up would cost more than it saves.
+// where a worker's start-up would cost more than it saves. The same worker runs whole
+// analyses for the server (analysis-pool.ts).
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { FROM_SOURCE, packageFile } from "./package-files.ts";
@@ -9,6 +10,7 @@ import { extractFiles, judge, type AnalysisReport, type AnalyzeOptions } from ".
 import type { SourceFile } from "../core/model/source.ts";
 import { importClosure } from "../core/recipe/python/library.ts";
 import type { ExtractResult } from "../core/recipe/types.ts";
+import type { AnalyzerOptions } from "../core/analyze/analyzer.ts";
 
 export const PARALLEL_MIN_CHARS = 2_000_000;
 
@@ -17,22 +19,30 @@ const WORKER_FILE = FROM_SOURCE ? packageFile("src/node/extract-worker-entry.js"
 
 interface Reply {
   id: number;
-  /** The shard's ExtractResult[] as JSON (see extract-worker.ts). */
+  /** An extraction's ExtractResult[] as JSON (see extract-worker.ts). */
   json?: string;
+  /** A whole analysis's report (structured clone). */
+  report?: AnalysisReport;
   error?: string;
 }
 
-class ExtractWorker {
+type Request = { files: SourceFile[]; library: SourceFile[]; maxFileBytes?: number } | { analyze: { files: readonly SourceFile[]; options: AnalyzerOptions } };
+
+/** One worker thread with the grammar loaded: extracts shards (the CLI) or runs whole analyses (the server). */
+export class AnalysisWorker {
   private readonly worker: Worker;
   private readonly ready: Promise<void>;
-  private pending = new Map<number, { resolve: (r: ExtractResult[]) => void; reject: (e: Error) => void }>();
+  private pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private nextId = 0;
+  /** Set once the thread failed or exited: what was asked of it is rejected, and it takes nothing more. */
+  dead = false;
 
   constructor() {
     this.worker = new Worker(WORKER_FILE);
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {
       this.worker.once("error", reject);
+      this.worker.once("exit", (code) => reject(new Error(`the analysis worker exited (code ${code}) before it was ready`)));
       const onFirst = (m: { ready?: boolean }) => {
         if (m.ready) {
           this.worker.off("message", onFirst);
@@ -42,19 +52,43 @@ class ExtractWorker {
       };
       this.worker.on("message", onFirst);
     });
-    this.worker.on("error", (error) => {
+    this.ready.catch(() => {}); // raised to whoever asks next
+    const fail = (error: Error) => {
+      this.dead = true;
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", (code) => fail(new Error(`the analysis worker exited (code ${code})`)));
+  }
+
+  /** Resolves once the thread has loaded the grammar. */
+  started(): Promise<void> {
+    return this.ready;
+  }
+
+  /** Requests this thread has not answered yet. */
+  get load(): number {
+    return this.pending.size;
+  }
+
+  private async ask(request: Request): Promise<Reply> {
+    await this.ready;
+    if (this.dead) throw new Error("the analysis worker is gone");
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...request });
     });
   }
 
   async extract(files: SourceFile[], library: SourceFile[], maxFileBytes?: number): Promise<ExtractResult[]> {
-    await this.ready;
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, files, library, maxFileBytes });
-    });
+    const reply = await this.ask({ files, library, maxFileBytes });
+    return reply.json ? (JSON.parse(reply.json) as ExtractResult[]) : [];
+  }
+
+  async analyze(files: readonly SourceFile[], options: AnalyzerOptions): Promise<AnalysisReport> {
+    return (await this.ask({ analyze: { files, options } })).report!;
   }
 
   private settle(reply: Reply): void {
@@ -62,7 +96,7 @@ class ExtractWorker {
     if (!p) return;
     this.pending.delete(reply.id);
     if (reply.error !== undefined) p.reject(new Error(reply.error));
-    else p.resolve(reply.json ? (JSON.parse(reply.json) as ExtractResult[]) : []);
+    else p.resolve(reply);
   }
 
   terminate(): Promise<number> {
@@ -83,14 +117,14 @@ export function shard<T extends { text: string }>(files: readonly T[], n: number
 }
 
 export class ParallelAnalyzer {
-  private workers: ExtractWorker[] = [];
+  private workers: AnalysisWorker[] = [];
 
   constructor(private readonly threads = Math.min(availableParallelism(), 4)) {}
 
   async analyze(files: readonly SourceFile[], options: AnalyzeOptions): Promise<AnalysisReport> {
     const chars = files.reduce((n, f) => n + f.text.length, 0);
     if (this.threads < 2 || chars < PARALLEL_MIN_CHARS) return judge(files, extractFiles(files, options), options);
-    while (this.workers.length < this.threads) this.workers.push(new ExtractWorker());
+    while (this.workers.length < this.threads) this.workers.push(new AnalysisWorker());
     const shards = shard(files, this.threads);
     const parts = await Promise.all(
       shards.map((indexes, k) => {

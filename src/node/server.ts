@@ -20,7 +20,8 @@ import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
 import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
-import { loadPythonLanguage } from "./treesitter.ts";
+import { createAnalysisPool } from "./analysis-pool.ts";
+import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
@@ -149,6 +150,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
   const queue = new KeyedQueue(4, log);
+  // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
+  const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
   // Webhook and Slack work is a durable job in the store (src/node/durable.ts).
   const durable = store ? createDurableWork({ store, policy: settings.jobs, log }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
@@ -156,7 +159,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
   const slack =
     settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, python: loadPythonLanguage, log })
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, slackWaits: metrics.slack, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
@@ -164,7 +167,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
     const app = createApp({
-        python: loadPythonLanguage,
+        analyze: analysis.analyze,
         botLogin: settings.botLogin,
         onReviewed: (outcome) => {
           metrics.reviewed(outcome);
@@ -212,6 +215,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
   });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
+  // The built server loads the grammar on its thread now, not in the first review; from the
+  // sources (tests) a thread's start costs seconds of compiling TypeScript, so it waits for first use.
+  if (!FROM_SOURCE && settings.mode === "app") analysis.warm().catch((error: unknown) => log.warn({ err: error }, "the analysis thread did not start; it is tried again on the first analysis"));
   durable?.start(); // jobs a stopped or killed process left behind run now
   /** `waitForJobs` false: jobs were handed back (drain), so the process may exit under them. */
   const stop = async (waitForJobs = true) => {
@@ -225,6 +231,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
       await queue.idle();
       await durable?.idle(); // let started reviews finish their posts
     }
+    await analysis.close();
     if (!options.store) await store?.close();
   };
   return {

@@ -1,14 +1,14 @@
 // The Slack app, whatever serves it: the Web API client, the channel messages that follow
 // smoke runs, the command handlers and the request core, wired together. The Node server
 // puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
-import type { Language } from "web-tree-sitter";
+import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
 import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./core.ts";
 import { createSlackRuns } from "./runs.ts";
-import { createSlackWebApi } from "./web-api.ts";
+import { createSlackWebApi, type SlackWaitObserver } from "./web-api.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
@@ -19,13 +19,15 @@ export interface SlackAppOptions {
   /** GitHub REST base URL (https://api.github.com or https://HOST/api/v3), for web links. */
   githubApiUrl: string;
   store: Store;
-  python: () => Promise<Language>;
+  analyze: Analyzer;
   log: SlackLog;
   /** How the host takes an acknowledged command's work (with its claim) to run after the ack. */
   accept: SlackCoreDeps["accept"];
   nowSeconds?: () => number;
   /** SLACK_TEAM_ID (see SlackCommandDeps.teamId). */
   teamId?: string;
+  /** Hears the Web API client's waits and give-ups (429 Retry-After, 5xx backoff). */
+  slackWaits?: SlackWaitObserver;
 }
 
 export interface SlackApp {
@@ -45,7 +47,7 @@ export function githubWebUrl(apiUrl: string): string {
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
   let gateway: GitHubGateway | undefined;
-  const web = createSlackWebApi({ token: options.botToken, apiUrl: options.apiUrl });
+  const web = createSlackWebApi({ token: options.botToken, apiUrl: options.apiUrl, ...options.slackWaits });
   const notifyChannels = new Map<string, { at: number; channel: Promise<string | undefined> }>();
 
   /** The repo's notify_channel, cached a minute so a run's state changes cost one config read. */
@@ -63,7 +65,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   }
 
   const runs = createSlackRuns({ web, store: options.store, webUrl: githubWebUrl(options.githubApiUrl), notifyChannel, log: options.log });
-  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, python: options.python, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
+  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, analyze: options.analyze, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
   const core = createSlackCore({
     signingSecret: options.signingSecret,
     accept: options.accept,

@@ -2,8 +2,7 @@
 // map the Slack user to a GitHub login from the repository's (or the org's) config, and
 // act through the GitHub gateway with the same checks as a PR comment.
 import type { BotOctokit } from "../github/host.ts";
-import type { Language } from "web-tree-sitter";
-import { analyze } from "../core/analyze/index.ts";
+import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
 import { checkSource, parseSlackCommand, RUN_RECIPE, shellLine, type Command, type SmokeCommand } from "../core/commands/index.ts";
 import { readRecipe } from "../core/commands/grammar.ts";
@@ -30,7 +29,7 @@ export interface SlackCommandDeps {
   store: Store;
   /** Set once the GitHub App has loaded; undefined before (the command is answered with an error). */
   gateway: () => GitHubGateway | undefined;
-  python: () => Promise<Language>;
+  analyze: Analyzer;
   runs: SlackRuns;
   log: SlackLog;
   /** The operator's workspace (SLACK_TEAM_ID): bare user ids of `slack.users` count there when the config names none. */
@@ -209,7 +208,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
       // Named recipe: the overrides are applied to it, as run_recipe.py would.
       source.text = `${shellLine(["python", RUN_RECIPE, "--recipe", spec.recipe, ...parsed.command.input.overrides.map((o) => `${o.key}=${o.text}`)])}\n`;
     }
-    const report = analyze([...recipeFiles, source], { python: await deps.python(), gpusPerNode: config?.gpus_per_node ?? 8 });
+    const report = await deps.analyze([...recipeFiles, source], { gpusPerNode: config?.gpus_per_node ?? 8 });
     const launch = report.units.filter((u) => u.location.file === source.path).map((u) => u.id);
     const findings: Finding[] = report.findings.filter((f) => launch.includes(f.unitId));
     const what = spec.recipe && spec.repo ? `that configuration (recipe ${spec.recipe} of ${spec.repo.owner}/${spec.repo.repo})` : "that configuration";

@@ -42,21 +42,28 @@ interface ApiAnswer {
   ts?: string;
 }
 
-export interface SlackWebApiOptions {
+export type SlackWaitReason = "rate-limit" | "server-error";
+
+/** Hears the client's waits and give-ups (the Node server's /metrics). */
+export interface SlackWaitObserver {
+  onWait?: (e: { method: string; reason: SlackWaitReason; ms: number }) => void;
+  /** A call that failed although Slack asked for (or a 5xx invited) another try: past the horizon, or out of 5xx tries. */
+  onGiveUp?: (e: { method: string; reason: SlackWaitReason }) => void;
+}
+
+export interface SlackWebApiOptions extends SlackWaitObserver {
   token: string;
   apiUrl: string;
   fetch?: typeof fetch;
   timeoutMs?: number;
   /** How the client waits before a retry (tests hand in one that does not really sleep). */
   sleep?: (ms: number) => Promise<void>;
-  /** Hears each wait (metrics). */
-  onWait?: (e: { method: string; reason: "rate-limit" | "server-error"; ms: number }) => void;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The wait before sending again, or undefined when this answer is final. */
-function retryWait(status: number | undefined, retryAfter: string | null, serverTries: number, repeatable: boolean): { ms: number; reason: "rate-limit" | "server-error" } | undefined {
+function retryWait(status: number | undefined, retryAfter: string | null, serverTries: number, repeatable: boolean): { ms: number; reason: SlackWaitReason } | undefined {
   if (status === 429) {
     const seconds = Number(retryAfter);
     return { ms: Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 30_000, reason: "rate-limit" };
@@ -85,6 +92,8 @@ export function createSlackWebApi(options: SlackWebApiOptions): SlackWebApi {
       }
       const wait = retryWait(res?.status, res?.headers.get("retry-after") ?? null, serverTries, repeatable);
       if (!wait || waited + wait.ms > RETRY_HORIZON_MS) {
+        if (wait) options.onGiveUp?.({ method, reason: wait.reason });
+        else if (repeatable && serverTries >= SERVER_ERROR_TRIES && (res === undefined || res.status >= 500)) options.onGiveUp?.({ method, reason: "server-error" });
         if (res) return res;
         throw failure;
       }

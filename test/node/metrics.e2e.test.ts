@@ -1,12 +1,15 @@
 // /metrics scraped from the real server after real signed webhooks (a review with findings,
 // a forged and an oversized delivery, a smoke run from comment to verdict) with GitHub
 // failing once on the way; the Prometheus text is parsed, not grepped.
+import { createHmac, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { FORGED, sendHugeWebhook } from "../../bench/support/memory-client.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverWebhook, instantClock, PASSING_RUN_LOG, runnerFacts, trainingLog } from "../support/bot-harness.ts";
 import { addSmokeRepo, SmokeFlow, SMOKE_RECIPE_FILE } from "../support/smoke-flow.ts";
+import { startFakeSlack } from "../support/fake-slack/index.ts";
+import { slashCommandForm } from "../support/slack-form.ts";
 
 const SECRET = "metrics-webhook-secret";
 const TOKEN = "metrics-token-0123456789";
@@ -124,6 +127,56 @@ describe("/metrics", { timeout: 60_000 }, () => {
     expect(value(samples, "process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(gh.violations).toEqual([]);
   }, 60_000);
+});
+
+describe("/metrics and the Slack Web API", { timeout: 60_000 }, () => {
+  it("counts Slack's waits (429 Retry-After, 5xx backoff) and give-ups, next to GitHub's", async () => {
+    const SLACK_SECRET = "metrics-slack-secret";
+    const slack = await startFakeSlack({ token: "xoxb-test" });
+    const withSlack = await startServer(
+      botSettings({ githubUrl: gh.url, appId: 6161, secret: SECRET, extra: { HCP_METRICS_TOKEN: TOKEN, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0TEAM" } }),
+      { sweepIntervalMs: 0, clock: instantClock },
+    );
+    /** A signed `/hcp check` (no repository: it needs nothing of GitHub); its findings go back through response_url. */
+    const check = async (responseId: string) => {
+      const line = "torchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe llama32_1b_pretrain_config model.context_parallel_size=4 model.cp_comm_type=a2a+p2p";
+      const body = slashCommandForm(`check ${line}`, { team_id: "T0TEAM", response_url: slack.responseUrl(responseId), trigger_id: `${Date.now()}.1.${randomUUID().replace(/-/g, "")}` });
+      const ts = Math.floor(Date.now() / 1000);
+      const res = await fetch(`${withSlack.url}/slack/events`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}` },
+        body,
+      });
+      expect(res.status).toBe(200);
+      await withSlack.idle();
+    };
+    try {
+      // A 429 asking for 1 s, then a 503 (backed off 1 s): the reply still arrives, once.
+      slack.inject({ method: "response_url", status: 429, retryAfter: 1 });
+      slack.inject({ method: "response_url", status: 503 });
+      await check("waits");
+      expect(slack.responses("waits")).toHaveLength(1);
+      // A Retry-After past the five-minute horizon: given up at once, no reply.
+      slack.inject({ method: "response_url", status: 429, retryAfter: 900 });
+      await check("gives-up");
+      expect(slack.responses("gives-up")).toHaveLength(0);
+
+      const { samples, types } = parseMetrics(await (await fetch(`${withSlack.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+      expect(types.get("hcp_bot_slack_waits_total")).toBe("counter");
+      expect(value(samples, "hcp_bot_slack_waits_total", { method: "response_url", reason: "rate-limit" })).toBe(1);
+      expect(value(samples, "hcp_bot_slack_waits_total", { method: "response_url", reason: "server-error" })).toBe(1);
+      expect(value(samples, "hcp_bot_slack_wait_seconds_total", { method: "response_url", reason: "rate-limit" })).toBe(1);
+      expect(value(samples, "hcp_bot_slack_wait_seconds_total", { method: "response_url", reason: "server-error" })).toBe(1);
+      expect(value(samples, "hcp_bot_slack_give_ups_total", { method: "response_url", reason: "rate-limit" })).toBe(1);
+      expect(value(samples, "hcp_bot_slack_give_ups_total", { reason: "server-error" })).toBe(0);
+      // GitHub's waits are in the same registry (none here: this command asked nothing of GitHub).
+      expect(types.get("hcp_bot_github_waits_total")).toBe("counter");
+      expect(slack.violations).toEqual([]);
+    } finally {
+      await withSlack.stop();
+      await slack.close();
+    }
+  });
 });
 
 describe("/metrics off by default", { timeout: 60_000 }, () => {

@@ -1,0 +1,40 @@
+// The server's analysis thread gives exactly the report the calling thread gives, for the
+// real fixture recipes and the options reviews and checks pass (rules selected, severities,
+// GPUs per node, imported library modules).
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { analyze } from "../../src/core/analyze/index.ts";
+import { createAnalysisPool } from "../../src/node/analysis-pool.ts";
+import { loadPythonLanguage } from "../../src/node/treesitter.ts";
+import { root } from "../support/cli.ts";
+
+function filesUnder(dir: string): { path: string; text: string }[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort()
+    .map((p) => ({ path: relative(root, p), text: readFileSync(p, "utf8") }));
+}
+
+describe("the analysis thread", () => {
+  it("reports exactly what the calling thread reports", async () => {
+    const files = filesUnder(join(root, "fixtures", "recipes"));
+    expect(files.length).toBeGreaterThan(10);
+    const [library, analyzed] = [files.filter((f) => f.path.endsWith("common.py")), files.filter((f) => !f.path.endsWith("common.py"))];
+    const python = await loadPythonLanguage();
+    const pool = createAnalysisPool(1);
+    try {
+      const cases = [{}, { gpusPerNode: 4, gpusPerNodeSource: "gpus_per_node in .github/hcp-bot.yml", library }, { select: ["HCP001", "HCP002"], severity: { HCP002: "warning" as const } }, { ignore: ["HCP001"] }];
+      for (const options of cases) {
+        const threaded = await pool.analyze(analyzed, options);
+        const here = analyze(analyzed, { ...options, python });
+        expect(threaded).toEqual(here);
+      }
+      expect((await pool.analyze(analyzed)).findings.length).toBeGreaterThan(5);
+    } finally {
+      await pool.close();
+    }
+    await expect(pool.analyze(files)).rejects.toThrow(/closed/);
+  }, 60_000);
+});
