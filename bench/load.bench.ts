@@ -65,7 +65,9 @@ gh.addCommit({ owner: R.owner, repo: R.repo, branch: "main", base: "main", files
 gh.setPermission("maint", "write");
 gh.setPermission("author", "write");
 
-const env = { SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0LOAD", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error", ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) };
+// HCP_* settings in the bench's environment reach the replicas (HCP_ANALYSIS_THREADS=0 for a before/after pair).
+const hcpSettings = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("HCP_") && e[1] !== undefined));
+const env = { ...hcpSettings, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0LOAD", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error", ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) };
 const replicas: Replica[] = await Promise.all(
   ["load-a", "load-b"].map((name) => startReplica({ name, githubUrl: gh.url, appId: APP_ID, secret: SECRET, redisUrl: redis.url, prefix: "load:", extra: env })),
 );

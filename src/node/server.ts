@@ -125,6 +125,20 @@ async function createLogger(settings: ServerSettings): Promise<Logger> {
   return pino(options, pretty({ sync: true, colorize, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" }));
 }
 
+/**
+ * Idle keep-alive connections stay open 65 s, longer than what sits in front keeps them (load
+ * balancers and ingresses: 60 s). With Node's 5 s default the server closed connections the
+ * proxy (or bench:load's client) still counted as open, and the next request sent on one met
+ * a reset: a lost webhook or Slack command, counted as nothing by the bot.
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
+function keepIdleConnections(http: import("node:http").Server): void {
+  http.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Headers must be allowed to take longer than the idle wait, or a slow first request is cut first.
+  http.headersTimeout = KEEP_ALIVE_MS + 1000;
+}
+
 export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
   if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
   const started = Date.now();
@@ -207,6 +221,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     );
   }
   const http = await server.start();
+  keepIdleConnections(http);
   guardWebhooks(http, {
     path: settings.webhookPath,
     secret: baseOptions.secret,

@@ -5,6 +5,7 @@ import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -56,6 +57,29 @@ describe("hcp-bot serve without credentials", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ok" }); // details only with HCP_HEALTH_TOKEN
   });
+
+  it("keeps an idle keep-alive connection past Node's 5 s default, so a proxy's next request on it is answered", async () => {
+    const socket = connect(port, "127.0.0.1");
+    let text = "";
+    let closed = false;
+    socket.setEncoding("utf8").on("data", (d: string) => (text += d));
+    socket.on("close", () => (closed = true));
+    const ask = async () => {
+      const before = (text.match(/HTTP\/1\.1 200/g) ?? []).length;
+      socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n");
+      for (let i = 0; i < 100 && (text.match(/HTTP\/1\.1 200/g) ?? []).length === before && !closed; i++) await new Promise((r) => setTimeout(r, 50));
+      return (text.match(/HTTP\/1\.1 200/g) ?? []).length - before;
+    };
+    try {
+      expect(await ask()).toBe(1);
+      expect(text).toMatch(/keep-alive: timeout=65/i);
+      await new Promise((r) => setTimeout(r, 6500));
+      expect(closed).toBe(false);
+      expect(await ask()).toBe(1);
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
 
   it("passes the Dockerfile's HEALTHCHECK command", async () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
