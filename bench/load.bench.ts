@@ -76,6 +76,8 @@ const agents = replicas.map(() => new Agent({ keepAlive: true, maxSockets: 256 }
 type Kind = "webhook" | "slack";
 interface Sample {
   kind: Kind;
+  /** The GitHub event of a webhook. */
+  event?: string;
   ms: number;
 }
 const samples: Sample[] = [];
@@ -94,7 +96,7 @@ function post(kind: Kind, i: number, path: string, body: string, headers: Record
       let text = "";
       res.setEncoding("utf8").on("data", (d: string) => (text += d.length < 200 ? d : ""));
       res.on("end", () => {
-        samples.push({ kind, ms: performance.now() - started });
+        samples.push({ kind, ...(headers["x-github-event"] ? { event: headers["x-github-event"] } : {}), ms: performance.now() - started });
         if (res.statusCode !== 200) countError(`${kind} ${replica.name}: HTTP ${res.statusCode} ${text.slice(0, 120)}`);
         resolve();
       });
@@ -234,8 +236,8 @@ const duplicateCount = Object.values(duplicates).reduce((a, b) => a + b, 0);
 const reviewsDone = reviewed().size;
 const dispatchesDone = dispatched().size;
 const errors = [...errorCauses.values()].reduce((a, b) => a + b, 0);
-const latency = (kind: Kind) => {
-  const ms = samples.filter((s) => s.kind === kind).map((s) => s.ms);
+const latency = (kind: Kind, event?: string) => {
+  const ms = samples.filter((s) => s.kind === kind && (!event || s.event === event)).map((s) => s.ms);
   return { n: ms.length, p50: percentile(ms, 50), p99: percentile(ms, 99), max: ms.length ? Math.max(...ms) : Number.NaN };
 };
 const hooks = latency("webhook");
@@ -245,6 +247,10 @@ const fmt = (n: number) => n.toFixed(1);
 const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
 console.log(`bench:load: 2 replicas on one Redis, ${webhookCount} signed webhooks in ${webhookWall.toFixed(1)} s (${(webhookCount / webhookWall).toFixed(0)}/s, ${reviewShas.size - 2} of them PR openings, each also redelivered to the other replica), then ${SLACK_COMMANDS} concurrent /hcp smoke commands, each retried on the other replica; load average ${load()}`);
 console.log(`  webhooks: p50 ${fmt(hooks.p50)} ms   p99 ${fmt(hooks.p99)} ms   max ${fmt(hooks.max)} ms   (${hooks.n} answers)   budget p99 < ${BUDGET.p99Ms} ms   ratio ${(hooks.p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(hooks.p99 < BUDGET.p99Ms)}`);
+for (const event of ["issue_comment", "pull_request"]) {
+  const e = latency("webhook", event);
+  console.log(`    ${event.padEnd(13)} p50 ${fmt(e.p50)} ms   p99 ${fmt(e.p99)} ms   max ${fmt(e.max)} ms   (${e.n})`);
+}
 console.log(`  slack:    p50 ${fmt(slackAcks.p50)} ms   p99 ${fmt(slackAcks.p99)} ms   max ${fmt(slackAcks.max)} ms   (${slackAcks.n} acks)   budget p99 < ${BUDGET.p99Ms} ms   ratio ${(slackAcks.p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(slackAcks.p99 < BUDGET.p99Ms)}`);
 console.log(`  errors ${errors}   budget ${BUDGET.errors}   ${verdict(errors === BUDGET.errors)}`);
 for (const [cause, n] of errorCauses) console.log(`    ${n} x ${cause}`);

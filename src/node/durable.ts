@@ -46,6 +46,8 @@ export interface DurableOptions {
   log: HostLog;
   /** Parallel jobs in this process. */
   concurrency?: number;
+  /** Awaited before each job runs here (the server: until no answer is being written, bounded). */
+  beforeRun?: () => Promise<void>;
 }
 
 export interface DurableWork {
@@ -115,6 +117,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     local.add(job.id);
     void queue.enqueue(job.key, async () => {
       await new Promise((resolve) => setImmediate(resolve)); // the answer is written first
+      await o.beforeRun?.(); // and the answers that arrived meanwhile
       try {
         const outcome = await jobs.run(job.id);
         if ((outcome.kind === "wait" || outcome.kind === "retry") && tries < 20) later(() => runHere(job, tries + 1), outcome.seconds * 1000);

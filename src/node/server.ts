@@ -21,6 +21,7 @@ import type { Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { createAnalysisPool } from "./analysis-pool.ts";
+import { watchAnswers, type AnswerWatch } from "./answers.ts";
 import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
@@ -133,6 +134,9 @@ async function createLogger(settings: ServerSettings): Promise<Logger> {
  */
 export const KEEP_ALIVE_MS = 65_000;
 
+/** The most a job waits for the server to finish answering before it runs anyway. */
+const ANSWERS_FIRST_MS = 1000;
+
 function keepIdleConnections(http: import("node:http").Server): void {
   http.keepAliveTimeout = KEEP_ALIVE_MS;
   // Headers must be allowed to take longer than the idle wait, or a slow first request is cut first.
@@ -167,7 +171,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
   // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
   const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
   // Webhook and Slack work is a durable job in the store (src/node/durable.ts).
-  const durable = store ? createDurableWork({ store, policy: settings.jobs, log }) : undefined;
+  // A job waits (up to ANSWERS_FIRST_MS) while requests are being answered (src/node/answers.ts).
+  let answers: AnswerWatch | undefined;
+  const durable = store ? createDurableWork({ store, policy: settings.jobs, log, beforeRun: () => answers?.quiet(ANSWERS_FIRST_MS) ?? Promise.resolve() }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
@@ -222,6 +228,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   }
   const http = await server.start();
   keepIdleConnections(http);
+  answers = watchAnswers(http);
   guardWebhooks(http, {
     path: settings.webhookPath,
     secret: baseOptions.secret,
