@@ -48,11 +48,29 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): there a
- * request waits at most ten, then the job fails and the job runner tries it again later
- * (src/jobs/runner.ts), no sooner than GitHub asked.
+ * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): a Queue
+ * consumer has 15 minutes of wall time per batch, a Deploy isolate lives 5 s to 10 minutes
+ * after its last request. There a request waits (sleeps, its job's lease renewed) at most ten
+ * minutes; a longer wait is not started: the request gives up, the job fails and the job
+ * runner tries it again later (src/jobs/runner.ts), no sooner than GitHub asked: on Workers a
+ * Queue retry with that delay, not a sleep past the consumer's budget.
  */
 export const EDGE_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, horizonMs: 10 * 60_000 };
+
+/** An operator's (or a test's) change to a host's policy: HCP_GITHUB_WAIT_HORIZON_SECONDS, HCP_GITHUB_SECONDARY_WAIT_SECONDS. */
+export interface GitHubWaits {
+  horizonSeconds?: number;
+  /** GitHub asks for at least a minute; only tests should go below it. */
+  secondaryWaitSeconds?: number;
+}
+
+export function withWaits(policy: RetryPolicy, waits: GitHubWaits = {}): RetryPolicy {
+  return {
+    ...policy,
+    ...(waits.horizonSeconds ? { horizonMs: waits.horizonSeconds * 1000 } : {}),
+    ...(waits.secondaryWaitSeconds ? { secondaryBaseMs: waits.secondaryWaitSeconds * 1000 } : {}),
+  };
+}
 
 export type WaitReason = "retry-after" | "primary-limit" | "secondary-limit" | "server-error";
 

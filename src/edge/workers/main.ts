@@ -37,6 +37,10 @@ function botFor(env: WorkerEnv): Promise<EdgeBot> {
   return bot;
 }
 
+/** Cloudflare Queues delay a retry by at most 12 hours; a longer wait is asked again when the message comes back. */
+const MAX_QUEUE_DELAY_SECONDS = 12 * 3600;
+const queueDelay = (seconds: number) => Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
+
 export default {
   async fetch(request: Request, env: WorkerEnv): Promise<Response> {
     return (await botFor(env)).fetch(request);
@@ -47,7 +51,8 @@ export default {
     await Promise.all(
       batch.messages.map(async (message) => {
         const outcome = await bot.runJob(message.body.job).catch((error: unknown) => ({ kind: "retry" as const, seconds: 30, error }));
-        if (outcome.kind === "wait" || outcome.kind === "retry") message.retry({ delaySeconds: Math.ceil(outcome.seconds) });
+        // A wait GitHub asked for (a rate limit past the retry horizon) comes back as this delay, not a sleep here.
+        if (outcome.kind === "wait" || outcome.kind === "retry") message.retry({ delaySeconds: queueDelay(outcome.seconds) });
         else message.ack();
       }),
     );
