@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../src/core/config/repo-config.ts";
-import { DEFAULT_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin } from "../../src/github/octokit.ts";
+import { DEFAULT_RETRY_POLICY, EDGE_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin, withWaits } from "../../src/github/octokit.ts";
 import { readServerSettings, SettingsError } from "../../src/node/env.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -43,6 +43,14 @@ describe("server settings from the environment", () => {
     });
   });
 
+  it("keeps each host's GitHub retry horizon unless HCP_GITHUB_WAIT_HORIZON_SECONDS or HCP_GITHUB_SECONDARY_WAIT_SECONDS change it", () => {
+    const unset = readServerSettings({}).githubWaits;
+    expect(withWaits(DEFAULT_RETRY_POLICY, unset)).toEqual(DEFAULT_RETRY_POLICY);
+    expect(withWaits(EDGE_RETRY_POLICY, unset)).toMatchObject({ horizonMs: 600_000, secondaryBaseMs: 60_000 });
+    const set = readServerSettings({ HCP_GITHUB_WAIT_HORIZON_SECONDS: "3", HCP_GITHUB_SECONDARY_WAIT_SECONDS: "1" }).githubWaits;
+    expect(withWaits(EDGE_RETRY_POLICY, set)).toEqual({ ...EDGE_RETRY_POLICY, horizonMs: 3000, secondaryBaseMs: 1000 });
+  });
+
   it("accepts a PEM with escaped newlines, as secret stores hand it over", () => {
     const s = readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey.replace(/\n/g, "\\n"), WEBHOOK_SECRET: "s" });
     expect(s.privateKey).toBe(privateKey);
@@ -61,6 +69,8 @@ describe("server settings from the environment", () => {
     [{ GHE_PROTOCOL: "ftp" }, /^GHE_PROTOCOL /],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL /],
     [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],
+    [{ HCP_GITHUB_WAIT_HORIZON_SECONDS: "0" }, /^HCP_GITHUB_WAIT_HORIZON_SECONDS must be a whole number of seconds/],
+    [{ HCP_GITHUB_SECONDARY_WAIT_SECONDS: "1.5" }, /^HCP_GITHUB_SECONDARY_WAIT_SECONDS must be a whole number of seconds/],
   ])("stops with one clear line on %j", (env, message) => {
     expect(() => readServerSettings(env)).toThrow(SettingsError);
     expect(() => readServerSettings(env)).toThrow(message);
