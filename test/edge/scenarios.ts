@@ -386,6 +386,24 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(comments(pr.number)).toHaveLength(1);
     });
 
+    it("bounds a job's waits in all, not only each request's: a second wait past the horizon is a later retry, not a longer sleep", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // Each wait fits the 3 s horizon alone; together they would not.
+      gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 429, headers: { "retry-after": "2" }, body: { message: "" } });
+      gh.inject({ method: "POST", path: /\/check-runs$/, status: 429, headers: { "retry-after": "2" }, body: { message: "" } });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
+      expect(trace.output.summary).toContain("kept answering 429 with retry-after after 1 try and 2 s of waiting");
+      const limited = gh.calls.find((c) => c.injected && c.method === "POST" && c.path.endsWith("/check-runs"))!;
+      await until("the review", () => reviewed(pr.sha), 30_000);
+      // The job's retry comes no sooner than the check-run post's retry-after.
+      const again = gh.calls.find((c) => c.timestamp > limited.timestamp && c.method === "PATCH" && c.path.includes("/check-runs/"))!;
+      expect(again.timestamp - limited.timestamp).toBeGreaterThanOrEqual(1950);
+      await settle();
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+    });
+
     it("gives up when 5xx outlast the edge's horizon, says so, and the job's retry reviews", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
       // 1 s, then 2 s of backoff fill the 3 s horizon; the third 502 would need 4 s more.
