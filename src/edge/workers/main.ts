@@ -52,8 +52,17 @@ export default {
       batch.messages.map(async (message) => {
         const outcome = await bot.runJob(message.body.job).catch((error: unknown) => ({ kind: "retry" as const, seconds: 30, error }));
         // A wait GitHub asked for (a rate limit past the retry horizon) comes back as this delay, not a sleep here.
-        if (outcome.kind === "wait" || outcome.kind === "retry") message.retry({ delaySeconds: queueDelay(outcome.seconds) });
-        else message.ack();
+        if (outcome.kind === "retry") return message.retry({ delaySeconds: queueDelay(outcome.seconds) });
+        if (outcome.kind !== "wait") return message.ack();
+        // Waiting its turn (behind an older job of its PR that GitHub holds back, say) is not a
+        // failure: a fresh message, so the queue's max_retries counts failed runs only and a
+        // long wait in front does not get this job's message dropped.
+        try {
+          await env.JOBS.send({ job: message.body.job }, { delaySeconds: queueDelay(outcome.seconds) });
+          message.ack();
+        } catch {
+          message.retry({ delaySeconds: queueDelay(outcome.seconds) });
+        }
       }),
     );
   },
