@@ -21,14 +21,17 @@ export const UPGRADE_COMMAND = "npx hcp-bot init-workflow --force";
 const VERSION_COMMENT = /^#\s*hcp-bot workflow template:\s*v(\d{1,4})\s*$/m;
 const VERSION_IN_RUN_NAME = /\btemplate v(\d{1,4})\b/;
 
-const InputSchema = z
-  .object({
-    required: z.boolean().optional(),
-    default: z.unknown().optional(),
-    type: z.string().optional(),
-    options: z.array(z.unknown()).optional(),
-  })
-  .loose();
+// Built on first use: /healthz imports this module for the template version alone.
+const InputSchema = z.lazy(() =>
+  z
+    .object({
+      required: z.boolean().optional(),
+      default: z.unknown().optional(),
+      type: z.string().optional(),
+      options: z.array(z.unknown()).optional(),
+    })
+    .loose(),
+);
 
 export type DeclaredInput = { required: boolean; hasDefault: boolean; type: string; options?: string[] };
 

@@ -1,8 +1,9 @@
 // The Deno entry (`deno run`, Deno Deploy): Deno.serve on HOST/PORT, the store on Deno KV,
 // jobs run in this process right after the answer (written with their claim first, so a
 // process that dies mid-job loses nothing), and a minute's Deno.cron that restarts jobs
-// whose lease passed and runs the queue-timeout sweep; the same recovery runs at start.
-import { useAnchorScanModule } from "../../core/verdict/index.ts";
+// whose lease passed and runs the queue-timeout sweep; the same recovery runs at start, right
+// after the first answer.
+import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { KeyedQueue } from "../../github/queue.ts";
 import type { RunOutcome } from "../../jobs/runner.ts";
 import { KvStore, type Kv } from "../../store/kv.ts";
@@ -64,7 +65,15 @@ try {
   Deno.exit(1);
 }
 
-await bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+// The start-up recovery (jobs a dead process left, the queue-timeout sweep) runs once the first
+// request is answered, or a second after listening when none comes: the first answer does not
+// wait for it (nor for the modules it loads), and it is never skipped.
+let recoveryStarted = false;
+function startupRecovery(): void {
+  if (recoveryStarted) return;
+  recoveryStarted = true;
+  void bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+}
 // Between cron ticks (a minute apart, and absent without --unstable-cron) a job left by a dead
 // process is restarted once its lease has passed.
 setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
@@ -74,7 +83,13 @@ Deno.serve(
   {
     hostname: env.HOST ?? "0.0.0.0",
     port: Number(env.PORT ?? 3000),
-    onListen: ({ hostname, port }) => console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port })),
+    onListen: ({ hostname, port }) => {
+      console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port }));
+      setTimeout(startupRecovery, 1000);
+    },
   },
-  (request) => bot.fetch(request),
+  (request) =>
+    bot.fetch(request).finally(() => {
+      if (!recoveryStarted) setTimeout(startupRecovery, 0);
+    }),
 );
