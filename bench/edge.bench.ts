@@ -62,6 +62,7 @@ const coldEnv = { APP_ID: "1", PRIVATE_KEY: appKeys.privateKey, WEBHOOK_SECRET: 
 const launchOptions = (tree: string): LaunchOptions => ({
   edgeDir: join(tree, "dist", "edge"),
   scratch: mkdtempSync(join(tmpdir(), "hcp-edge-cold-")),
+  stateDir: mkdtempSync(join(tmpdir(), "hcp-edge-state-")),
   workerdBin,
   denoBin,
   env: coldEnv,
@@ -95,16 +96,21 @@ const trees: [string, string][] = [["bot", root], ...(process.env.BEFORE ? [["bo
 const coldCases: ColdCase[] = [];
 for (const runtime of ["workerd", "deno"] as const) {
   const launch = runtime === "workerd" ? workerdLaunch : denoLaunch;
-  coldCases.push({ label: `${runtime} hello world`, runtime, hello: true, run: () => coldStart(launch(launchOptions(root), true), helloRequest) });
+  const hello = launchOptions(root);
+  coldCases.push({ label: `${runtime} hello world`, runtime, hello: true, run: () => coldStart(launch(hello, true), helloRequest) });
   for (const [label, tree] of trees) {
-    coldCases.push({ label: `${runtime} ${label}`, runtime, hello: false, run: () => coldStart(launch(launchOptions(tree), false), healthz) });
-    coldCases.push({ label: `${runtime} ${label}, webhook first`, runtime, hello: false, run: () => coldStart(launch(launchOptions(tree), false), firstWebhook()) });
+    const bot = launchOptions(tree);
+    const webhookFirst = launchOptions(tree);
+    coldCases.push({ label: `${runtime} ${label}`, runtime, hello: false, run: () => coldStart(launch(bot, false), healthz) });
+    coldCases.push({ label: `${runtime} ${label}, webhook first`, runtime, hello: false, run: () => coldStart(launch(webhookFirst, false), firstWebhook()) });
   }
 }
 const coldLoadBefore = load();
 // Paired and interleaved: every round starts each case once, so the others' load falls on all alike.
 const coldRuns = new Map<ColdCase, ColdStart[]>(coldCases.map((c) => [c, []]));
-for (const c of coldCases) await c.run(); // the OS file cache and Deno's code cache, as a restarted deployment has them
+// The first start of each case creates its store and warms the OS file cache and Deno's code
+// cache; the timed starts find them, as a restarted deployment does.
+for (const c of coldCases) await c.run();
 for (let i = 0; i < COLD_RUNS; i++) for (const c of coldCases) coldRuns.get(c)!.push(await c.run());
 const coldLoadAfter = load();
 for (const c of coldCases) {

@@ -11,8 +11,13 @@ import type { Launch } from "./cold-start.ts";
 export interface LaunchOptions {
   /** A dist/edge folder (this tree's, or another checkout's for before/after figures). */
   edgeDir: string;
-  /** Where configs, Durable Object folders and KV files go (fresh per start). */
+  /** Where configs go (fresh per start). */
   scratch: string;
+  /**
+   * The store's state (the Durable Object's SQLite, the KV file), kept across the starts of one
+   * case: a restarted deployment opens the store it had; only the first start creates it.
+   */
+  stateDir: string;
   workerdBin: string;
   denoBin: string;
   /** The bot's settings (bindings on workerd, the environment on Deno). */
@@ -41,7 +46,7 @@ function workerdConfig(o: LaunchOptions, hello: boolean): string {
   const storage = hello ? "" : `durableObjectNamespaces = [(className = "HcpStore", uniqueKey = "hcp-bot-store", enableSql = true)], durableObjectStorage = (localDisk = "disk"),`;
   const services = hello
     ? `[(name = "main", worker = .w)]`
-    : `[(name = "main", worker = .w), (name = "disk", disk = (path = "${mkdtempSync(join(dir, "do-"))}", writable = true)),
+    : `[(name = "main", worker = .w), (name = "disk", disk = (path = "${o.stateDir}", writable = true)),
         (name = "jobs", worker = (modules = [(name = "sink.js", esModule = ${JSON.stringify(QUEUE_SINK)})], compatibilityDate = "${o.compatibilityDate}"))]`;
   const file = join(dir, "config.capnp");
   writeFileSync(
@@ -85,7 +90,7 @@ export function denoLaunch(o: LaunchOptions, hello: boolean): Launch {
           ...(hello ? {} : o.env),
           HOST: "127.0.0.1",
           PORT: String(port),
-          HCP_DATA_DIR: mkdtempSync(join(dir, "kv-")),
+          HCP_DATA_DIR: o.stateDir,
         },
       }),
   };
