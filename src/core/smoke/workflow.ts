@@ -7,13 +7,10 @@ import { parseDocument } from "yaml";
 import * as z from "zod";
 import type { SmokePlan } from "../commands/index.ts";
 import { codeSpan } from "../render/escape.ts";
+import { WORKFLOW_TEMPLATE_VERSION } from "./template-version.ts";
 
-/**
- * The version of templates/hcp-smoke.yml this hcp-bot renders. Raise it whenever the template
- * changes what the bot can send or what the workflow does; a workflow with a lower (or no)
- * version is reported as older than the bot. 1 is every rendering before the version was written.
- */
-export const WORKFLOW_TEMPLATE_VERSION = 4;
+export { WORKFLOW_TEMPLATE_VERSION };
+
 /** The upgrade, as the reply and the check run say it. */
 export const UPGRADE_COMMAND = "npx hcp-bot init-workflow --force";
 
