@@ -5,6 +5,7 @@
 // shared Slack core), and the jobs, recovery and queue-timeout sweep. Everything is the same
 // modules Node runs.
 import { createApp } from "../github/app.ts";
+import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
 import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
 import { readCapped } from "../host/read-capped.ts";
 import type { ServerSettings } from "../host/settings.ts";
@@ -39,7 +40,7 @@ async function readLimited(request: Request, max: number): Promise<string | unde
 
 export function createEdgeWork(settings: ServerSettings, privateKey: string, policy: JobPolicy, runtime: EdgeRuntime): EdgeWork {
   const { store, log } = runtime;
-  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, log });
+  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
   async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
     const written = await store.enqueueJob(job, claim);
