@@ -11,9 +11,9 @@
 // happens, and every wait is bounded: a replica that never does the work is reported, not
 // waited on in silence.
 import { createHmac, randomUUID } from "node:crypto";
-import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
+import { Worker } from "node:worker_threads";
 import { CHECK_NAME, SUMMARY_MARKER } from "../src/core/review/plan.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
@@ -71,7 +71,17 @@ const env = { ...hcpSettings, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKE
 const replicas: Replica[] = await Promise.all(
   ["load-a", "load-b"].map((name) => startReplica({ name, githubUrl: gh.url, appId: APP_ID, secret: SECRET, redisUrl: redis.url, prefix: "load:", extra: env })),
 );
-const agents = replicas.map(() => new Agent({ keepAlive: true, maxSockets: 256 }));
+// Requests are sent and timed on their own thread (bench/support/load-sender.mjs), away from the fakes.
+const sender = new Worker(new URL("./support/load-sender.mjs", import.meta.url));
+/** What the sender thread takes and gives back (bench/support/load-sender.mjs). */
+interface SendOrder { id: number; port: number; path: string; headers: Record<string, string>; body: string }
+interface SendResult { id: number; ms: number; status: number | null; text: string; error?: string }
+const pending = new Map<number, (r: SendResult) => void>();
+let nextOrder = 0;
+sender.on("message", (r: SendResult) => {
+  pending.get(r.id)?.(r);
+  pending.delete(r.id);
+});
 
 type Kind = "webhook" | "slack";
 interface Sample {
@@ -88,24 +98,18 @@ function countError(cause: string): void {
 }
 
 function post(kind: Kind, i: number, path: string, body: string, headers: Record<string, string>): Promise<void> {
-  const k = i % replicas.length;
-  const replica = replicas[k]!;
-  const started = performance.now();
+  const replica = replicas[i % replicas.length]!;
+  const id = nextOrder++;
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port: replica.port, method: "POST", path, agent: agents[k], headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (d: string) => (text += d.length < 200 ? d : ""));
-      res.on("end", () => {
-        samples.push({ kind, ...(headers["x-github-event"] ? { event: headers["x-github-event"] } : {}), ms: performance.now() - started });
-        if (res.statusCode !== 200) countError(`${kind} ${replica.name}: HTTP ${res.statusCode} ${text.slice(0, 120)}`);
-        resolve();
-      });
-    });
-    req.on("error", (error: NodeJS.ErrnoException) => {
-      countError(`${kind} ${replica.name}: connection ${error.code ?? error.message}${req.reusedSocket ? " (on a reused keep-alive socket)" : ""}`);
+    pending.set(id, (r) => {
+      if (r.error) countError(`${kind} ${replica.name}: ${r.error}`);
+      else {
+        samples.push({ kind, ...(headers["x-github-event"] ? { event: headers["x-github-event"] } : {}), ms: r.ms });
+        if (r.status !== 200) countError(`${kind} ${replica.name}: HTTP ${r.status} ${r.text.slice(0, 120)}`);
+      }
       resolve();
     });
-    req.end(body);
+    sender.postMessage({ id, port: replica.port, path, headers, body } satisfies SendOrder);
   });
 }
 
@@ -265,7 +269,7 @@ if (!workDone) {
 }
 if (gh.violations.length || slack.violations.length) console.log("  violations:", [...gh.violations, ...slack.violations].slice(0, 5));
 
-for (const a of agents) a.destroy();
+sender.postMessage("close");
 await Promise.all(replicas.map((r) => stopReplica(r, "SIGTERM")));
 await gh.close();
 await slack.close();
