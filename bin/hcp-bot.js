@@ -3,7 +3,8 @@
 // through the `prepare` script). `hcp-bot --version` is answered here, before any bundle
 // loads, so it costs about what starting Node costs; `hcp-bot lint` runs from dist/lint.cjs
 // with a V8 code cache (src/node/lint-start.ts), every other command from dist/main.js.
-import { readFileSync } from "node:fs";
+// node:fs through process.getBuiltinModule: an ESM import of it costs 4-8 ms (src/node/code-cache.ts).
+const { readFileSync } = process.getBuiltinModule("node:fs");
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
