@@ -5,7 +5,7 @@ import { takeGlobalFlags } from "./args.ts";
 
 export { main } from "../cli.ts";
 export { processIo } from "./process-io.ts";
-export { quickExit } from "../node/treesitter.ts";
+export { loadPythonLanguage, quickExit } from "../node/treesitter.ts";
 
 /** True when `argv` runs `hcp-bot lint` (its --help included); anything else, a bad global flag too, is for dist/main.js. */
 export function isLintCommand(argv: readonly string[]): boolean {

@@ -7,6 +7,9 @@ import { setFlagsFromString } from "node:v8";
 import { cacheDirFrom, runCachedScript } from "./code-cache.ts";
 import type * as LintBundle from "../cli/lint-bundle.ts";
 
+export { cacheDirFrom, runCachedScript } from "./code-cache.ts";
+export type { LintBundle };
+
 /**
  * Runs `argv` from dist/lint.cjs and answers true, or answers false (nothing run) when argv
  * is not a lint or the bundle is not built: the caller then runs dist/main.js.
