@@ -29,7 +29,9 @@ Defaults come from ${CONFIG_PATH} when it exists: smoke.workflow (the file name)
 smoke.runner_labels, smoke.timeouts.run_minutes (the run's limit; the job gets
 ${UPLOAD_MARGIN_MINUTES} more minutes to stop it and upload the log), smoke.container (image, options,
 credentials: the names of the registry secrets), smoke.launcher (uv or python) and smoke.env. Commit it to the default branch. The npx package spec is hcp-bot@${VERSION}, or $HCP_BOT_SPEC
-when set (the repository variable HCP_BOT_SPEC overrides it at run time).
+when set (the repository variable HCP_BOT_SPEC overrides it at run time). With $HCP_BOT_INTEGRITY
+(sha512-..., from \`npm view hcp-bot@VERSION dist.integrity\`) the job installs only a tarball with that
+hash (the repository variable HCP_BOT_INTEGRITY overrides it at run time, with HCP_BOT_SPEC).
 `;
 
 export class InitWorkflowError extends Error {}
@@ -43,14 +45,18 @@ export const INIT_WORKFLOW_OPTIONS = {
 } as const;
 
 const LabelSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "runner labels are letters, digits, . _ - (e.g. self-hosted,linux,gpu-4)");
-/** An npm package spec for npx: name[@version|tag]; nothing a YAML or shell parser could misread. */
 /** An npm package at an exact version (name@1.2.3): a tag or range would let the registry choose what runs on the GPU runner. */
 const SpecSchema = z.string().regex(/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/, "HCP_BOT_SPEC must be an npm package spec at an exact version, such as hcp-bot@1.2.3 (no tag or range)");
+
+/** npm's integrity string for one tarball (`dist.integrity`): sha512, base64. */
+const IntegritySchema = z.string().regex(/^sha512-[A-Za-z0-9+/]{86}==$/, "HCP_BOT_INTEGRITY must be a sha512 integrity such as npm view hcp-bot@1.2.3 dist.integrity prints (sha512-...==)");
 
 export interface WorkflowSettings {
   labels: string[];
   timeoutMinutes: number;
   spec: string;
+  /** The tarball's sha512 integrity the job must find before installing; none: npm's own check against the registry. */
+  integrity?: string;
   /** smoke.container / launcher / env of .github/hcp-bot.yml (validated there); none: the bare runner with uv. */
   runtime?: WorkflowRuntime;
 }
@@ -65,6 +71,7 @@ const SettingsSchema = z.object({
   labels: z.array(LabelSchema).min(1, "at least one runner label").max(16),
   timeoutMinutes: z.number().int().min(UPLOAD_MARGIN_MINUTES + 1, `--timeout-minutes must be at least ${UPLOAD_MARGIN_MINUTES + 1}`).max(72 * 60, "--timeout-minutes is at most 4320 (GitHub's limit for self-hosted runners)"),
   spec: SpecSchema,
+  integrity: IntegritySchema.optional(),
   runtime: z.object({ container: ContainerSchema.nullable(), launcher: z.enum(LAUNCHERS), env: SmokeEnvSchema }).optional(),
 });
 
@@ -107,6 +114,7 @@ export function renderWorkflow(template: string, settings: WorkflowSettings): st
     __HCP_AB_TIMEOUT_MINUTES__: String(2 * (s.timeoutMinutes - UPLOAD_MARGIN_MINUTES) + UPLOAD_MARGIN_MINUTES),
     __HCP_RUN_TIMEOUT__: `${s.timeoutMinutes - UPLOAD_MARGIN_MINUTES}m`,
     __HCP_BOT_SPEC__: s.spec,
+    __HCP_BOT_INTEGRITY__: s.integrity ?? "",
     __HCP_TEMPLATE_VERSION__: String(WORKFLOW_TEMPLATE_VERSION),
     __HCP_LAUNCHER__: runtime.launcher,
   };
@@ -137,6 +145,7 @@ function parseInitArgs(argv: readonly string[], env: Readonly<Record<string, str
     labels: values.labels === undefined ? [...config.runner_labels] : values.labels.split(",").map((l) => l.trim()).filter(Boolean),
     timeoutMinutes: Number(timeout),
     spec: env.HCP_BOT_SPEC?.trim() || `hcp-bot@${VERSION}`,
+    ...(env.HCP_BOT_INTEGRITY?.trim() ? { integrity: env.HCP_BOT_INTEGRITY.trim() } : {}),
     runtime: { container: config.container, launcher: config.launcher, env: config.env },
   };
   const checked = SettingsSchema.safeParse(settings);
@@ -186,7 +195,7 @@ export async function initWorkflow(argv: readonly string[], deps: InitWorkflowDe
   await mkdir(dirname(target), { recursive: true });
   await writeFile(target, rendered);
   deps.out(
-    `wrote ${args.out} (runs-on: [${args.labels.join(", ")}], timeout-minutes: ${args.timeoutMinutes}, ${args.spec}, ${runtimeSummary(args.runtime)})\n` +
+    `wrote ${args.out} (runs-on: [${args.labels.join(", ")}], timeout-minutes: ${args.timeoutMinutes}, ${args.spec}${args.integrity ? ` pinned to ${args.integrity.slice(0, 19)}…` : ""}, ${runtimeSummary(args.runtime)})\n` +
       "Commit it to the default branch; the bot dispatches it there with the PR's SHA.\n",
   );
   return 0;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { rankGrid } from "../../src/core/advise/ranks.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
-import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";
+import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
 
 const SECRET = "webhook-secret-for-advise";
 const OWNER = "acme";
@@ -45,16 +45,7 @@ async function openReviewedPr(number: number, text: string): Promise<string> {
   const head = sha();
   gh.addCommit({ owner: OWNER, repo: REPO, branch: `feature-${number}`, base: "main", sha: head, files: { [RECIPE_PATH]: text } });
   gh.addPullRequest({ owner: OWNER, repo: REPO, number, head: { sha: head, ref: `feature-${number}` }, files: [{ filename: RECIPE_PATH, contents: text, status: "modified" }] });
-  const pr = {
-    number,
-    state: "open",
-    draft: false,
-    html_url: `${gh.url}/${OWNER}/${REPO}/pull/${number}`,
-    head: { sha: head, ref: `feature-${number}`, repo: repository() },
-    base: { sha: "b".repeat(40), ref: "main", repo: repository() },
-    user: { login: "author", id: 3, type: "User" },
-  };
-  await deliverAndSettle(bot, SECRET, "pull_request", { action: "opened", number, installation: { id: INSTALLATION }, repository: repository(), sender: pr.user, pull_request: pr }, randomUUID());
+  await deliverAndSettle(bot, SECRET, "pull_request", pullRequestPayload({ githubUrl: gh.url, owner: OWNER, repo: REPO, installation: INSTALLATION, action: "opened", number, head }), randomUUID());
   return head;
 }
 

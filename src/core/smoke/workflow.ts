@@ -13,7 +13,7 @@ import { codeSpan } from "../render/escape.ts";
  * changes what the bot can send or what the workflow does; a workflow with a lower (or no)
  * version is reported as older than the bot. 1 is every rendering before the version was written.
  */
-export const WORKFLOW_TEMPLATE_VERSION = 3;
+export const WORKFLOW_TEMPLATE_VERSION = 4;
 /** The upgrade, as the reply and the check run say it. */
 export const UPGRADE_COMMAND = "npx hcp-bot init-workflow --force";
 
