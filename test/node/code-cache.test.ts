@@ -74,7 +74,7 @@ describe("runCachedScript", () => {
     expect(second.answer).toBe("FROM THE BUNDLE");
     second.saveCache(); // accepted: nothing to write
     expect(statSync(first.cacheFile!).mtimeMs).toBe(written);
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("a bundle changed to text of the same length is compiled afresh, never run from the old cache", () => {
     const cache = freshCacheDir();
@@ -96,7 +96,7 @@ describe("runCachedScript", () => {
     const third = runCachedScript(before, cache);
     expect(third.cache).toBe("none");
     expect(third.answer).toBe("CCCC");
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("a corrupt cache is rejected by V8, the result is still right, and the cache is replaced", () => {
     const file = bundle("corrupt cache");
@@ -111,7 +111,7 @@ describe("runCachedScript", () => {
     expect(second.answer).toBe("CORRUPT CACHE");
     second.saveCache();
     expect(runCachedScript(file, cache).cache).toBe("accepted");
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("a folder others may write to is never read or written", () => {
     const file = bundle("shared folder");
@@ -128,7 +128,7 @@ describe("runCachedScript", () => {
     } finally {
       chmodSync(cache, 0o700);
     }
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("a cache folder that cannot be made costs nothing but the cache", () => {
     const file = bundle("no folder");
@@ -138,7 +138,7 @@ describe("runCachedScript", () => {
     expect(run.answer).toBe("NO FOLDER");
     expect(() => run.saveCache()).not.toThrow();
     expect(runCachedScript(file, join(blocker, "hcp-bot")).cache).toBe("none");
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("a bundle without the build's hash line, or no cache folder, runs without a cache", () => {
     const unhashed = runCachedScript(bundle("no hash", { hashLine: false }), freshCacheDir());
@@ -148,7 +148,7 @@ describe("runCachedScript", () => {
     const off = runCachedScript(bundle("off"), undefined);
     expect(off.cache).toBe("none");
     expect(off.cacheFile).toBeUndefined();
-  });
+  }, 60_000); // fresh Node processes through tsx, on a shared machine
 
   it("the folder: HCP_BOT_CACHE_DIR (off or empty: none), else XDG_CACHE_HOME, else ~/.cache", () => {
     expect(cacheDirFrom({ HCP_BOT_CACHE_DIR: "/x/y", XDG_CACHE_HOME: "/c" })).toBe("/x/y");
