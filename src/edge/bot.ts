@@ -6,6 +6,7 @@
 import type { Language } from "web-tree-sitter";
 import { anchorScanAvailable } from "../core/verdict/index.ts";
 import { createApp } from "../github/app.ts";
+import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
 import type { HostLog } from "../github/host.ts";
 import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
 import { readCapped } from "../host/read-capped.ts";
@@ -62,7 +63,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   const privateKey = await checkPrivateKey(settings.privateKey!);
   const policy = jobPolicy(env);
   const { store, log } = runtime;
-  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, log });
+  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
   async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
     const written = await store.enqueueJob(job, claim);

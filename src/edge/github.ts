@@ -9,7 +9,7 @@ import { paginateRest } from "@octokit/plugin-paginate-rest";
 import { restEndpointMethods } from "@octokit/plugin-rest-endpoint-methods";
 import type { WorkRunner } from "../github/app.ts";
 import type { AppHost, BotOctokit, HostLog } from "../github/host.ts";
-import { EDGE_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver } from "../github/octokit.ts";
+import { EDGE_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver, type RetryPolicy } from "../github/octokit.ts";
 
 /** A webhook delivery as a job carries it. */
 export interface Delivery {
@@ -36,7 +36,8 @@ export interface EdgeGitHubOptions {
   /** REST base URL: https://api.github.com or GHE_PROTOCOL://GHE_HOST/api/v3. */
   baseUrl: string;
   log: HostLog;
-  /** The retry policy's clock (tests hand in one that does not sleep) and who hears of its waits. */
+  /** The retry policy (EDGE_RETRY_POLICY unless the settings change it), its clock (tests hand in one that does not sleep) and who hears of its waits. */
+  policy?: RetryPolicy;
   clock?: Clock;
   observer?: RetryObserver;
 }
@@ -52,8 +53,8 @@ export interface EdgeGitHub {
   work(delivery: Delivery, jobId: string): Promise<void>;
 }
 
-// A request waits at most EDGE_RETRY_POLICY's horizon here; past it the job fails and runs again later.
-const edgeOctokit = (clock: Clock, observer: RetryObserver | undefined) => Octokit.plugin(restEndpointMethods, paginateRest, retryPlugin(EDGE_RETRY_POLICY, clock, observer) as never);
+// A request waits at most the policy's horizon here (EDGE_RETRY_POLICY's ten minutes); past it the job fails and runs again later.
+const edgeOctokit = (policy: RetryPolicy, clock: Clock, observer: RetryObserver | undefined) => Octokit.plugin(restEndpointMethods, paginateRest, retryPlugin(policy, clock, observer) as never);
 
 /** Before the answer nothing may call GitHub: a handler that tries is a bug, said loudly. */
 const NO_OCTOKIT = new Proxy({} as BotOctokit, {
@@ -73,7 +74,7 @@ export function createEdgeGitHub(o: EdgeGitHubOptions): EdgeGitHub {
     appId: o.appId,
     privateKey: o.privateKey,
     webhooks: { secret: o.webhookSecret },
-    Octokit: edgeOctokit(o.clock ?? SYSTEM_CLOCK, o.observer).defaults({ baseUrl: o.baseUrl }),
+    Octokit: edgeOctokit(o.policy ?? EDGE_RETRY_POLICY, o.clock ?? SYSTEM_CLOCK, o.observer).defaults({ baseUrl: o.baseUrl }),
     log: octokitLog,
   });
   const handlers = new Map<string, Handler[]>();

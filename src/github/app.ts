@@ -14,7 +14,7 @@ import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
-import { workflowStatusNote } from "./workflow-file.ts";
+import { installedWorkflowStatus, workflowStatusNote } from "./workflow-file.ts";
 import { readRepoConfig, reportReviewNotDone, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
   cancelSmoke,
@@ -29,6 +29,7 @@ import {
   type SmokeOutcome,
 } from "./smoke.ts";
 import type { SmokeCommand } from "../core/commands/index.ts";
+import type { WorkflowStatus } from "../core/smoke/workflow.ts";
 
 export interface AppDeps {
   python: () => Promise<Language>;
@@ -103,7 +104,7 @@ export interface GitHubGateway {
   requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
   cancelSmoke(owner: string, repo: string, pr: number, requester: Requester): Promise<string>;
   /** The latest smoke request and the latest "HCP review" check run of the PR. */
-  status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string } | undefined>;
+  status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string; workflow?: WorkflowStatus } | undefined>;
 }
 
 // A comment id (or a button's delivery id) is claimed for a month: long enough that no
@@ -412,9 +413,12 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
         const { data: pull } = await found.octokit.rest.pulls.get({ owner, repo, pull_number: pr });
         const { data: checks } = await found.octokit.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: CHECK_NAME, per_page: 1 });
         const run = checks.check_runs[0];
+        // As on GitHub's /hcp status: a failed read leaves the workflow out, the status still answers.
+        const workflow = found.config.ok ? await installedWorkflowStatus(found.octokit, found.ref, found.config.config).catch(() => undefined) : undefined;
         return {
           smoke: await latestSmoke(`${owner}/${repo}`, pr),
           headSha: pull.head.sha,
+          ...(workflow ? { workflow } : {}),
           ...(run ? { review: { conclusion: run.conclusion, title: run.output.title ?? null, url: run.html_url } } : {}),
         };
       },

@@ -36,6 +36,13 @@ export interface RetryPolicy {
   secondaryBaseMs: number;
   /** The most one request may spend waiting in all; a wait that would pass it is not started: the request gives up. */
   horizonMs: number;
+  /**
+   * The most one installation client may spend waiting in all, over every request it sends;
+   * undefined: no such bound. The edge makes one client per job (src/edge/github.ts), so this
+   * bounds a job's waits: several requests each waiting up to the horizon would otherwise
+   * sleep past a Queue consumer's budget.
+   */
+  clientHorizonMs?: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -48,11 +55,29 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): there a
- * request waits at most ten, then the job fails and the job runner tries it again later
- * (src/jobs/runner.ts), no sooner than GitHub asked.
+ * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): a Queue
+ * consumer has 15 minutes of wall time per batch, a Deploy isolate lives 5 s to 10 minutes
+ * after its last request. There a request waits (sleeps, its job's lease renewed) at most ten
+ * minutes; a longer wait is not started: the request gives up, the job fails and the job
+ * runner tries it again later (src/jobs/runner.ts), no sooner than GitHub asked: on Workers a
+ * Queue retry with that delay, not a sleep past the consumer's budget.
  */
-export const EDGE_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, horizonMs: 10 * 60_000 };
+export const EDGE_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, horizonMs: 10 * 60_000, clientHorizonMs: 10 * 60_000 };
+
+/** An operator's (or a test's) change to a host's policy: HCP_GITHUB_WAIT_HORIZON_SECONDS, HCP_GITHUB_SECONDARY_WAIT_SECONDS. */
+export interface GitHubWaits {
+  horizonSeconds?: number;
+  /** GitHub asks for at least a minute; only tests should go below it. */
+  secondaryWaitSeconds?: number;
+}
+
+export function withWaits(policy: RetryPolicy, waits: GitHubWaits = {}): RetryPolicy {
+  return {
+    ...policy,
+    ...(waits.horizonSeconds ? { horizonMs: waits.horizonSeconds * 1000, ...(policy.clientHorizonMs !== undefined ? { clientHorizonMs: waits.horizonSeconds * 1000 } : {}) } : {}),
+    ...(waits.secondaryWaitSeconds ? { secondaryBaseMs: waits.secondaryWaitSeconds * 1000 } : {}),
+  };
+}
 
 export type WaitReason = "retry-after" | "primary-limit" | "secondary-limit" | "server-error";
 
@@ -141,8 +166,14 @@ interface RequestOptions {
   request?: { retries?: boolean };
 }
 
+/** An installation's client (@octokit/app and Probot construct one with `auth.installationId`), not the App's own. */
+const isInstallationClient = (options: unknown) => (options as { auth?: { installationId?: unknown } } | undefined)?.auth?.installationId !== undefined;
+
 export function retryPlugin(policy: RetryPolicy, clock: Clock = SYSTEM_CLOCK, observer: RetryObserver = {}) {
-  return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }) => {
+  return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }, clientOptions?: unknown) => {
+    // The App's own client lives as long as the process: only an installation's is bounded in all.
+    const clientHorizon = isInstallationClient(clientOptions) ? policy.clientHorizonMs : undefined;
+    let clientWaited = 0;
     octokit.hook.wrap("request", async (request, options) => {
       const o = options as RequestOptions;
       const method = (o.method ?? "GET").toUpperCase();
@@ -163,13 +194,15 @@ export function retryPlugin(policy: RetryPolicy, clock: Clock = SYSTEM_CLOCK, ob
           const reason: WaitReason = limit?.reason ?? "server-error";
           const wait = once ? undefined : nextWaitMs(policy, limit, tries);
           const retryAt = limit?.askedMs !== undefined ? clock.now() + limit.askedMs : undefined;
-          if (wait === undefined || waited + wait > policy.horizonMs) {
+          const pastClient = clientHorizon !== undefined && wait !== undefined && clientWaited + wait > clientHorizon;
+          if (wait === undefined || waited + wait > policy.horizonMs || pastClient) {
             observer.onGiveUp?.({ reason });
-            throw new GitHubUnavailable(reason, tries.limit + tries.server + 1, waited, retryAt, caught);
+            throw new GitHubUnavailable(reason, tries.limit + tries.server + 1, pastClient ? clientWaited : waited, retryAt, caught);
           }
           if (limit) tries.limit++;
           else tries.server++;
           observer.onWait?.({ reason, ms: wait });
+          clientWaited += wait;
           await clock.sleep(wait);
           waited += wait;
         }

@@ -7,7 +7,19 @@ import type { BotOctokit } from "./host.ts";
 import type { SmokePlan } from "../core/commands/index.ts";
 import type { RepoConfig } from "../core/config/repo-config.ts";
 import { untrusted } from "../core/render/markdown.ts";
-import { fitInputs, readSmokeWorkflow, skewNote, smokeInputs, versionNote, WORKFLOW_TEMPLATE_VERSION, type SmokeWorkflow, type WorkflowReading } from "../core/smoke/workflow.ts";
+import {
+  fitInputs,
+  INIT_COMMAND,
+  readSmokeWorkflow,
+  skewNote,
+  smokeInputs,
+  versionNote,
+  versionRelation,
+  WORKFLOW_TEMPLATE_VERSION,
+  type SmokeWorkflow,
+  type WorkflowReading,
+  type WorkflowStatus,
+} from "../core/smoke/workflow.ts";
 
 export type InstalledWorkflow =
   | { kind: "found"; path: string; blobSha: string; workflow: SmokeWorkflow }
@@ -94,7 +106,7 @@ export async function fitInstalledWorkflow(
 ): Promise<WorkflowFit> {
   const installed = await readInstalledWorkflow(octokit, r, config.smoke.workflow, workflowSha ?? r.defaultBranch);
   if (installed.kind === "missing") {
-    return { ok: false, reason: `the workflow ${installed.path} was not found on ${r.defaultBranch}: add it with \`npx hcp-bot init-workflow\` (or set smoke.workflow in .github/hcp-bot.yml)` };
+    return { ok: false, reason: `the workflow ${installed.path} was not found on ${r.defaultBranch}: add it with \`${INIT_COMMAND}\` (or set smoke.workflow in .github/hcp-bot.yml)` };
   }
   if (installed.kind === "unusable") return { ok: false, reason: installed.problem };
   // The request id and check run id are not known yet; only names and types are checked here.
@@ -103,10 +115,19 @@ export async function fitInstalledWorkflow(
   return { ok: true, declared: new Set(Object.keys(fit.send)), note: skewNote(fit.dropped, { path: installed.path, version: installed.workflow.version }), skipped: fit.dropped.map((d) => d.name) };
 }
 
-/** `/hcp status`: a sentence when the installed smoke workflow is not this bot's template version (or cannot be used). */
-export async function workflowStatusNote(octokit: BotOctokit, r: { owner: string; repo: string; defaultBranch: string }, config: RepoConfig): Promise<string | null> {
+/** `/hcp status` on either surface: the smoke workflow installed on the default branch and how its version stands. */
+export async function installedWorkflowStatus(octokit: BotOctokit, r: { owner: string; repo: string; defaultBranch: string }, config: RepoConfig): Promise<WorkflowStatus> {
   const installed = await readInstalledWorkflow(octokit, r, config.smoke.workflow, r.defaultBranch);
-  if (installed.kind === "missing") return `No smoke workflow ${installed.path} on ${r.defaultBranch}: add it with \`npx hcp-bot init-workflow\`.`;
-  if (installed.kind === "unusable") return `The smoke workflow cannot be used: ${untrusted(installed.problem)}.`;
-  return versionNote({ path: installed.path, version: installed.workflow.version });
+  if (installed.kind === "missing") return { kind: "missing", path: installed.path, branch: r.defaultBranch };
+  if (installed.kind === "unusable") return installed;
+  const version = installed.workflow.version;
+  return { kind: "found", path: installed.path, version, template: WORKFLOW_TEMPLATE_VERSION, relation: versionRelation(version) };
+}
+
+/** GitHub's `/hcp status`: a sentence when the installed smoke workflow is not this bot's template version (or cannot be used). */
+export async function workflowStatusNote(octokit: BotOctokit, r: { owner: string; repo: string; defaultBranch: string }, config: RepoConfig): Promise<string | null> {
+  const status = await installedWorkflowStatus(octokit, r, config);
+  if (status.kind === "missing") return `No smoke workflow ${status.path} on ${status.branch}: add it with \`${INIT_COMMAND}\`.`;
+  if (status.kind === "unusable") return `The smoke workflow cannot be used: ${untrusted(status.problem)}.`;
+  return versionNote(status);
 }

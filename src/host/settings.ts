@@ -2,6 +2,7 @@
 // Cloudflare Workers). A missing or malformed setting stops start-up with one line that
 // names it and says what is expected. Runtime-neutral: the host hands in how to read a file.
 import * as z from "zod";
+import type { GitHubWaits } from "../github/octokit.ts";
 import { DEFAULT_JOB_POLICY, type JobPolicy } from "../jobs/runner.ts";
 
 /** Kubernetes waits 30 s (terminationGracePeriodSeconds) before SIGKILL; draining ends well before. */
@@ -33,6 +34,11 @@ export interface ServerSettings {
   redis?: RedisSettings;
   /** HCP_JOB_LEASE_SECONDS, HCP_JOB_RETRY_SECONDS, HCP_JOB_UNLEASED_SECONDS: durable jobs' timings. */
   jobs: JobPolicy;
+  /**
+   * HCP_GITHUB_WAIT_HORIZON_SECONDS, HCP_GITHUB_SECONDARY_WAIT_SECONDS: the GitHub retry
+   * policy's horizon and first secondary-limit wait, when not the host's defaults (tests shorten them).
+   */
+  githubWaits: GitHubWaits;
   /** HCP_DRAIN_SECONDS: how long SIGTERM waits for running jobs before handing them back. */
   drainSeconds: number;
   /** HCP_SMOKE_MAX_ACTIVE: the operator's cap on active smoke runs across every installation. */
@@ -119,6 +125,8 @@ const Env = z.object({
   HCP_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,50}$/, "must be 1 to 50 letters, digits, colons, dashes or underscores").optional(),
   HCP_AUDIT_MAXLEN: z.string().regex(/^[1-9][0-9]{2,9}$/, "must be a whole number of at least 100").optional(),
   HCP_DRAIN_SECONDS: z.string().regex(/^[1-9][0-9]{0,3}$/, "must be a whole number of seconds (1 to 9999)").optional(),
+  HCP_GITHUB_WAIT_HORIZON_SECONDS: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a whole number of seconds (1 to 999999)").optional(),
+  HCP_GITHUB_SECONDARY_WAIT_SECONDS: z.string().regex(/^[1-9][0-9]{0,4}$/, "must be a whole number of seconds (1 to 99999)").optional(),
   HCP_SMOKE_MAX_ACTIVE: z.string().regex(/^[1-9][0-9]{0,5}$/, "must be a positive whole number").optional(),
   HCP_HEALTH_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   HCP_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -211,6 +219,10 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     ...(e.WEBHOOK_PROXY_URL ? { webhookProxyUrl: e.WEBHOOK_PROXY_URL } : {}),
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, ...(e.HCP_REDIS_PREFIX ? { prefix: e.HCP_REDIS_PREFIX } : {}), ...(e.HCP_AUDIT_MAXLEN ? { auditMaxLen: Number(e.HCP_AUDIT_MAXLEN) } : {}) } } : {}),
     jobs: jobPolicy(env),
+    githubWaits: {
+      ...(e.HCP_GITHUB_WAIT_HORIZON_SECONDS ? { horizonSeconds: Number(e.HCP_GITHUB_WAIT_HORIZON_SECONDS) } : {}),
+      ...(e.HCP_GITHUB_SECONDARY_WAIT_SECONDS ? { secondaryWaitSeconds: Number(e.HCP_GITHUB_SECONDARY_WAIT_SECONDS) } : {}),
+    },
     drainSeconds: e.HCP_DRAIN_SECONDS ? Number(e.HCP_DRAIN_SECONDS) : DEFAULT_DRAIN_SECONDS,
     ...(e.HCP_SMOKE_MAX_ACTIVE ? { smokeMaxActive: Number(e.HCP_SMOKE_MAX_ACTIVE) } : {}),
     ...(e.HCP_HEALTH_TOKEN ? { healthToken: e.HCP_HEALTH_TOKEN } : {}),

@@ -17,7 +17,7 @@ import { botOctokit } from "./octokit.ts";
 import type { RateGate } from "../github/rate-gate.ts";
 import { guardWebhooks } from "./webhook-guard.ts";
 import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
-import type { Clock } from "../github/octokit.ts";
+import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.ts";
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
@@ -133,7 +133,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const store = opened && metrics.counted(opened);
   // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
   const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ clock: options.clock, observer: metrics.github, gate }) };
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
   const server = new Server({
     host: settings.host,
     port: settings.port,

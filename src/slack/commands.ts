@@ -179,7 +179,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     if (!a || !(await readAccess(work, a, "show the status of"))) return;
     const s = await deps.gateway()!.status(target.owner, target.repo, target.pr);
     if (!s) return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(`${target.owner}/${target.repo}`)}.`));
-    await reply(work, statusMessage({ repo: `${target.owner}/${target.repo}`, pr: target.pr, ...(s.headSha ? { headSha: s.headSha } : {}), ...(s.review ? { review: s.review } : {}), ...(s.smoke ? { smoke: s.smoke } : {}) }));
+    await reply(work, statusMessage({ repo: `${target.owner}/${target.repo}`, pr: target.pr, ...(s.headSha ? { headSha: s.headSha } : {}), ...(s.review ? { review: s.review } : {}), ...(s.smoke ? { smoke: s.smoke } : {}), ...(s.workflow ? { workflow: s.workflow } : {}) }));
   }
 
   async function cancel(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {

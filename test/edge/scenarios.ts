@@ -32,6 +32,13 @@ const QUEUE_CONFIG = `smoke:
   quotas: {per_user_per_day: 1000, max_queued: 1000}
   timeouts: {queue_minutes: 1}
 `;
+/** The retry horizon the scenarios run under (HCP_GITHUB_WAIT_HORIZON_SECONDS). */
+const HORIZON_SECONDS = 3;
+const SECONDARY = { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", documentation_url: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api" };
+const NOT_DONE = "HCP review not done: GitHub kept failing";
+/** The state a smoke message shows (its Status field), in the order a run goes through them. */
+const STATES = ["queued", "running", "finished"];
+const stateOf = (body: Record<string, unknown>) => STATES.indexOf(/\*Status\*\\n(\w+)/.exec(JSON.stringify(body.blocks))?.[1] ?? "");
 /** a2a+p2p without hierarchical_context_parallel_sizes: HCP001 with a one-click fix. */
 const BROKEN_RECIPE = hcpRecipe("llama3_8b", { sizes: false });
 
@@ -109,6 +116,21 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
   const dispatchesFor = (sha: string) => gh.state.dispatches.filter((d) => d.inputs.sha === sha);
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1500));
 
+  /** A signed `/hcp TEXT` from U0MAINT in C0SMOKE; each call of the result sends the same request again (a Slack retry). */
+  function slashCommand(text: string, responseId: string): () => Promise<Response> {
+    const body = slashCommandForm(text, { channel_id: "C0SMOKE", user_id: "U0MAINT", response_url: slack.responseUrl(responseId), trigger_id: `t.${randomUUID()}` });
+    const ts = Math.floor(Date.now() / 1000);
+    return () =>
+      fetch(`${bot.url}/slack/events`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}` },
+        body,
+      });
+  }
+
+  const filesCalls = (pr: number) => gh.calls.filter((c) => c.method === "GET" && c.path.endsWith(`/pulls/${pr}/files`));
+  const reviewed = (sha: string) => checkRuns(sha, "HCP review").find((c) => /^\d+ error\(s\)/.test(c.output.title ?? ""));
+
   /** The run uploads `log` as its artifact and completes; the bot hears of it. */
   async function finishRun(sha: string, log: string, facts = runnerFacts()) {
     const sent = await until("the dispatch", () => dispatchesFor(sha)[0]);
@@ -146,6 +168,10 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       HCP_JOB_RETRY_SECONDS: "1",
       HCP_JOB_UNLEASED_SECONDS: "2",
       HCP_HEALTH_TOKEN: HEALTH_TOKEN,
+      // The GitHub retry policy as on the edge, with its horizon (ten minutes) and first
+      // secondary-limit wait (a minute) made seconds, so the scenarios past them take seconds.
+      HCP_GITHUB_WAIT_HORIZON_SECONDS: String(HORIZON_SECONDS),
+      HCP_GITHUB_SECONDARY_WAIT_SECONDS: "1",
     };
     bot = await startEdge(runtime, env);
 
@@ -269,14 +295,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     it("runs Slack /hcp smoke: the ack at once, the dispatch, and the channel message follows the run to its verdict", async () => {
       const pr = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
       const responseId = randomUUID();
-      const body = slashCommandForm(`smoke ${OWNER}/${REPO}#${pr.number}`, { channel_id: "C0SMOKE", user_id: "U0MAINT", response_url: slack.responseUrl(responseId), trigger_id: `t.${randomUUID()}` });
-      const ts = Math.floor(Date.now() / 1000);
-      const post = () =>
-        fetch(`${bot.url}/slack/events`, {
-          method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}` },
-          body,
-        });
+      const post = slashCommand(`smoke ${OWNER}/${REPO}#${pr.number}`, responseId);
       const ack = await post();
       expect(ack.status).toBe(200);
       expect(((await ack.json()) as { text: string }).text).toMatch(/Smoke run on acme\/mb#/);
@@ -318,6 +337,117 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(reviews(pr.number)).toHaveLength(1);
       expect(comments(pr.number)).toHaveLength(1);
     }, 60_000);
+
+    it("waits out a 429 with retry-after: 1 and a secondary rate limit inside the job, then reviews exactly once", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      const files = new RegExp(`/pulls/${pr.number}/files$`);
+      gh.inject({ method: "GET", path: files, status: 429, headers: { "retry-after": "1" }, body: { message: "" } });
+      gh.inject({ method: "GET", path: files, status: 403, body: SECONDARY });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")));
+      const calls = filesCalls(pr.number);
+      expect(calls.map((c) => c.status)).toEqual([429, 403, 200]);
+      // retry-after's second, then the (shortened) minute of a secondary limit without one.
+      expect(calls[1]!.timestamp - calls[0]!.timestamp).toBeGreaterThanOrEqual(950);
+      expect(calls[2]!.timestamp - calls[1]!.timestamp).toBeGreaterThanOrEqual(950);
+      await settle();
+      // Waited, not given up: no trace was left, the job did not run twice.
+      const posts = gh.calls.filter((c) => c.method === "POST" && c.path.endsWith("/check-runs") && c.body && (c.body as { head_sha?: string }).head_sha === pr.sha);
+      expect(posts).toHaveLength(1);
+      expect(checkRuns(pr.sha, "HCP review")).toMatchObject([{ status: "completed", conclusion: "failure", output: { title: expect.stringMatching(/^1 error\(s\)/) } }]);
+      expect(reviews(pr.number)).toHaveLength(1);
+      expect(comments(pr.number)).toHaveLength(1);
+      expect(filesCalls(pr.number)).toHaveLength(3);
+    });
+
+    it("gives up at once on a retry-after past the edge's horizon: a check run says why, and nothing calls GitHub again sooner than it asked", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // Longer than the job queued behind it can wait on Queue retries alone (max_retries 10, a second apart).
+      const asked = 12;
+      gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 403, headers: { "retry-after": String(asked) }, body: SECONDARY });
+      const id = randomUUID();
+      expect(await deliver("pull_request", prPayload(pr), { id })).toBe(202);
+      const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
+      const limited = filesCalls(pr.number)[0]!;
+      // Given up, not slept on: the trace is there well before the wait GitHub asked for is over.
+      expect(Date.now() - limited.timestamp).toBeLessThan(asked * 1000);
+      expect(trace).toMatchObject({ status: "completed", conclusion: "failure" });
+      expect(trace.output.summary).toContain("kept answering 403 with retry-after after 1 try and 0 s of waiting; it asked to wait until");
+      expect(trace.output.summary).toContain("Re-run");
+      // A redelivery adds nothing; the next event waits behind the job GitHub asked to hold back.
+      expect(await deliver("pull_request", prPayload(pr), { id })).toBe(200);
+      expect(await deliver("pull_request", prPayload(pr, "synchronize"))).toBe(202);
+      await until("the review", () => reviewed(pr.sha), 30_000);
+      const calls = filesCalls(pr.number);
+      expect(calls[1]!.timestamp - limited.timestamp).toBeGreaterThanOrEqual(asked * 1000 - 50);
+      await until("the synchronize's review too", () => filesCalls(pr.number).length >= 3 && filesCalls(pr.number));
+      await settle();
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1); // the trace was updated into the review
+      expect(reviews(pr.number)).toHaveLength(1);
+      expect(comments(pr.number)).toHaveLength(1);
+    }, 60_000);
+
+    it("bounds a job's waits in all, not only each request's: a second wait past the horizon is a later retry, not a longer sleep", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // Each wait fits the 3 s horizon alone; together they would not.
+      gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 429, headers: { "retry-after": "2" }, body: { message: "" } });
+      gh.inject({ method: "POST", path: /\/check-runs$/, status: 429, headers: { "retry-after": "2" }, body: { message: "" } });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
+      expect(trace.output.summary).toContain("kept answering 429 with retry-after after 1 try and 2 s of waiting");
+      const limited = gh.calls.find((c) => c.injected && c.method === "POST" && c.path.endsWith("/check-runs"))!;
+      await until("the review", () => reviewed(pr.sha), 30_000);
+      // The job's retry comes no sooner than the check-run post's retry-after.
+      const again = gh.calls.find((c) => c.timestamp > limited.timestamp && c.method === "PATCH" && c.path.includes("/check-runs/"))!;
+      expect(again.timestamp - limited.timestamp).toBeGreaterThanOrEqual(1950);
+      await settle();
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+    });
+
+    it("gives up when 5xx outlast the edge's horizon, says so, and the job's retry reviews", async () => {
+      const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+      // 1 s, then 2 s of backoff fill the 3 s horizon; the third 502 would need 4 s more.
+      gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 502, times: 3 });
+      expect(await deliver("pull_request", prPayload(pr))).toBe(202);
+      const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
+      expect(trace.output.summary).toContain("kept answering 502 after 3 tries and 3 s of waiting");
+      await until("the review", () => reviewed(pr.sha), 30_000);
+      expect(filesCalls(pr.number).map((c) => c.status)).toEqual([502, 502, 502, 200]);
+      await settle();
+      expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
+      expect(reviews(pr.number)).toHaveLength(1);
+    });
+
+    it("keeps a smoke run's Slack message when chat.update answers 429 with Retry-After: 1: it arrives, in order", async () => {
+      const pr = openPr({ [RECIPE_FILE]: SMOKE_RECIPE });
+      expect((await slashCommand(`smoke ${OWNER}/${REPO}#${pr.number}`, randomUUID())()).status).toBe(200);
+      const sent = await until("the dispatch", () => dispatchesFor(pr.sha)[0]);
+      const message = await until("the channel message", () => [...slack.messages.values()].find((m) => m.channel === "C0SMOKE" && m.text.includes(`#${pr.number}`)));
+      const updates = () => slack.calls.filter((c) => c.method === "chat.update" && c.body.ts === message.ts);
+      slack.inject({ method: "chat.update", status: 429, retryAfter: 1 });
+      const job = { action: "in_progress", installation: { id: INSTALLATION }, repository: repository(), sender: { login: "github-actions[bot]", id: 41898282, type: "Bot" }, workflow_job: { id: 78, run_id: sent.runId, status: "in_progress", html_url: `${gh.url}/${OWNER}/${REPO}/actions/runs/${sent.runId}/job/78` } };
+      expect(await deliver("workflow_job", job)).toBe(202);
+      await until("Slack's 429", () => updates().find((c) => c.injected));
+      // The run ends while the running state still waits out its Retry-After.
+      await finishRun(pr.sha, trainingLog(PASSING_RUN_LOG));
+      await until("the message to show the verdict", () => {
+        const now = slack.messages.get(`${message.channel}:${message.ts}`);
+        return now && /\*Status\*\\nfinished/.test(JSON.stringify(now.blocks)) && /PASS|pass/.test(now.text) ? now : undefined;
+      });
+      await settle();
+      const [limited, ...rest] = updates();
+      expect(limited).toMatchObject({ injected: true });
+      expect(stateOf(limited!.body)).toBe(STATES.indexOf("running"));
+      const delivered = rest.filter((c) => !c.injected);
+      expect(delivered[0]!.at - limited!.at).toBeGreaterThanOrEqual(950);
+      // Never an older state after a newer one; the last one is the verdict.
+      const states = delivered.map((c) => stateOf(c.body));
+      expect(states).toEqual([...states].sort((a, b) => a - b));
+      expect(states.at(-1)).toBe(STATES.indexOf("finished"));
+      expect(slack.messages.get(`${message.channel}:${message.ts}`)!.text).toMatch(/PASS|pass/);
+      expect([...slack.messages.values()].filter((m) => m.text.includes(`#${pr.number}`))).toHaveLength(1);
+    });
 
     it("ends a smoke run no GPU runner picked up within the repository's queue limit as timed_out, and cancels it", async () => {
       expect(checkRuns(unpicked.sha, "HCP smoke")).toMatchObject([{ status: "queued" }]);

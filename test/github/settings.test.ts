@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Octokit } from "@octokit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../src/core/config/repo-config.ts";
-import { DEFAULT_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin } from "../../src/github/octokit.ts";
+import { DEFAULT_RETRY_POLICY, EDGE_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin, withWaits } from "../../src/github/octokit.ts";
 import { readServerSettings, SettingsError } from "../../src/node/env.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -43,6 +43,16 @@ describe("server settings from the environment", () => {
     });
   });
 
+  it("keeps each host's GitHub retry horizon unless HCP_GITHUB_WAIT_HORIZON_SECONDS or HCP_GITHUB_SECONDARY_WAIT_SECONDS change it", () => {
+    const unset = readServerSettings({}).githubWaits;
+    expect(withWaits(DEFAULT_RETRY_POLICY, unset)).toEqual(DEFAULT_RETRY_POLICY);
+    expect(withWaits(EDGE_RETRY_POLICY, unset)).toMatchObject({ horizonMs: 600_000, clientHorizonMs: 600_000, secondaryBaseMs: 60_000 });
+    const set = readServerSettings({ HCP_GITHUB_WAIT_HORIZON_SECONDS: "3", HCP_GITHUB_SECONDARY_WAIT_SECONDS: "1" }).githubWaits;
+    expect(withWaits(EDGE_RETRY_POLICY, set)).toEqual({ ...EDGE_RETRY_POLICY, horizonMs: 3000, clientHorizonMs: 3000, secondaryBaseMs: 1000 });
+    // Node bounds each request, not a client's total (a job there has no runtime budget to keep).
+    expect(withWaits(DEFAULT_RETRY_POLICY, set).clientHorizonMs).toBeUndefined();
+  });
+
   it("accepts a PEM with escaped newlines, as secret stores hand it over", () => {
     const s = readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey.replace(/\n/g, "\\n"), WEBHOOK_SECRET: "s" });
     expect(s.privateKey).toBe(privateKey);
@@ -61,6 +71,8 @@ describe("server settings from the environment", () => {
     [{ GHE_PROTOCOL: "ftp" }, /^GHE_PROTOCOL /],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL /],
     [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],
+    [{ HCP_GITHUB_WAIT_HORIZON_SECONDS: "0" }, /^HCP_GITHUB_WAIT_HORIZON_SECONDS must be a whole number of seconds/],
+    [{ HCP_GITHUB_SECONDARY_WAIT_SECONDS: "1.5" }, /^HCP_GITHUB_SECONDARY_WAIT_SECONDS must be a whole number of seconds/],
   ])("stops with one clear line on %j", (env, message) => {
     expect(() => readServerSettings(env)).toThrow(SettingsError);
     expect(() => readServerSettings(env)).toThrow(message);
@@ -118,6 +130,29 @@ describe("retry policy against a real server", () => {
     const Retrying = Octokit.plugin(retryPlugin({ ...DEFAULT_RETRY_POLICY, serverErrorRetries: 2, rateLimitRetries: 1, baseDelayMs: 5, horizonMs: 2000 }) as never);
     return new Retrying({ baseUrl: url, auth: "t" });
   };
+
+  it("bounds an installation's client in all when the policy says so (the edge's job), but never the App's own long-lived client", async () => {
+    const waits: number[] = [];
+    const clock = { now: () => Date.now(), sleep: async (ms: number) => void waits.push(ms) };
+    const policy = { ...DEFAULT_RETRY_POLICY, horizonMs: 3000, clientHorizonMs: 3000 };
+    const Bounded = Octokit.plugin(retryPlugin(policy, clock) as never);
+    const limited = { status: 429, headers: { "retry-after": "2" }, body: { message: "" } };
+    // Options shaped as @octokit/app and Probot build an installation's client (auth.installationId).
+    const passThrough = () => Object.assign(async () => ({ type: "unauthenticated" }), { hook: (request: (r: unknown, p: unknown) => unknown, route: unknown, params: unknown) => request(route, params) });
+    const installation = new Bounded({ baseUrl: url, authStrategy: passThrough as never, auth: { installationId: 7 } });
+    script.push(limited);
+    expect((await installation.request("GET /ok")).status).toBe(200);
+    script.push(limited);
+    // 2 s waited already, 2 more would pass the client's 3 s: one try, and the job retries later.
+    await expect(installation.request("GET /ok")).rejects.toMatchObject({ name: "GitHubUnavailable", reason: "retry-after", waitedMs: 2000 });
+    expect(waits).toEqual([2000]);
+    const app = new Bounded({ baseUrl: url, auth: "jwt" });
+    for (let i = 0; i < 2; i++) {
+      script.push(limited);
+      expect((await app.request("GET /ok")).status).toBe(200);
+    }
+    expect(waits).toEqual([2000, 2000, 2000]);
+  });
 
   it("retries a 500 and succeeds", async () => {
     hits = 0;

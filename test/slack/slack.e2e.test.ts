@@ -3,11 +3,12 @@
 // Web API that checks every payload against Slack's limits, and a smoke run followed from
 // `/hcp smoke` to the verdict in the channel message.
 import { createHmac, randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
@@ -275,6 +276,41 @@ describe("who may use /hcp from Slack", () => {
   it("says when the app is not installed on the repository", async () => {
     const r = await command("status nobody/nothing#1");
     expect(r.replyText()).toMatch(/not installed on nobody\/nothing/);
+  });
+});
+
+describe("/hcp status from Slack", () => {
+  const WORKFLOW = ".github/workflows/hcp-smoke.yml";
+  /** The section of the status message about the installed smoke workflow. */
+  const workflowLine = (r: Awaited<ReturnType<typeof command>>) => {
+    const blocks = (r.replies().at(-1)?.blocks ?? []) as Array<{ text?: { text?: string } }>;
+    return blocks.map((b) => b.text?.text ?? "").find((t) => t.startsWith("*Smoke workflow:*"));
+  };
+
+  it("says which template version the installed smoke workflow is, with the upgrade command when it is older than the bot", async () => {
+    const current = await command(`status ${OWNER}/${REPO}#${openPr().number}`);
+    expect(workflowLine(current)).toBe(`*Smoke workflow:* \`${WORKFLOW}\` is template v${WORKFLOW_TEMPLATE_VERSION}, the version this hcp-bot renders`);
+    expect(current.replyText()).not.toContain("init-workflow");
+
+    // A workflow rendered before the template carried its version (v1), as GitHub's /hcp status reads it too.
+    const legacy = "legacy-wf";
+    gh.addRepo({ owner: OWNER, repo: legacy, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_FILE]: RECIPE } } });
+    gh.addWorkflow({ owner: OWNER, repo: legacy, path: WORKFLOW, name: "hcp-smoke", content: readFileSync(join(import.meta.dirname, "..", "github", "fixtures", "hcp-smoke-six-inputs.yml"), "utf8") });
+    const old = await command(`status ${OWNER}/${legacy}#${openPr(legacy).number}`, { user: "U0ORG", channel: "C0ANY" });
+    expect(workflowLine(old)).toBe(`*Smoke workflow:* \`${WORKFLOW}\` is template v1, older than this hcp-bot's v${WORKFLOW_TEMPLATE_VERSION}: upgrade it with \`npx hcp-bot init-workflow --force\` and commit it to the default branch`);
+
+    const none = await command(`status ${OWNER}/${OTHER}#${openPr(OTHER).number}`, { user: "U0ORG", channel: "C0ANY" });
+    expect(workflowLine(none)).toBe(`*Smoke workflow:* none at \`${WORKFLOW}\` on \`main\`: add it with \`npx hcp-bot init-workflow\``);
+  });
+
+  it("still answers when the workflow cannot be read, leaving the workflow out", async () => {
+    const pr = openPr();
+    // Not a 404 (that would be "none installed") but an answer the bot cannot read the file from.
+    gh.inject({ method: "GET", path: /\/repos\/acme\/mb\/contents\/.*hcp-smoke\.yml$/, status: 422, body: { message: "Validation Failed" } });
+    const r = await command(`status ${OWNER}/${REPO}#${pr.number}`);
+    expect(r.replyText()).toMatch(/no smoke run requested/);
+    expect(workflowLine(r)).toBeUndefined();
+    expect(gh.pendingInjections()).toEqual([]);
   });
 });
 

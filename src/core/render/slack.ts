@@ -7,7 +7,7 @@ import type { Verdict } from "../verdict/index.ts";
 import { comparisonHeadline, legRows, loss, num, pct } from "../compare/render.ts";
 import type { Comparison } from "../compare/schema.ts";
 import type { SmokeState, SmokeView } from "./smoke.ts";
-import { UPGRADE_COMMAND } from "../smoke/workflow.ts";
+import { INIT_COMMAND, UPGRADE_COMMAND, type WorkflowStatus } from "../smoke/workflow.ts";
 import { stateHeadline } from "./smoke.ts";
 
 /** Slack's documented limits for what we send. */
@@ -265,6 +265,24 @@ export interface SlackStatusView {
   headSha?: string;
   review?: { conclusion: string | null; title: string | null; url: string | null };
   smoke?: { id: string; status: string; githubLogin: string; sha: string; verdictStatus: string | null; verdictSummary: string | null; runUrl: string | null; recipe: string };
+  /** The smoke workflow on the default branch; absent when it could not be read. */
+  workflow?: WorkflowStatus;
+}
+
+/** The installed smoke workflow's line of `/hcp status`: its template version, and what to run when it is not the bot's. */
+export function workflowStatusMrkdwn(w: WorkflowStatus): string {
+  switch (w.kind) {
+    case "missing":
+      return `*Smoke workflow:* none at ${code(w.path)} on ${code(w.branch)}: add it with ${code(INIT_COMMAND)}`;
+    case "unusable":
+      return `*Smoke workflow:* ${code(w.path)} cannot be used: ${mrkdwn(w.problem)}`;
+    case "found": {
+      const installed = `*Smoke workflow:* ${code(w.path)} is template v${w.version}`;
+      if (w.relation === "current") return `${installed}, the version this hcp-bot renders`;
+      if (w.relation === "older") return `${installed}, older than this hcp-bot's v${w.template}: upgrade it with ${code(UPGRADE_COMMAND)} and commit it to the default branch`;
+      return `${installed}, newer than this hcp-bot's v${w.template}: upgrade hcp-bot`;
+    }
+  }
 }
 
 /** `/hcp status`: the latest review and smoke state of a PR. */
@@ -277,7 +295,8 @@ export function statusMessage(s: SlackStatusView): SlackMessage {
     ? `*Smoke:* ${mrkdwn(m.status)} (request ${code(m.id)} by ${mrkdwn(m.githubLogin)}, ${code(m.recipe)} at ${code(m.sha.slice(0, 12))})${m.verdictStatus ? `\n*Verdict:* ${mrkdwn(m.verdictSummary ?? m.verdictStatus)}` : ""}${link(m.runUrl, "Actions run")}`
     : "*Smoke:* no smoke run requested for this PR";
   const head = s.headSha ? ` at ${code(s.headSha.slice(0, 12))}` : "";
-  return fitMessage({ text: `Status of ${mrkdwn(s.repo)}#${s.pr}`, blocks: [section(`*${mrkdwn(s.repo)}#${s.pr}*${head}`), section(review), section(smoke)] });
+  const workflow = s.workflow ? [section(workflowStatusMrkdwn(s.workflow))] : [];
+  return fitMessage({ text: `Status of ${mrkdwn(s.repo)}#${s.pr}`, blocks: [section(`*${mrkdwn(s.repo)}#${s.pr}*${head}`), section(review), section(smoke), ...workflow] });
 }
 
 /** The findings that made the pre-flight refuse a smoke run, as a reply. */

@@ -16,6 +16,8 @@ import { codeSpan } from "../render/escape.ts";
 export const WORKFLOW_TEMPLATE_VERSION = 4;
 /** The upgrade, as the reply and the check run say it. */
 export const UPGRADE_COMMAND = "npx hcp-bot init-workflow --force";
+/** The first installation of the workflow. */
+export const INIT_COMMAND = "npx hcp-bot init-workflow";
 
 // `# hcp-bot workflow template: v2` (the header comment) or `· template v2` (the run-name).
 const VERSION_COMMENT = /^#\s*hcp-bot workflow template:\s*v(\d{1,4})\s*$/m;
@@ -201,10 +203,24 @@ export function skewNote(dropped: readonly DroppedInput[], w: { path: string; ve
   ].join("\n");
 }
 
+/** How an installed workflow's template version stands to the one this hcp-bot renders. */
+export type VersionRelation = "current" | "older" | "newer";
+
+export function versionRelation(version: number): VersionRelation {
+  return version === WORKFLOW_TEMPLATE_VERSION ? "current" : version < WORKFLOW_TEMPLATE_VERSION ? "older" : "newer";
+}
+
+/** What `/hcp status` says of the installed smoke workflow, on GitHub and in Slack alike (each renders it). */
+export type WorkflowStatus =
+  | { kind: "missing"; path: string; branch: string }
+  | { kind: "unusable"; path: string; problem: string }
+  | { kind: "found"; path: string; version: number; template: number; relation: VersionRelation };
+
 /** A sentence for `/hcp status` and /healthz when the installed workflow is not the bot's version. */
 export function versionNote(w: { path: string; version: number }): string | null {
-  if (w.version === WORKFLOW_TEMPLATE_VERSION) return null;
-  return w.version < WORKFLOW_TEMPLATE_VERSION
+  const relation = versionRelation(w.version);
+  if (relation === "current") return null;
+  return relation === "older"
     ? `The installed smoke workflow ${w.path} is template v${w.version}, older than this hcp-bot's v${WORKFLOW_TEMPLATE_VERSION}: upgrade it with \`${UPGRADE_COMMAND}\`.`
     : `The installed smoke workflow ${w.path} is template v${w.version}, newer than this hcp-bot's v${WORKFLOW_TEMPLATE_VERSION}: upgrade hcp-bot.`;
 }

@@ -37,6 +37,10 @@ function botFor(env: WorkerEnv): Promise<EdgeBot> {
   return bot;
 }
 
+/** Cloudflare Queues delay a retry by at most 12 hours; a longer wait is asked again when the message comes back. */
+const MAX_QUEUE_DELAY_SECONDS = 12 * 3600;
+const queueDelay = (seconds: number) => Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
+
 export default {
   async fetch(request: Request, env: WorkerEnv): Promise<Response> {
     return (await botFor(env)).fetch(request);
@@ -47,8 +51,18 @@ export default {
     await Promise.all(
       batch.messages.map(async (message) => {
         const outcome = await bot.runJob(message.body.job).catch((error: unknown) => ({ kind: "retry" as const, seconds: 30, error }));
-        if (outcome.kind === "wait" || outcome.kind === "retry") message.retry({ delaySeconds: Math.ceil(outcome.seconds) });
-        else message.ack();
+        // A wait GitHub asked for (a rate limit past the retry horizon) comes back as this delay, not a sleep here.
+        if (outcome.kind === "retry") return message.retry({ delaySeconds: queueDelay(outcome.seconds) });
+        if (outcome.kind !== "wait") return message.ack();
+        // Waiting its turn (behind an older job of its PR that GitHub holds back, say) is not a
+        // failure: a fresh message, so the queue's max_retries counts failed runs only and a
+        // long wait in front does not get this job's message dropped.
+        try {
+          await env.JOBS.send({ job: message.body.job }, { delaySeconds: queueDelay(outcome.seconds) });
+          message.ack();
+        } catch {
+          message.retry({ delaySeconds: queueDelay(outcome.seconds) });
+        }
       }),
     );
   },
