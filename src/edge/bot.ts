@@ -1,29 +1,19 @@
-// The whole bot behind one fetch handler, for Deno and Cloudflare Workers: GitHub webhooks
-// (verified, written as a durable job with their claim, answered 202; the work runs after
-// the answer), Slack's /hcp (the shared Slack core), and /healthz. The runtime entries
-// (workers/main.ts, deno/main.ts) supply the store, the Python grammar and how a job
-// reaches `runJob` (a Queue, or this process); everything else is the same modules Node runs.
+// The whole bot behind one fetch handler, for Deno and Cloudflare Workers. This front holds
+// what every request needs: the settings and the App key (checked at start, so a bad one is
+// the first answer's 503), the store, and /healthz. Everything else (webhooks, Slack's /hcp,
+// the jobs) is src/edge/work.ts, imported on first need: a cold start answers its first
+// request without evaluating the review, smoke, verdict and Slack modules. The runtime
+// entries (workers/main.ts, deno/main.ts) supply the store, the Python grammar and how a job
+// reaches `runJob` (a Queue, or this process).
 import type { Language } from "web-tree-sitter";
-import { anchorScanAvailable } from "../core/verdict/index.ts";
-import { createApp } from "../github/app.ts";
-import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
+import { anchorScanAvailable } from "../core/verdict/scan/wasm-scanner.ts";
 import type { HostLog } from "../github/host.ts";
-import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
-import { readCapped } from "../host/read-capped.ts";
 import { healthReport } from "../host/health.ts";
 import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
-import { createJobRunner, type RunOutcome } from "../jobs/runner.ts";
-import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
-import type { SlackWork } from "../slack/commands.ts";
-import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
+import type { RunOutcome } from "../jobs/runner.ts";
 import type { Job, Store } from "../store/types.ts";
-import { createEdgeGitHub, type Delivery } from "./github.ts";
 import { checkPrivateKey } from "./key.ts";
-
-/** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
-export const MAX_WEBHOOK_BYTES = MAX_EDGE_WEBHOOK_BYTES;
-/** A delivery id is claimed for a month: no redelivery can run its work twice. */
-const DELIVERY_CLAIM_SECONDS = 30 * 24 * 3600;
+import type { EdgeWork } from "./work.ts";
 
 export interface EdgeRuntime {
   name: "workerd" | "deno";
@@ -45,14 +35,7 @@ export interface EdgeBot {
   scheduled(): Promise<void>;
 }
 
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
-
-/** The body as text, or undefined past `max` bytes (reading stops there). */
-async function readLimited(request: Request, max: number): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) return undefined;
-  if (!request.body) return "";
-  return (await readCapped(request.body, max)) ?? undefined;
-}
+export const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 
 export { jobPolicy };
 
@@ -63,88 +46,10 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   const privateKey = await checkPrivateKey(settings.privateKey!);
   const policy = jobPolicy(env);
   const { store, log } = runtime;
-  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
-  async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
-    const written = await store.enqueueJob(job, claim);
-    if (!written) return false;
-    // The job is in the store: if handing it on fails, the minute's recovery starts it.
-    await runtime.dispatch(written).catch((error: unknown) => log.warn({ err: error, job: written.id }, "handing a job to the runtime failed; the recovery sweep starts it"));
-    return true;
-  }
-
-  const slack: SlackApp | undefined = settings.slack
-    ? createSlackApp({
-        ...settings.slack,
-        githubApiUrl: settings.baseUrl,
-        store,
-        python: runtime.python,
-        log,
-        accept: (claim, key, work, command) => accept({ key, kind: "slack", payload: JSON.stringify({ work, command }) }, claim),
-      })
-    : undefined;
-
-  let sweep: (() => Promise<void>) | undefined;
-  createApp({
-    python: runtime.python,
-    botLogin: settings.botLogin,
-    store,
-    runner: gh.runner,
-    smoke: { ...(slack ? { notify: slack.notify } : {}), ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}) },
-    onGateway: (gateway) => slack?.setGateway(gateway),
-    schedule: (s) => {
-      sweep = s;
-    },
-  })(gh.host);
-
-  const jobs = createJobRunner({
-    store,
-    policy,
-    log,
-    async execute(job) {
-      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id);
-      if (job.kind === "slack" && slack) {
-        const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return slack.run(work, command);
-      }
-      throw new Error(`no runner for a ${job.kind} job here`);
-    },
-  });
-
-  async function recover(): Promise<void> {
-    for (const job of await jobs.stale()) await runtime.dispatch(job);
-  }
-
-  async function webhook(request: Request): Promise<Response> {
-    // No well-formed signature: refused before a byte of the body is read.
-    if (!/^sha256=[0-9a-f]{64}$/.test(request.headers.get("x-hub-signature-256") ?? "")) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
-    const body = await readLimited(request, MAX_WEBHOOK_BYTES);
-    if (body === undefined) return json(413, { error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
-    if (!(await gh.verify(body, request.headers.get("x-hub-signature-256")))) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
-    const id = request.headers.get("x-github-delivery");
-    const name = request.headers.get("x-github-event");
-    if (!id || !name || id.length > 200 || !/^[a-z_]{1,64}$/.test(name)) return json(400, { error: "x-github-delivery and x-github-event are required" });
-    let payload: Delivery["payload"];
-    try {
-      payload = JSON.parse(body) as Delivery["payload"];
-    } catch {
-      return json(400, { error: "the body is not JSON" });
-    }
-    const delivery: Delivery = { id, name, payload };
-    const key = await gh.route(delivery);
-    if (key === undefined) return json(200, { ok: true, ignored: true });
-    const accepted = await accept({ key, kind: "github", payload: `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"payload":${body}}` }, { key: `webhook:${id}`, ttlSeconds: DELIVERY_CLAIM_SECONDS });
-    if (!accepted) log.info({ delivery: id }, "delivery already accepted; ignoring the redelivery");
-    return json(accepted ? 202 : 200, { ok: true, ...(accepted ? {} : { duplicate: true }) });
-  }
-
-  async function slackEvents(request: Request): Promise<Response> {
-    if (!slack) return json(404, { error: "Slack is off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)" });
-    const body = await readLimited(request, MAX_SLACK_BODY_BYTES);
-    if (body === undefined) return json(413, { error: "body too large" });
-    const res = await slack.core.handle({ method: request.method, header: (n) => request.headers.get(n), body });
-    return new Response(res.body, { status: res.status, headers: res.headers });
-  }
+  let loading: Promise<EdgeWork> | undefined;
+  /** The app, Slack and the job runner, built once on first need. */
+  const work = () => (loading ??= import("./work.ts").then((m) => m.createEdgeWork(settings, privateKey, policy, runtime)));
 
   async function health(request: Request): Promise<Response> {
     const report = await healthReport({
@@ -153,7 +58,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       started,
       github: "configured",
       store,
-      slack: slack ? "on" : "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)",
+      slack: settings.slack ? "on" : "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)",
       extra: { runtime: runtime.name, verdictScanner: anchorScanAvailable() ? "webassembly" : "regex" },
     });
     return json(report.status, report.body);
@@ -164,19 +69,18 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       const path = new URL(request.url).pathname;
       try {
         if (path === "/healthz" && request.method === "GET") return await health(request);
-        if (path === settings.webhookPath) return request.method === "POST" ? await webhook(request) : json(405, { error: "POST only" });
-        if (path === SLACK_EVENTS_PATH) return await slackEvents(request);
-        return json(404, { error: "not found" });
+        return await (await work()).fetch(request, path);
       } catch (error) {
         log.error({ err: error, path }, "request failed");
         return json(500, { error: "internal error" });
       }
     },
-    runJob: (id) => jobs.run(id),
-    recover,
+    runJob: async (id) => (await work()).runJob(id),
+    recover: async () => (await work()).recover(),
     async scheduled() {
-      await recover();
-      await sweep?.();
+      const w = await work();
+      await w.recover();
+      await w.sweep();
     },
   };
 }

@@ -20,6 +20,9 @@ import {
   type WorkflowReading,
   type WorkflowStatus,
 } from "../core/smoke/workflow.ts";
+import { recordWorkflowVersion, remember } from "./workflow-seen.ts";
+
+export { installedWorkflowReport } from "./workflow-seen.ts";
 
 export type InstalledWorkflow =
   | { kind: "found"; path: string; blobSha: string; workflow: SmokeWorkflow }
@@ -29,16 +32,6 @@ export type InstalledWorkflow =
 /** Parsed files by blob SHA; a blob never changes, so an entry is never stale. */
 const byBlob = new Map<string, WorkflowReading>();
 const MAX_CACHED = 512;
-
-/** The latest reading of each repository's smoke workflow, for /healthz. */
-const lastSeen = new Map<string, { path: string; version: number | null; checkedAt: string }>();
-const MAX_SEEN = 2000;
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
-}
 
 function decodeBase64(text: string): string {
   const bytes = Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0));
@@ -57,7 +50,7 @@ export async function readInstalledWorkflow(octokit: BotOctokit, r: { owner: str
     ({ data } = await octokit.rest.repos.getContent({ owner: r.owner, repo: r.repo, path, ref }));
   } catch (error) {
     if ((error as { status?: number }).status !== 404) throw error;
-    record(r, path, null);
+    recordWorkflowVersion(r, path, null);
     return { kind: "missing", path };
   }
   const blob = data as { type?: string; sha?: string; content?: string; encoding?: string };
@@ -69,23 +62,8 @@ export async function readInstalledWorkflow(octokit: BotOctokit, r: { owner: str
       : { ok: false, problem: `${path} is too large to read through the contents API` };
     remember(byBlob, blob.sha, reading, MAX_CACHED);
   }
-  record(r, path, reading.ok ? reading.workflow.version : null);
+  recordWorkflowVersion(r, path, reading.ok ? reading.workflow.version : null);
   return reading.ok ? { kind: "found", path, blobSha: blob.sha, workflow: reading.workflow } : { kind: "unusable", path, problem: reading.problem };
-}
-
-function record(r: { owner: string; repo: string }, path: string, version: number | null): void {
-  remember(lastSeen, `${r.owner}/${r.repo}`, { path, version, checkedAt: new Date().toISOString() }, MAX_SEEN);
-}
-
-/**
- * For /healthz (operator only): the template version this hcp-bot renders, and the repositories
- * whose installed smoke workflow (as last read by this process) is older, missing or unusable.
- */
-export function installedWorkflowReport(): { template: number; checked: number; outdated: Array<{ repo: string; path: string; version: number | null; checkedAt: string }> } {
-  const outdated = [...lastSeen.entries()]
-    .filter(([, w]) => w.version === null || w.version < WORKFLOW_TEMPLATE_VERSION)
-    .map(([repo, w]) => ({ repo, ...w }));
-  return { template: WORKFLOW_TEMPLATE_VERSION, checked: lastSeen.size, outdated };
 }
 
 export type WorkflowFit =

@@ -43,81 +43,87 @@ export const SmokeSourceSchema = z.enum(["github-comment", "slack", "check-run-b
 export type SmokeSource = z.infer<typeof SmokeSourceSchema>;
 
 /** What the caller knows when a request is made (status starts as `requested` unless given). */
-export const NewSmokeRequestSchema = z.object({
-  repo: Repo,
-  pr: PositiveId,
-  /** The head SHA pinned when the authorized person asked; the runner checks out exactly this. */
-  sha: Sha,
-  source: SmokeSourceSchema,
-  /** GitHub login of the person who asked (a Slack user is mapped to one before this point). */
-  githubLogin: z.string().min(1).max(100),
-  /** `TEAM:USER` when the request came from Slack. */
-  slackUser: z.string().min(1).max(100).nullable().default(null),
-  deliveryId: z.string().min(1).max(200).nullable().default(null),
-  recipe: z.string().min(1).max(200),
-  cp: PositiveId,
-  sizes: z.tuple([PositiveId, PositiveId]).nullable(),
-  gpus: PositiveId,
-  iters: PositiveId,
-  /** The final Hydra override list (SmokePlan.overrides). */
-  overrides: z.array(z.string().max(300)).max(100),
-  expectHcp: z.boolean(),
-  /** `compare=`: none, or the reference layout the same job runs after the HCP leg (twice the GPU time). */
-  compare: CompareModeSchema.default("none"),
-  status: z.enum(["requested", "refused"]).default("requested"),
-  /** Why refused / failed / cancelled, in words for the reply. */
-  reason: z.string().max(2000).nullable().default(null),
-  slackChannel: z.string().max(100).nullable().default(null),
-  slackTs: z.string().max(100).nullable().default(null),
-  /** GitHub App installation, so timers (queue timeouts) can act outside a webhook. */
-  installationId: PositiveId.nullable().default(null),
-  /** The PR comment that tells this request's story, updated as the run goes. */
-  commentId: PositiveId.nullable().default(null),
-  runUrl: z.string().max(500).nullable().default(null),
-});
+const newSmokeRequestObject = () =>
+  z.object({
+    repo: Repo,
+    pr: PositiveId,
+    /** The head SHA pinned when the authorized person asked; the runner checks out exactly this. */
+    sha: Sha,
+    source: SmokeSourceSchema,
+    /** GitHub login of the person who asked (a Slack user is mapped to one before this point). */
+    githubLogin: z.string().min(1).max(100),
+    /** `TEAM:USER` when the request came from Slack. */
+    slackUser: z.string().min(1).max(100).nullable().default(null),
+    deliveryId: z.string().min(1).max(200).nullable().default(null),
+    recipe: z.string().min(1).max(200),
+    cp: PositiveId,
+    sizes: z.tuple([PositiveId, PositiveId]).nullable(),
+    gpus: PositiveId,
+    iters: PositiveId,
+    /** The final Hydra override list (SmokePlan.overrides). */
+    overrides: z.array(z.string().max(300)).max(100),
+    expectHcp: z.boolean(),
+    /** `compare=`: none, or the reference layout the same job runs after the HCP leg (twice the GPU time). */
+    compare: CompareModeSchema.default("none"),
+    status: z.enum(["requested", "refused"]).default("requested"),
+    /** Why refused / failed / cancelled, in words for the reply. */
+    reason: z.string().max(2000).nullable().default(null),
+    slackChannel: z.string().max(100).nullable().default(null),
+    slackTs: z.string().max(100).nullable().default(null),
+    /** GitHub App installation, so timers (queue timeouts) can act outside a webhook. */
+    installationId: PositiveId.nullable().default(null),
+    /** The PR comment that tells this request's story, updated as the run goes. */
+    commentId: PositiveId.nullable().default(null),
+    runUrl: z.string().max(500).nullable().default(null),
+  });
+export const NewSmokeRequestSchema = z.lazy(newSmokeRequestObject);
 export type NewSmokeRequest = z.input<typeof NewSmokeRequestSchema>;
 
-export const SmokeRequestSchema = NewSmokeRequestSchema.extend({
-  id: z.string().min(1),
-  status: SmokeStatusSchema,
-  runId: PositiveId.nullable(),
-  checkRunId: PositiveId.nullable(),
-  /** The bot's own verdict, recomputed from the log: PASS / FAIL / ... (see src/core/verdict). */
-  verdictStatus: z.string().max(50).nullable(),
-  verdictSummary: z.string().max(4000).nullable(),
-  /** The whole verdict (evidence, throughput, cause) for the runs pages; a stored one this version cannot read is unknown. */
-  verdict: VerdictSchema.nullable().catch(null),
-  /** The A/B comparison of an A/B run (compare ≠ none) once judged; a stored one this version cannot read is unknown. */
-  comparison: ComparisonSchema.nullable().catch(null),
-  createdAt: z.date(),
-  updatedAt: z.date(),
-  dispatchedAt: z.date().nullable(),
-  startedAt: z.date().nullable(),
-  finishedAt: z.date().nullable(),
-});
-export type SmokeRequest = z.infer<typeof SmokeRequestSchema>;
-
-/** Fields an event may change; timestamps follow the status unless given. */
-export const SmokeRequestPatchSchema = z
-  .object({
+export const SmokeRequestSchema = z.lazy(() =>
+  newSmokeRequestObject().extend({
+    id: z.string().min(1),
     status: SmokeStatusSchema,
-    reason: z.string().max(2000).nullable(),
     runId: PositiveId.nullable(),
     checkRunId: PositiveId.nullable(),
+    /** The bot's own verdict, recomputed from the log: PASS / FAIL / ... (see src/core/verdict). */
     verdictStatus: z.string().max(50).nullable(),
     verdictSummary: z.string().max(4000).nullable(),
-    verdict: VerdictSchema.nullable(),
-    comparison: ComparisonSchema.nullable(),
-    slackChannel: z.string().max(100).nullable(),
-    slackTs: z.string().max(100).nullable(),
-    commentId: PositiveId.nullable(),
-    runUrl: z.string().max(500).nullable(),
+    /** The whole verdict (evidence, throughput, cause) for the runs pages; a stored one this version cannot read is unknown. */
+    verdict: VerdictSchema.nullable().catch(null),
+    /** The A/B comparison of an A/B run (compare ≠ none) once judged; a stored one this version cannot read is unknown. */
+    comparison: ComparisonSchema.nullable().catch(null),
+    createdAt: z.date(),
+    updatedAt: z.date(),
     dispatchedAt: z.date().nullable(),
     startedAt: z.date().nullable(),
     finishedAt: z.date().nullable(),
-  })
-  .partial()
-  .strict();
+  }),
+);
+export type SmokeRequest = z.infer<typeof SmokeRequestSchema>;
+
+/** Fields an event may change; timestamps follow the status unless given. */
+export const SmokeRequestPatchSchema = z.lazy(() =>
+  z
+    .object({
+      status: SmokeStatusSchema,
+      reason: z.string().max(2000).nullable(),
+      runId: PositiveId.nullable(),
+      checkRunId: PositiveId.nullable(),
+      verdictStatus: z.string().max(50).nullable(),
+      verdictSummary: z.string().max(4000).nullable(),
+      verdict: VerdictSchema.nullable(),
+      comparison: ComparisonSchema.nullable(),
+      slackChannel: z.string().max(100).nullable(),
+      slackTs: z.string().max(100).nullable(),
+      commentId: PositiveId.nullable(),
+      runUrl: z.string().max(500).nullable(),
+      dispatchedAt: z.date().nullable(),
+      startedAt: z.date().nullable(),
+      finishedAt: z.date().nullable(),
+    })
+    .partial()
+    .strict(),
+);
 export type SmokeRequestPatch = z.infer<typeof SmokeRequestPatchSchema>;
 
 export type UpdateResult =
@@ -129,24 +135,24 @@ export type UpdateResult =
 
 export const AuditRecordSchema = z.lazy(() =>
   z.object({
-    /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */
-    action: z.string().min(1).max(50),
-    decision: z.enum(["allowed", "denied"]),
-    /** Why denied (permission, quota, unmapped Slack user...) or a note on an allowed action. */
-    reason: z.string().max(2000).nullable().default(null),
-    githubLogin: z.string().max(100).nullable().default(null),
-    slackUser: z.string().max(100).nullable().default(null),
-    repo: z.string().max(200).nullable().default(null),
-    pr: PositiveId.nullable().default(null),
-    sha: z.string().max(64).nullable().default(null),
-    recipe: z.string().max(200).nullable().default(null),
-    deliveryId: z.string().max(200).nullable().default(null),
-    requestId: z.string().max(100).nullable().default(null),
-    runId: PositiveId.nullable().default(null),
-    verdict: z.string().max(50).nullable().default(null),
-    /** Defaults to the store's clock. */
-    at: z.date().optional(),
-  }),
+      /** What was asked: smoke, cancel, status, check, help, or a lifecycle event (dispatch, verdict...). */
+      action: z.string().min(1).max(50),
+      decision: z.enum(["allowed", "denied"]),
+      /** Why denied (permission, quota, unmapped Slack user...) or a note on an allowed action. */
+      reason: z.string().max(2000).nullable().default(null),
+      githubLogin: z.string().max(100).nullable().default(null),
+      slackUser: z.string().max(100).nullable().default(null),
+      repo: z.string().max(200).nullable().default(null),
+      pr: PositiveId.nullable().default(null),
+      sha: z.string().max(64).nullable().default(null),
+      recipe: z.string().max(200).nullable().default(null),
+      deliveryId: z.string().max(200).nullable().default(null),
+      requestId: z.string().max(100).nullable().default(null),
+      runId: PositiveId.nullable().default(null),
+      verdict: z.string().max(50).nullable().default(null),
+      /** Defaults to the store's clock. */
+      at: z.date().optional(),
+    }),
 );
 export type AuditInput = z.input<typeof AuditRecordSchema>;
 export type AuditRecord = Required<z.output<typeof AuditRecordSchema>> & { id: number };
@@ -168,31 +174,35 @@ export interface SmokeListQuery {
  * again, then run after the answer by whichever process or isolate takes its lease.
  * Jobs with the same key (a PR, a workflow run) run one at a time, oldest first.
  */
-export const NewJobSchema = z.object({
-  /** Jobs with the same key run one at a time, in the order they were enqueued. */
-  key: z.string().min(1).max(300),
-  /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
-  kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
-  /**
-   * JSON text, opaque to the store. Room for any webhook GitHub sends (the Node front door takes
-   * up to its 25 MB cap, edge up to 1 MB), re-serialized with the delivery's id and name: a
-   * smaller cap here would turn a large delivery into a 503 on every redelivery.
-   */
-  payload: z.string().max(MAX_WEBHOOK_BYTES + 64 * 1024),
-});
+const newJobObject = () =>
+  z.object({
+    /** Jobs with the same key run one at a time, in the order they were enqueued. */
+    key: z.string().min(1).max(300),
+    /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
+    kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
+    /**
+     * JSON text, opaque to the store. Room for any webhook GitHub sends (the Node front door takes
+     * up to its 25 MB cap, edge up to 1 MB), re-serialized with the delivery's id and name: a
+     * smaller cap here would turn a large delivery into a 503 on every redelivery.
+     */
+    payload: z.string().max(MAX_WEBHOOK_BYTES + 64 * 1024),
+  });
+export const NewJobSchema = z.lazy(newJobObject);
 export type NewJob = z.infer<typeof NewJobSchema>;
 
-export const JobSchema = NewJobSchema.extend({
-  id: z.string().min(1),
-  /** The idempotency key written with the job; given up with it. */
-  claim: z.string().nullable(),
-  /** Leases taken so far (each run or re-run after an interruption). */
-  attempts: z.number().int().nonnegative(),
-  leaseOwner: z.string().nullable(),
-  /** While leaseOwner is set: until when it holds the job. Without an owner: not before this time (a retry's delay). */
-  leaseUntil: z.date().nullable(),
-  createdAt: z.date(),
-});
+export const JobSchema = z.lazy(() =>
+  newJobObject().extend({
+    id: z.string().min(1),
+    /** The idempotency key written with the job; given up with it. */
+    claim: z.string().nullable(),
+    /** Leases taken so far (each run or re-run after an interruption). */
+    attempts: z.number().int().nonnegative(),
+    leaseOwner: z.string().nullable(),
+    /** While leaseOwner is set: until when it holds the job. Without an owner: not before this time (a retry's delay). */
+    leaseUntil: z.date().nullable(),
+    createdAt: z.date(),
+  }),
+);
 export type Job = z.infer<typeof JobSchema>;
 
 export type LeaseResult =

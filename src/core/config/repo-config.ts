@@ -101,8 +101,8 @@ export const RepoConfigSchema = z
       .default({ mode: "comment", drafts: "check-only", max_inline_comments: 30 }),
     /** GPUs in one NVLink domain (HCP018). */
     gpus_per_node: z.number().int().positive().default(8),
-    smoke: SmokeConfigSchema.default(SmokeConfigSchema.parse({})),
-    slack: SlackConfigSchema.default(SlackConfigSchema.parse({})),
+    smoke: SmokeConfigSchema.default(() => SmokeConfigSchema.parse({})),
+    slack: SlackConfigSchema.default(() => SlackConfigSchema.parse({})),
   })
   .strict();
 

@@ -7,13 +7,10 @@ import { parseDocument } from "yaml";
 import * as z from "zod";
 import type { SmokePlan } from "../commands/index.ts";
 import { codeSpan } from "../render/escape.ts";
+import { WORKFLOW_TEMPLATE_VERSION } from "./template-version.ts";
 
-/**
- * The version of templates/hcp-smoke.yml this hcp-bot renders. Raise it whenever the template
- * changes what the bot can send or what the workflow does; a workflow with a lower (or no)
- * version is reported as older than the bot. 1 is every rendering before the version was written.
- */
-export const WORKFLOW_TEMPLATE_VERSION = 4;
+export { WORKFLOW_TEMPLATE_VERSION };
+
 /** The upgrade, as the reply and the check run say it. */
 export const UPGRADE_COMMAND = "npx hcp-bot init-workflow --force";
 /** The first installation of the workflow. */
@@ -23,14 +20,17 @@ export const INIT_COMMAND = "npx hcp-bot init-workflow";
 const VERSION_COMMENT = /^#\s*hcp-bot workflow template:\s*v(\d{1,4})\s*$/m;
 const VERSION_IN_RUN_NAME = /\btemplate v(\d{1,4})\b/;
 
-const InputSchema = z
-  .object({
-    required: z.boolean().optional(),
-    default: z.unknown().optional(),
-    type: z.string().optional(),
-    options: z.array(z.unknown()).optional(),
-  })
-  .loose();
+// Built on first use: /healthz imports this module for the template version alone.
+const InputSchema = z.lazy(() =>
+  z
+    .object({
+      required: z.boolean().optional(),
+      default: z.unknown().optional(),
+      type: z.string().optional(),
+      options: z.array(z.unknown()).optional(),
+    })
+    .loose(),
+);
 
 export type DeclaredInput = { required: boolean; hasDefault: boolean; type: string; options?: string[] };
 

@@ -1,11 +1,14 @@
 // The Deno entry (`deno run`, Deno Deploy): Deno.serve on HOST/PORT, the store on Deno KV,
 // jobs run in this process right after the answer (written with their claim first, so a
 // process that dies mid-job loses nothing), and a minute's Deno.cron that restarts jobs
-// whose lease passed and runs the queue-timeout sweep; the same recovery runs at start.
-import { useAnchorScanModule } from "../../core/verdict/index.ts";
+// whose lease passed and runs the queue-timeout sweep; the same recovery runs at start, right
+// after the first answer.
+// First: the KV open starts before the other modules are evaluated.
+import { env, kvOpening } from "./kv-open.ts";
+import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { KeyedQueue } from "../../github/queue.ts";
 import type { RunOutcome } from "../../jobs/runner.ts";
-import { KvStore, type Kv } from "../../store/kv.ts";
+import { KvStore } from "../../store/kv.ts";
 import type { Job } from "../../store/types.ts";
 import { createEdgeBot, jobPolicy, type EdgeBot } from "../bot.ts";
 import { consoleLog } from "../log.ts";
@@ -13,27 +16,14 @@ import { pythonFromModules } from "../python.ts";
 import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
 
 interface DenoApi {
-  env: { toObject(): Record<string, string> };
   readTextFileSync(path: string): string;
-  mkdirSync(path: string, options: { recursive: boolean }): void;
-  openKv(path?: string): Promise<Kv>;
   serve(options: { hostname: string; port: number; onListen(addr: { hostname: string; port: number }): void }, handler: (request: Request) => Promise<Response>): { finished: Promise<void> };
   cron(name: string, schedule: string, handler: () => Promise<void>): Promise<void>;
   exit(code: number): never;
 }
 
 const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
-const env = Deno.env.toObject();
 const log = consoleLog(env.LOG_LEVEL, { runtime: "deno" });
-
-/** HCP_DATA_DIR/hcp-bot.kv locally; Deno Deploy's own KV when deployed (and no folder is named). */
-async function openStore(): Promise<KvStore> {
-  if (env.DENO_DEPLOYMENT_ID && !env.HCP_DATA_DIR) return new KvStore(await Deno.openKv(), "Deno Deploy KV");
-  const dir = env.HCP_DATA_DIR ?? ".hcp-bot-data";
-  Deno.mkdirSync(dir, { recursive: true });
-  const path = `${dir.replace(/\/$/, "")}/hcp-bot.kv`;
-  return new KvStore(await Deno.openKv(path), path);
-}
 
 useAnchorScanModule(anchorScan);
 const queue = new KeyedQueue(4, log);
@@ -50,7 +40,8 @@ function runHere(job: Pick<Job, "id" | "key">, tries = 0): void {
 }
 
 try {
-  const store = await openStore();
+  const { kv, label } = await kvOpening;
+  const store = new KvStore(kv, label);
   bot = await createEdgeBot(env, {
     name: "deno",
     store,
@@ -64,7 +55,15 @@ try {
   Deno.exit(1);
 }
 
-await bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+// The start-up recovery (jobs a dead process left, the queue-timeout sweep) runs once the first
+// request is answered, or a second after listening when none comes: the first answer does not
+// wait for it (nor for the modules it loads), and it is never skipped.
+let recoveryStarted = false;
+function startupRecovery(): void {
+  if (recoveryStarted) return;
+  recoveryStarted = true;
+  void bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+}
 // Between cron ticks (a minute apart, and absent without --unstable-cron) a job left by a dead
 // process is restarted once its lease has passed.
 setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
@@ -74,7 +73,13 @@ Deno.serve(
   {
     hostname: env.HOST ?? "0.0.0.0",
     port: Number(env.PORT ?? 3000),
-    onListen: ({ hostname, port }) => console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port })),
+    onListen: ({ hostname, port }) => {
+      console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port }));
+      setTimeout(startupRecovery, 1000);
+    },
   },
-  (request) => bot.fetch(request),
+  (request) =>
+    bot.fetch(request).finally(() => {
+      if (!recoveryStarted) setTimeout(startupRecovery, 0);
+    }),
 );

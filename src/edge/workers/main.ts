@@ -2,7 +2,7 @@
 // Durable Object class. Webhook and Slack work goes through the JOBS queue (a consumer has
 // minutes, not waitUntil's seconds, and retries); the cron trigger restarts jobs an evicted
 // isolate left and runs the queue-timeout sweep. The bot is built once per isolate.
-import { useAnchorScanModule } from "../../core/verdict/index.ts";
+import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { createEdgeBot, misconfigured, type EdgeBot } from "../bot.ts";
 import { consoleLog } from "../log.ts";
 import { pythonFromModules } from "../python.ts";
