@@ -13,6 +13,7 @@
 //
 // Only the paths this script owns are replaced; other builds may write elsewhere in dist/.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,13 +28,17 @@ export const ENTRY_POINTS = {
   index: "src/index.ts",
   node: "src/node/index.ts",
   "extract-worker": "src/node/extract-worker.ts",
+  "lint-start": "src/node/lint-start.ts",
 };
+
+/** dist/lint.cjs: `hcp-bot lint` in one CommonJS script, which bin/hcp-bot.js runs with a V8 code cache. */
+export const LINT_BUNDLE = { lint: "src/cli/lint-bundle.ts" };
 
 /** Installed at run time, never bundled. */
 export const EXTERNAL = ["probot", "@slack/bolt", "better-sqlite3", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
 
 /** What this script writes; everything else under dist/ is left alone. */
-const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), "chunks", "types", ".build-stamp"];
+const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), ...Object.keys(LINT_BUNDLE).map((n) => `${n}.cjs`), "chunks", "types", ".build-stamp"];
 
 // yaml's CommonJS build calls require("process"); a bundle in ESM format needs a real require for that.
 const BANNER = 'import { createRequire as __hcpCreateRequire } from "node:module";\nconst require = __hcpCreateRequire(import.meta.url);';
@@ -57,6 +62,74 @@ async function buildJs(outdir) {
     minify: true,
     logLevel: "warning",
   });
+}
+
+/**
+ * The other commands' modules (what cli.ts loads with import()) are not part of the lint
+ * bundle: an import() of one there fails with this message instead of bundling the server.
+ */
+const LEAVE_OUT_LAZY_COMMANDS = {
+  name: "leave-out-lazy-commands",
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, (args) => (args.kind === "dynamic-import" ? { path: args.path, namespace: "not-in-lint-bundle" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "not-in-lint-bundle" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`hcp-bot: ${args.path} is not in dist/lint.cjs; bin/hcp-bot.js runs commands other than lint from dist/main.js`)});`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): in the lint bundle the
+ * functions recipe/yaml.ts takes from it load it on first call. A name not listed here fails
+ * the build ("No matching export"), never the lint.
+ */
+const LAZY_YAML_EXPORTS = ["isMap", "isScalar", "parseAllDocuments", "visit"];
+const LAZY_YAML = {
+  name: "lazy-yaml",
+  setup(b) {
+    b.onResolve({ filter: /^yaml$/ }, (args) => (args.namespace === "lazy-yaml" ? undefined : { path: "yaml", namespace: "lazy-yaml" }));
+    b.onLoad({ filter: /.*/, namespace: "lazy-yaml" }, () => ({
+      contents: [
+        "let lib;",
+        'const yaml = () => (lib ??= require("yaml"));',
+        ...LAZY_YAML_EXPORTS.map((name) => `export function ${name}(...args) { return yaml().${name}(...args); }`),
+      ].join("\n"),
+      loader: "js",
+      resolveDir: root,
+    }));
+  },
+};
+
+async function buildLintBundle(outdir) {
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: LINT_BUNDLE,
+    outdir,
+    entryNames: "[name]",
+    outExtension: { ".js": ".cjs" },
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    // web-tree-sitter is bundled in as its CommonJS build (the ESM one loads Node modules with
+    // import(), which a vm.Script cannot); the grammar and runtime .wasm are found by treesitter.ts.
+    external: EXTERNAL.filter((name) => name !== "web-tree-sitter"),
+    alias: { "web-tree-sitter": "./node_modules/web-tree-sitter/web-tree-sitter.cjs" },
+    define: { "import.meta.url": "__hcpModuleUrl" },
+    banner: { js: 'const __hcpModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [LEAVE_OUT_LAZY_COMMANDS, LAZY_YAML],
+    legalComments: "none",
+    minify: true,
+    logLevel: "warning",
+  });
+  if (result.warnings.length > 0) throw new Error(`the lint bundle has ${result.warnings.length} warning(s); see above`);
+  // Names the text for its code cache (src/node/code-cache.ts), which cannot afford to hash it at every start.
+  for (const name of Object.keys(LINT_BUNDLE)) {
+    const file = join(outdir, `${name}.cjs`);
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, `//sha256=${createHash("sha256").update(text).digest("hex")}\n${text}`);
+  }
 }
 
 function buildTypes(outdir) {
@@ -103,7 +176,7 @@ export async function buildPackage({ types = true } = {}) {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   try {
-    await buildJs(staging);
+    await Promise.all([buildJs(staging), buildLintBundle(staging)]);
     if (types) buildTypes(join(staging, "types"));
     if (types) buildWeb();
     writeFileSync(join(staging, ".build-stamp"), `${JSON.stringify({ built: new Date().toISOString(), types })}\n`);

@@ -3,7 +3,6 @@
 import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import * as z from "zod";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
@@ -47,13 +46,32 @@ function outputFor(io: Io, color: ColorChoice | undefined): Output {
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
 
-const LintOptions = z.object({
-  format: z.enum(["text", "json", "sarif", "github"]).default("text"),
-  select: z.string().optional(),
-  ignore: z.string().optional(),
-  "gpus-per-node": z.coerce.number().int().positive().optional(),
-  all: z.boolean().optional(),
-});
+const LINT_FORMATS = ["text", "json", "sarif", "github"] as const;
+
+interface LintFlags {
+  format: (typeof LINT_FORMATS)[number];
+  select?: string;
+  ignore?: string;
+  "gpus-per-node"?: number;
+  all?: boolean;
+}
+
+/**
+ * lint's flag values (from parseArgs, so already strings and booleans) checked by hand: a zod
+ * schema built for five flags cost every lint's start-up more than the lint (bench:cli).
+ */
+function lintFlags(values: { format?: string; select?: string; ignore?: string; "gpus-per-node"?: string; all?: boolean }): LintFlags {
+  const format = values.format ?? "text";
+  if (!(LINT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes ${LINT_FORMATS.join(", ")} (got ${JSON.stringify(format)})`);
+  const flags: LintFlags = { format: format as LintFlags["format"], select: values.select, ignore: values.ignore, all: values.all };
+  const gpus = values["gpus-per-node"];
+  if (gpus !== undefined) {
+    const n = Number(gpus);
+    if (!/^\s*\d+\s*$/.test(gpus) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`--gpus-per-node takes a whole number of GPUs, 1 or more (got ${JSON.stringify(gpus)})`);
+    flags["gpus-per-node"] = n;
+  }
+  return flags;
+}
 
 function ruleIdList(value: string | undefined): string[] | undefined {
   if (!value) return undefined;
@@ -77,9 +95,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
     allowPositionals: true,
     options: LINT_OPTIONS,
   });
-  const parsed = LintOptions.safeParse(values);
-  if (!parsed.success) throw new UsageError(z.prettifyError(parsed.error));
-  const opts = parsed.data;
+  const opts = lintFlags(values);
   if (positionals.length === 0) throw new UsageError("lint needs at least one file or folder");
 
   await rejectUnknownExplicitFiles(positionals);
@@ -137,7 +153,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
 
 /** A lint small enough to run on this thread is over before the grammar's optimizing compiles would be. */
 function quickExitFor(files: readonly { text: string }[]): void {
-  if (files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS) preferQuickExit();
+  preferQuickExit(files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS);
 }
 
 async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {

@@ -1,10 +1,5 @@
 // Process entry point: wires the CLI to stdout/stderr and the exit code.
 import { main } from "./cli.ts";
+import { processIo } from "./cli/process-io.ts";
 
-const code = await main(process.argv.slice(2), {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-  tty: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
-  env: process.env,
-});
-process.exitCode = code;
+process.exitCode = await main(process.argv.slice(2), processIo());

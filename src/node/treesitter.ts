@@ -40,10 +40,21 @@ async function load(): Promise<Language> {
  * WebAssembly compiler. Its optimizing tier recompiles hot functions on background threads,
  * and the process waits for those compiles before it exits: ~150-200 ms here, more than a
  * small analysis takes (bench:cli), while a 500 KB lint is as fast without them. Only takes
- * effect before the grammar is compiled; the server and large lints keep the optimizing tier.
+ * effect before the grammar is compiled; the server and large lints keep the optimizing tier
+ * (`quick` false turns it back on where the `hcp-bot lint` start-up chose the baseline
+ * compiler before knowing the input, see src/node/lint-start.ts).
  */
-export function preferQuickExit(): void {
-  if (!loading) setFlagsFromString("--liftoff-only");
+export function preferQuickExit(quick = true): void {
+  if (loading) return;
+  setFlagsFromString(quick ? "--liftoff-only" : "--no-liftoff-only");
+  quickExitChosen = quick;
+}
+
+let quickExitChosen: boolean | undefined;
+
+/** What preferQuickExit last chose (undefined: it was not called). */
+export function quickExit(): boolean | undefined {
+  return quickExitChosen;
 }
 
 export function loadPythonLanguage(): Promise<Language> {

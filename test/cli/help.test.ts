@@ -95,6 +95,26 @@ describe("unknown flags and commands name the closest valid one", () => {
     expect(r.err).toContain(message);
   });
 
+  it.each([
+    [["--format", "xml"], '--format takes text, json, sarif, github (got "xml")'],
+    [["--format=JSON"], '--format takes text, json, sarif, github (got "JSON")'],
+    [["--gpus-per-node", "0"], '--gpus-per-node takes a whole number of GPUs, 1 or more (got "0")'],
+    [["--gpus-per-node", "2.5"], '(got "2.5")'],
+    [["--gpus-per-node", "eight"], '(got "eight")'],
+    [["--gpus-per-node", "99999999999999999999"], "(got \"99999999999999999999\")"],
+  ])("lint %j is a usage error that says what the flag takes", async (flags, message) => {
+    const r = await cli(["lint", ...flags, "fixtures/cli/clean_recipe.py"]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe("");
+    expect(r.err).toContain(message);
+  });
+
+  it("lint takes --gpus-per-node as a whole number (it reaches the report's sizes)", async () => {
+    const r = await cli(["lint", "--gpus-per-node", "4", "--format", "json", "fixtures/cli/hcp_recipes.py"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/4 GPUs per NVLink domain \(--gpus-per-node\)/);
+  });
+
   it("a command without options says so", async () => {
     const r = await cli(["rules", "--verbose"]);
     expect(r.code).toBe(2);

@@ -35,8 +35,15 @@ function optionsSchema(rules: readonly Rule[]) {
 
 export type ParsedRunOptions = z.output<ReturnType<typeof optionsSchema>>;
 
+/** Options that set nothing (what a plain lint passes): nothing to validate, so no schema is built. */
+function setsNothing(options: unknown): boolean {
+  if (options === undefined || options === null) return true;
+  return typeof options === "object" && Object.entries(options).every(([key, value]) => value === undefined && (key === "select" || key === "ignore" || key === "severity"));
+}
+
 /** Validates options (ids are case-insensitive); throws RuleOptionsError naming every problem. */
 export function parseRunOptions(options: unknown, rules: readonly Rule[] = ALL_RULES): ParsedRunOptions {
+  if (setsNothing(options)) return {};
   const parsed = optionsSchema(rules).safeParse(options ?? {});
   if (!parsed.success) throw new RuleOptionsError(`Invalid rule options:\n${z.prettifyError(parsed.error)}`);
   return parsed.data;
