@@ -7,7 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { PACKAGE_ROOT } from "../node/package-files.ts";
@@ -105,6 +105,19 @@ async function buildInto(dir: string, hash: string): Promise<void> {
   await writeFile(join(dir, STAMP), JSON.stringify({ hash, sizes }, null, 2));
 }
 
+/** Every file of `from` renamed to its place under `to` (the stamp last), then the files `to` no longer has removed. */
+async function moveInto(from: string, to: string): Promise<void> {
+  const files = (await filesUnder(from)).sort((a, b) => Number(a.endsWith(STAMP)) - Number(b.endsWith(STAMP)));
+  const moved = new Set<string>();
+  for (const file of files) {
+    const target = join(to, relative(from, file));
+    await mkdir(dirname(target), { recursive: true });
+    await rename(file, target);
+    moved.add(target);
+  }
+  for (const file of await filesUnder(to)) if (!moved.has(file)) await rm(file, { force: true });
+}
+
 const building = new Map<string, Promise<WebBuild>>();
 
 /** Builds dist/web unless it is current; concurrent callers in one process share one build. */
@@ -122,12 +135,13 @@ export function ensureWebBuild(dir: string = WEB_DIST): Promise<WebBuild> {
     const hash = await inputsHash();
     const stamp = await readFile(join(dir, STAMP), "utf8").then((t) => (JSON.parse(t) as { hash?: string }).hash, () => undefined);
     if (stamp === hash) return { dir, hash, built: false, ms: Math.round(performance.now() - started) };
-    // Built next to the target and moved in whole, so a reader never sees half a build.
+    // Built next to the target and moved in file by file, each with one rename (which replaces
+    // a file atomically): a server reading dist/web meanwhile (another test process, say) sees
+    // the old file or the new one, never none, as it did when the folder was removed first.
     const tmp = `${dir}.${randomBytes(6).toString("hex")}.tmp`;
     try {
       await buildInto(tmp, hash);
-      await rm(dir, { recursive: true, force: true });
-      await rename(tmp, dir);
+      await moveInto(tmp, dir);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 // The built files and the web handler's edges: only the build's own files are served, each
 // with its type and the CSP; unchanged files revalidate by ETag; forms other than sign-in
 // and sign-out are refused; a failed build answers 503 and is retried.
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -18,6 +18,29 @@ describe("the web pages' static files", () => {
     const again = await ensureWebBuild();
     expect(again).toMatchObject({ dir: WEB_DIST, built: false });
   }, 60_000);
+
+  it("a rebuild replaces the files in place: a reader meanwhile always finds them, and files the build no longer has go", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hcp-web-rebuild-"));
+    await ensureWebBuild(dir);
+    writeFileSync(join(dir, "build.json"), JSON.stringify({ hash: "stale" })); // an input changed
+    writeFileSync(join(dir, "web", "old.css"), "gone after the rebuild");
+    const watched = ["playground/index.html", "playground/page.js", "web/style.css", "build.json"].map((f) => join(dir, f));
+    let missing = 0;
+    let looks = 0;
+    let done = false;
+    const rebuild = ensureWebBuild(dir).finally(() => (done = true));
+    while (!done) {
+      for (const f of watched) if (!existsSync(f)) missing++;
+      looks++;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await rebuild).toMatchObject({ dir, built: true });
+    expect(looks).toBeGreaterThan(10);
+    expect(missing).toBe(0);
+    expect(existsSync(join(dir, "web", "old.css"))).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, "build.json"), "utf8")).hash).not.toBe("stale");
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
 
   it("serve only the build's files, typed, under the playground CSP, revalidated by ETag", async () => {
     const page = (await get("/playground"))!;
