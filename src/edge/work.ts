@@ -10,7 +10,7 @@ import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
 import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
 import { readCapped } from "../host/read-capped.ts";
 import type { ServerSettings } from "../host/settings.ts";
-import { createJobRunner, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
+import { createJobRunner, deliveryClaim, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
@@ -19,8 +19,6 @@ import { createEdgeGitHub, type Delivery } from "./github.ts";
 
 /** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
 export const MAX_WEBHOOK_BYTES = MAX_EDGE_WEBHOOK_BYTES;
-/** A delivery id is claimed for a month: no redelivery can run its work twice. */
-const DELIVERY_CLAIM_SECONDS = 30 * 24 * 3600;
 
 export interface EdgeWork {
   /** Every request but /healthz. */
@@ -108,7 +106,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     const delivery: Delivery = { id, name, payload };
     const key = await gh.route(delivery);
     if (key === undefined) return json(200, { ok: true, ignored: true });
-    const accepted = await accept({ key, kind: "github", payload: `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"payload":${body}}` }, { key: `webhook:${id}`, ttlSeconds: DELIVERY_CLAIM_SECONDS });
+    const accepted = await accept({ key, kind: "github", payload: `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"payload":${body}}` }, deliveryClaim(id));
     if (!accepted) log.info({ delivery: id }, "delivery already accepted; ignoring the redelivery");
     return json(accepted ? 202 : 200, { ok: true, ...(accepted ? {} : { duplicate: true }) });
   }

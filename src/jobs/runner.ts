@@ -19,6 +19,14 @@ export interface JobPolicy {
 
 export const DEFAULT_JOB_POLICY: JobPolicy = { leaseSeconds: 120, attempts: 5, retrySeconds: 10, unleasedSeconds: 60 };
 
+/**
+ * The claim a webhook delivery's job is written with, on every host: the delivery id, held for
+ * a month, so no redelivery (GitHub's, or a replica's) runs its work twice.
+ */
+export function deliveryClaim(deliveryId: string): { key: string; ttlSeconds: number } {
+  return { key: `webhook:${deliveryId}`, ttlSeconds: 30 * 24 * 3600 };
+}
+
 export type RunOutcome =
   | { kind: "done" }
   /** Nothing to run: done before, or given up. */

@@ -14,13 +14,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { WorkRunner } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
-import { createJobRunner, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
+import { createJobRunner, deliveryClaim, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import type { DeferredCommand, SlackCoreDeps } from "../slack/core.ts";
 import type { Job, Store } from "../store/types.ts";
-
-/** A delivery id is claimed for a month: no redelivery can run its work twice. */
-export const DELIVERY_CLAIM_SECONDS = 30 * 24 * 3600;
 
 /** A delivery as its job carries it (what Probot's `receive` takes again). */
 export interface StoredDelivery {
@@ -151,7 +148,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
         return;
       }
       const delivery: StoredDelivery = { id: ctx.id, name: ctx.name, payload: ctx.payload };
-      const accepted = await accept({ key, kind: "github", payload: JSON.stringify(delivery) }, { key: `webhook:${ctx.id}`, ttlSeconds: DELIVERY_CLAIM_SECONDS });
+      const accepted = await accept({ key, kind: "github", payload: JSON.stringify(delivery) }, deliveryClaim(ctx.id));
       if (!accepted) log.info({ delivery: ctx.id }, "delivery already accepted; ignoring the redelivery");
     },
     claimOwner: () => context.getStore()?.jobId,
