@@ -73,7 +73,7 @@ function phases(): Record<string, number> {
   const script = `
     process.getBuiltinModule("node:v8").setFlagsFromString("--liftoff-only"); // as bin/hcp-bot.js starts a lint
     const t0 = performance.now();
-    const { runCachedScript } = await import(${JSON.stringify(join(dist, "lint-start.js"))});
+    const { runCachedScript } = await import(${JSON.stringify(join(dist, "lint-start.cjs"))});
     const bundle = runCachedScript(${JSON.stringify(join(dist, "lint.cjs"))}, ${JSON.stringify(cacheDir)});
     const t1 = performance.now();
     await bundle.exports.loadPythonLanguage();

@@ -1,5 +1,6 @@
 // How bin/hcp-bot.js starts `hcp-bot lint`: dist/lint.cjs run with its V8 code cache
-// (code-cache.ts), so a repeated small lint skips compiling ~400 KB of JavaScript.
+// (code-cache.ts), so a repeated small lint skips compiling ~400 KB of JavaScript. Built to
+// dist/lint-start.cjs (CommonJS, like bin/hcp-bot.js: a lint never starts the ESM loader).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

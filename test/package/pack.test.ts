@@ -25,9 +25,9 @@ const ALLOWED = [
   /^package\.json$/,
   /^README\.md$/,
   /^LICENSE$/,
-  /^bin\/hcp-bot\.js$/,
-  /^dist\/(main|index|node|extract-worker|lint-start)\.js$/,
-  /^dist\/lint\.cjs$/,
+  /^bin\/(hcp-bot\.js|package\.json)$/,
+  /^dist\/(main|index|node|extract-worker)\.js$/,
+  /^dist\/lint(-start)?\.cjs$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
   /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|icon\.svg))$/,
@@ -35,7 +35,7 @@ const ALLOWED = [
   /^app\.yml$/,
   /^src\/runner\/probe\/sitecustomize\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "dist/main.js", "dist/lint.cjs", "dist/lint-start.js", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
