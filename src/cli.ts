@@ -2,7 +2,6 @@
 // tests run it in-process as well as through the real binary.
 import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
-import { stat } from "node:fs/promises";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
@@ -10,6 +9,7 @@ import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/t
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
 import { collectPaths, displayPath, InputError, readSources } from "./node/files.ts";
+import { statPath } from "./node/fs-callbacks.ts";
 import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
 import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
 import { VERSION } from "./version.ts";
@@ -158,7 +158,7 @@ function quickExitFor(files: readonly { text: string }[]): void {
 
 async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {
   for (const input of inputs) {
-    const info = await stat(input).catch(() => undefined);
+    const info = await statPath(input).catch(() => undefined);
     if (info?.isFile() && !classifyFile(input)) {
       throw new InputError(`cannot lint ${input}: hcp-bot reads .py, .yaml/.yml, .sh, .md, uv.lock, pyproject.toml, requirements*.txt and Dockerfiles`);
     }

@@ -2,9 +2,9 @@
 // default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
 // a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
 import type { Stats } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { SourceFile } from "../core/model/source.ts";
+import { readBytes, readEntries, statPath } from "./fs-callbacks.ts";
 import { classifyFile, compileGlobs, DEFAULT_GLOBS } from "../core/analyze/classify.ts";
 
 const SKIPPED_DIRS = new Set([".git", "node_modules", ".venv", "venv", "__pycache__", "3rdparty", ".tox", ".mypy_cache", "dist", "build"]);
@@ -26,7 +26,7 @@ function matchesAnyTail(path: string, match: (p: string) => boolean): boolean {
 }
 
 async function walk(dir: string, out: string[]): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = await readEntries(dir);
   for (const e of entries) {
     if (e.isDirectory()) {
       if (!SKIPPED_DIRS.has(e.name)) await walk(join(dir, e.name), out);
@@ -47,7 +47,7 @@ export async function collectPaths(inputs: readonly string[], options: CollectOp
   for (const input of inputs) {
     let info;
     try {
-      info = await stat(input);
+      info = await statPath(input);
     } catch (error) {
       throw new InputError(`cannot read ${input}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or folder" : String(error)}`);
     }
@@ -95,10 +95,10 @@ export async function readSources(paths: readonly string[], cwd = process.cwd())
     paths.map(async (p): Promise<SourceFile | { path: string; reason: string }> => {
       const path = displayPath(p, cwd);
       try {
-        const info = await stat(p);
+        const info = await statPath(p);
         if (!info.isFile()) return { path, reason: `it is a ${specialKind(info)}, not a regular file` };
         if (info.size > MAX_READ_BYTES) return { path, reason: `${info.size} bytes is over the 16 Mi-character limit` };
-        const bytes = await readFile(p);
+        const bytes = await readBytes(p);
         return { path, text: bytes.toString("utf8") };
       } catch (error) {
         throw new InputError(`cannot read ${p}: ${(error as Error).message}`);
