@@ -1,11 +1,61 @@
 // The CLI's `io` for a real process: stdout, stderr, whether they are terminals, the environment.
+//
+// With `direct` (dist/lint.cjs: `hcp-bot lint`, whose only output is through this `io`),
+// output to a pipe or a file is written with write(2) on the descriptor: process.stdout for
+// a pipe is a net.Socket, and creating it loads net and the streams (~10 ms of CPU, while a
+// small lint's output is one line). A terminal (or any character device) keeps Node's
+// stream, which knows the terminal; a write that fails (a non-blocking pipe that is full, a
+// closed one) hands that text and all later text to the stream, which waits or reports as
+// before. Commands that also write to process.stdout themselves (smoke-run's live output)
+// keep the streams, so their text stays in order.
+import { fstatSync, writeSync } from "node:fs";
 import type { Io } from "../cli.ts";
 
-export function processIo(): Io {
+export function processIo({ direct = false }: { direct?: boolean } = {}): Io {
+  const out = descriptorWriter(1, () => process.stdout, direct);
+  const err = descriptorWriter(2, () => process.stderr, direct);
   return {
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-    tty: { out: process.stdout.isTTY === true, err: process.stderr.isTTY === true },
+    out: out.write,
+    err: err.write,
+    tty: { out: out.tty(), err: err.tty() },
     env: process.env,
   };
+}
+
+export interface DescriptorWriter {
+  write(text: string): void;
+  tty(): boolean;
+}
+
+type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
+
+/** With `allowDirect`, writes to `fd` itself while it is a pipe, socket or file; to `stream()` otherwise. */
+export function descriptorWriter(fd: number, stream: () => NodeJS.WriteStream, allowDirect: boolean, write: WriteSync = writeSync): DescriptorWriter {
+  let direct = allowDirect && process.platform !== "win32" && !isCharacterDevice(fd);
+  return {
+    tty: () => (direct ? false : stream().isTTY === true),
+    write(text) {
+      if (!direct) {
+        stream().write(text);
+        return;
+      }
+      const bytes = Buffer.from(text, "utf8");
+      let done = 0;
+      try {
+        while (done < bytes.length) done += write(fd, bytes, done, bytes.length - done);
+      } catch {
+        direct = false;
+        stream().write(bytes.subarray(done));
+      }
+    },
+  };
+}
+
+/** A terminal is a character device, so anything else is not one (isatty(3) would say the same). */
+function isCharacterDevice(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return true; // unknown: leave it to Node's stream
+  }
 }

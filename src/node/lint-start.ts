@@ -27,7 +27,7 @@ export async function startLint(argv: readonly string[], distDir = join(fileURLT
     setFlagsFromString("--no-liftoff-only");
     return false;
   }
-  process.exitCode = await bundle.exports.main([...argv], bundle.exports.processIo());
+  process.exitCode = await bundle.exports.main([...argv], bundle.exports.processIo({ direct: true }));
   // A cache written under other flags would only be rejected at the next start.
   if (bundle.exports.quickExit() !== false) bundle.saveCache();
   return true;
