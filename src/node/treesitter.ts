@@ -5,21 +5,37 @@
 // modules are read at once and compiled concurrently (V8 compiles off the main thread),
 // and the runtime is instantiated from its compiled module rather than found and fetched
 // by web-tree-sitter itself.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import type { Language } from "web-tree-sitter";
 
-const resolveFromHere = createRequire(import.meta.url).resolve;
+const requireHere = createRequire(import.meta.url);
 let loading: Promise<Language> | undefined;
+
+/**
+ * `pkg/file` from the node_modules folders Node's resolver searches from here. A full
+ * require.resolve reads the package's `exports`, which loads Node's ESM resolver (~5 ms,
+ * bench:cli); both files are exported under their own names (web-tree-sitter's `exports`
+ * maps "./web-tree-sitter.wasm" to itself, tree-sitter-python has none), so the first
+ * folder holding the file is what require.resolve answers. Anything else asks it.
+ */
+export function packageFile(pkg: string, file: string): string {
+  for (const dir of requireHere.resolve.paths(pkg) ?? []) {
+    const path = join(dir, pkg, file);
+    if (existsSync(path)) return path;
+  }
+  return requireHere.resolve(`${pkg}/${file}`);
+}
 
 function compileFile(path: string): Promise<WebAssembly.Module> {
   return WebAssembly.compile(readFileSync(path));
 }
 
 async function load(): Promise<Language> {
-  const runtime = compileFile(resolveFromHere("web-tree-sitter/web-tree-sitter.wasm"));
-  const grammar = compileFile(resolveFromHere("tree-sitter-python/tree-sitter-python.wasm"));
+  const runtime = compileFile(packageFile("web-tree-sitter", "web-tree-sitter.wasm"));
+  const grammar = compileFile(packageFile("tree-sitter-python", "tree-sitter-python.wasm"));
   const { Parser, Language } = await import("web-tree-sitter");
   const runtimeModule = await runtime;
   // Emscripten's hook has no error callback: a failed instantiation rejects `failed` instead of hanging init.
