@@ -90,26 +90,44 @@ const LEAVE_OUT_LAZY_COMMANDS = {
 };
 
 /**
- * Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): in the lint bundle the
- * functions recipe/yaml.ts takes from it load it on first call. A name not listed here fails
- * the build ("No matching export"), never the lint.
+ * A package the lint bundle loads on first call of one of the functions it takes from it:
+ * the code is still bundled, behind a require() of a module that re-exports only those
+ * names (so esbuild still leaves out what is not used). A name not listed fails the build
+ * ("No matching export" or "will always be undefined"), never the lint.
  */
-const LAZY_YAML_EXPORTS = ["isMap", "isScalar", "parseAllDocuments", "visit"];
-const LAZY_YAML = {
-  name: "lazy-yaml",
-  setup(b) {
-    b.onResolve({ filter: /^yaml$/ }, (args) => (args.namespace === "lazy-yaml" ? undefined : { path: "yaml", namespace: "lazy-yaml" }));
-    b.onLoad({ filter: /.*/, namespace: "lazy-yaml" }, () => ({
-      contents: [
-        "let lib;",
-        'const yaml = () => (lib ??= require("yaml"));',
-        ...LAZY_YAML_EXPORTS.map((name) => `export function ${name}(...args) { return yaml().${name}(...args); }`),
-      ].join("\n"),
-      loader: "js",
-      resolveDir: root,
-    }));
-  },
-};
+function lazyPackage(pkg, exportNames) {
+  const namespace = `lazy-${pkg}`;
+  const names = exportNames.join(", ");
+  return {
+    name: namespace,
+    setup(b) {
+      b.onResolve({ filter: new RegExp(`^${pkg}$`) }, (args) => (args.namespace.startsWith(namespace) ? undefined : { path: pkg, namespace }));
+      b.onResolve({ filter: new RegExp(`^${namespace}-exports$`) }, () => ({ path: pkg, namespace: `${namespace}-exports` }));
+      b.onLoad({ filter: /.*/, namespace: `${namespace}-exports` }, () => ({ contents: `export { ${names} } from ${JSON.stringify(pkg)};`, loader: "js", resolveDir: root }));
+      b.onLoad({ filter: /.*/, namespace }, () => ({
+        contents: [
+          "let lib;",
+          `const load = () => (lib ??= require(${JSON.stringify(`${namespace}-exports`)}));`,
+          // `enum` and `null` are names zod exports but not names a function can have.
+          ...exportNames.map((name) => `function lazy_${name}(...args) { return load().${name}(...args); }`),
+          `export { ${exportNames.map((name) => `lazy_${name} as ${name}`).join(", ")} };`,
+        ].join("\n"),
+        loader: "js",
+        resolveDir: root,
+      }));
+    },
+  };
+}
+
+/** Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): the functions recipe/yaml.ts takes from it. */
+const LAZY_YAML = lazyPackage("yaml", ["isMap", "isScalar", "parseAllDocuments", "visit"]);
+
+/**
+ * A plain lint uses the model's zod schemas only as types (src/core/model/deferred.ts), so
+ * zod (~4 ms to load and set up from the code cache) loads at the first schema built: rule
+ * options (--select, --ignore) or a fix's layout.
+ */
+const LAZY_ZOD = lazyPackage("zod", ["array", "boolean", "discriminatedUnion", "enum", "lazy", "literal", "null", "number", "object", "partialRecord", "prettifyError", "record", "string", "tuple", "union"]);
 
 async function buildLintBundle(outdir) {
   const result = await build({
@@ -128,7 +146,7 @@ async function buildLintBundle(outdir) {
     alias: { "web-tree-sitter": "./node_modules/web-tree-sitter/web-tree-sitter.cjs" },
     define: { "import.meta.url": "__hcpModuleUrl" },
     banner: { js: 'const __hcpModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [LEAVE_OUT_LAZY_COMMANDS, LAZY_YAML],
+    plugins: [LEAVE_OUT_LAZY_COMMANDS, LAZY_YAML, LAZY_ZOD],
     legalComments: "none",
     minify: true,
     logLevel: "warning",

@@ -28,7 +28,7 @@ describe("runRules", () => {
       [8, "HCP006"],
     ]);
     for (const f of findings) {
-      expect(FindingSchema.parse(f)).toEqual(f);
+      expect(FindingSchema().parse(f)).toEqual(f);
       expect(f.unitId).toBe("recipes/llama3.py::llama3_8b_pretrain_config");
       expect(f.unitName).toBe("llama3_8b_pretrain_config");
       expect(f.ruleName).toBe(ruleById(f.ruleId)?.name);

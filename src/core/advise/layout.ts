@@ -11,8 +11,9 @@
 // The doc prefers pure a2a when it fits (same throughput, more headroom), HCP when CP
 // must exceed the KV heads per rank and there is a bandwidth hierarchy.
 import * as z from "zod";
+import { deferred } from "../model/deferred.ts";
 
-export const LayoutInputSchema = z.lazy(() =>
+export const LayoutInputSchema = deferred(() =>
   z.object({
     cp: z.number().int().min(1),
     tp: z.number().int().min(1),
@@ -21,7 +22,7 @@ export const LayoutInputSchema = z.lazy(() =>
     gpusPerNode: z.number().int().min(1),
   }),
 );
-export type LayoutInput = z.input<typeof LayoutInputSchema>;
+export type LayoutInput = z.input<ReturnType<typeof LayoutInputSchema>>;
 
 export type CpCommType = "p2p" | "a2a" | "a2a+p2p";
 
@@ -37,7 +38,7 @@ interface RankHeads {
   kv: number;
 }
 
-function rankHeads(input: z.output<typeof LayoutInputSchema>): RankHeads | undefined {
+function rankHeads(input: z.output<ReturnType<typeof LayoutInputSchema>>): RankHeads | undefined {
   const { numAttentionHeads: q, numQueryGroups: kv, tp } = input;
   if (q === undefined || kv === undefined) return undefined;
   if (q % tp !== 0 || kv % tp !== 0) return undefined;
@@ -61,7 +62,7 @@ function properDivisorsDescending(n: number): number[] {
  * fixes, which must keep cp_comm_type a2a+p2p.
  */
 export function hierarchicalSplit(raw: LayoutInput): { sizes: [number, number]; reasons: string[] } | undefined {
-  const input = LayoutInputSchema.parse(raw);
+  const input = LayoutInputSchema().parse(raw);
   const heads = rankHeads(input);
   for (const a2a of properDivisorsDescending(input.cp)) {
     if (input.tp * a2a > input.gpusPerNode) continue;
@@ -80,7 +81,7 @@ export function hierarchicalSplit(raw: LayoutInput): { sizes: [number, number]; 
 }
 
 export function recommendLayout(raw: LayoutInput): Layout {
-  const input = LayoutInputSchema.parse(raw);
+  const input = LayoutInputSchema().parse(raw);
   const { cp, tp, gpusPerNode } = input;
   if (cp === 1) return { cpCommType: "p2p", reasons: ["context_parallel_size 1: no context parallelism, the type does not matter"] };
 

@@ -1,18 +1,19 @@
 // What the analyzer reports, and the shape every rule module has.
-// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// Schemas are built on first use (deferred.ts): on the lint path they only give types, and
 // building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
+import { deferred } from "./deferred.ts";
 import { EditSchema, LocationSchema, type Location } from "./source.ts";
 import type { ConfigUnit } from "./settings.ts";
 
-export const SeveritySchema = z.enum(["error", "warning", "info"]);
-export type Severity = z.infer<typeof SeveritySchema>;
+export const SeveritySchema = deferred(() => z.enum(["error", "warning", "info"]));
+export type Severity = z.infer<ReturnType<typeof SeveritySchema>>;
 
-export const FixSchema = z.lazy(() =>
+export const FixSchema = deferred(() =>
   z.object({
     /** One line, imperative: "Set hierarchical_context_parallel_sizes to [2, 2]". */
     description: z.string(),
-    edits: z.array(EditSchema),
+    edits: z.array(EditSchema()),
     /** The a2a+p2p layout the fix proposes, so a review can draw which ranks form each group. */
     layout: z
       .object({
@@ -24,26 +25,26 @@ export const FixSchema = z.lazy(() =>
       .optional(),
   }),
 );
-export type Fix = z.infer<typeof FixSchema>;
+export type Fix = z.infer<ReturnType<typeof FixSchema>>;
 
-export const FindingSchema = z.lazy(() =>
+export const FindingSchema = deferred(() =>
   z.object({
     ruleId: z.string(),
     ruleName: z.string(),
-    severity: SeveritySchema,
+    severity: SeveritySchema(),
     message: z.string(),
-    location: LocationSchema,
+    location: LocationSchema(),
     /** The recipe or launch line the finding is about. */
     unitId: z.string(),
     unitName: z.string(),
-    fix: FixSchema.optional(),
+    fix: FixSchema().optional(),
     /** Other places that explain the finding (where CP was set, the TE pin...). */
-    related: z.array(z.object({ message: z.string(), location: LocationSchema })).default([]),
+    related: z.array(z.object({ message: z.string(), location: LocationSchema() })).default([]),
   }),
 );
-export type Finding = z.infer<typeof FindingSchema>;
+export type Finding = z.infer<ReturnType<typeof FindingSchema>>;
 
-export const RuleDocSchema = z.lazy(() =>
+export const RuleDocSchema = deferred(() =>
   z.object({
     /** What the rule checks, one or two sentences. */
     checks: z.string(),
@@ -55,7 +56,7 @@ export const RuleDocSchema = z.lazy(() =>
     fix: z.string(),
   }),
 );
-export type RuleDoc = z.infer<typeof RuleDocSchema>;
+export type RuleDoc = z.infer<ReturnType<typeof RuleDocSchema>>;
 
 /** Facts that do not belong to one unit: dependency pins, hardware assumptions. */
 export interface ProjectFacts {

@@ -1,8 +1,9 @@
 // The effective settings of one configuration unit (a recipe function, a YAML override
 // file, a launch line), each with the place its value came from.
-// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// Schemas are built on first use (deferred.ts): on the lint path they only give types, and
 // building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
+import { deferred } from "./deferred.ts";
 import { LocationSchema } from "./source.ts";
 
 /**
@@ -47,8 +48,8 @@ export const SETTING_KEYS = [
   "dataset.pad_seq_to_mult",
 ] as const;
 
-export const SettingKeySchema = z.enum(SETTING_KEYS);
-export type SettingKey = z.infer<typeof SettingKeySchema>;
+export const SettingKeySchema = deferred(() => z.enum(SETTING_KEYS));
+export type SettingKey = z.infer<ReturnType<typeof SettingKeySchema>>;
 
 export function isSettingKey(key: string): key is SettingKey {
   return (SETTING_KEYS as readonly string[]).includes(key);
@@ -56,64 +57,62 @@ export function isSettingKey(key: string): key is SettingKey {
 
 /** A value the analyzer could compute exactly: what Python/YAML literals evaluate to. */
 export type Known = number | string | boolean | null | Known[] | { [key: string]: Known };
-export const KnownSchema: z.ZodType<Known> = z.lazy(() =>
-  z.union([
-    z.number(),
-    z.string(),
-    z.boolean(),
-    z.null(),
-    z.array(KnownSchema),
-    z.record(z.string(), KnownSchema),
-  ]),
-);
+export const KnownSchema = deferred((): z.ZodType<Known> => {
+  const knownValue: z.ZodType<Known> = z.lazy(() =>
+    z.union([z.number(), z.string(), z.boolean(), z.null(), z.array(knownValue), z.record(z.string(), knownValue)]),
+  );
+  return knownValue;
+});
 
-export const ValueSchema = z.lazy(() =>
+export const ValueSchema = deferred(() =>
   z.discriminatedUnion("known", [
-    z.object({ known: z.literal(true), value: KnownSchema }),
+    z.object({ known: z.literal(true), value: KnownSchema() }),
     // Unknown values carry why (a call result, an unresolved name...), so INFO findings can say it.
     z.object({ known: z.literal(false), reason: z.string() }),
   ]),
 );
-export type Value = z.infer<typeof ValueSchema>;
+export type Value = z.infer<ReturnType<typeof ValueSchema>>;
 
 export const known = (value: Known): Value => ({ known: true, value });
 export const unknown = (reason: string): Value => ({ known: false, reason });
 
 /** How a value is spelled where it was found; the fix renderer writes new text in the same style. */
-export const SyntaxSchema = z.enum(["python", "yaml", "hydra", "mlm", "text"]);
-export type Syntax = z.infer<typeof SyntaxSchema>;
+export const SyntaxSchema = deferred(() => z.enum(["python", "yaml", "hydra", "mlm", "text"]));
+export type Syntax = z.infer<ReturnType<typeof SyntaxSchema>>;
 
-export const OriginKindSchema = z.enum([
-  "assignment", // cfg.model.x = v
-  "keyword", // Provider(x=v), replace(BASE, x=v), builder(**{"x": v})
-  "parameter-default", // def recipe(x: int = 4)
-  "yaml", // model: {x: v}
-  "hydra-override", // model.x=v on a run_recipe command line
-  "cli-flag", // run_recipe -cp 4
-  "mlm-flag", // Megatron-LM --context-parallel-size 4
-  "pin", // a dependency version pin
-]);
-export type OriginKind = z.infer<typeof OriginKindSchema>;
+export const OriginKindSchema = deferred(() =>
+  z.enum([
+    "assignment", // cfg.model.x = v
+    "keyword", // Provider(x=v), replace(BASE, x=v), builder(**{"x": v})
+    "parameter-default", // def recipe(x: int = 4)
+    "yaml", // model: {x: v}
+    "hydra-override", // model.x=v on a run_recipe command line
+    "cli-flag", // run_recipe -cp 4
+    "mlm-flag", // Megatron-LM --context-parallel-size 4
+    "pin", // a dependency version pin
+  ]),
+);
+export type OriginKind = z.infer<ReturnType<typeof OriginKindSchema>>;
 
-export const OriginSchema = z.lazy(() =>
+export const OriginSchema = deferred(() =>
   z.object({
-    kind: OriginKindSchema,
+    kind: OriginKindSchema(),
     /** Covers exactly the value text, so a fix can replace it. */
-    location: LocationSchema,
+    location: LocationSchema(),
     /** The value as written (`SEQUENCE_LENGTH_64K`, `"a2a+p2p"`, `[2,2]`). */
     text: z.string(),
-    syntax: SyntaxSchema,
+    syntax: SyntaxSchema(),
     /** Human description of the path the value took, e.g. "from llama3_8b_base() line 40". */
     via: z.string().optional(),
   }),
 );
-export type Origin = z.infer<typeof OriginSchema>;
+export type Origin = z.infer<ReturnType<typeof OriginSchema>>;
 
-export const SettingSchema = z.lazy(() =>
+export const SettingSchema = deferred(() =>
   z.object({
-    key: SettingKeySchema,
-    value: ValueSchema,
-    origin: OriginSchema,
+    key: SettingKeySchema(),
+    value: ValueSchema(),
+    origin: OriginSchema(),
     /**
      * True when the value was written in this unit's own text (its function body, its
      * YAML file, its launch line), so replacing it there changes only this unit.
@@ -123,7 +122,7 @@ export const SettingSchema = z.lazy(() =>
     local: z.boolean(),
   }),
 );
-export type Setting = z.infer<typeof SettingSchema>;
+export type Setting = z.infer<ReturnType<typeof SettingSchema>>;
 
 export const SECTIONS = ["model", "dataset", "dist", "ddp"] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -141,25 +140,25 @@ export function fieldOf(key: SettingKey): string {
  * precedes a field name in this unit (`cfg.model.` in Python, `model.` for Hydra,
  * empty for YAML inside its section), `indent` the line's leading white space.
  */
-export const AnchorStyleSchema = z.enum(["python-attr", "yaml", "hydra", "mlm"]);
-export type AnchorStyle = z.infer<typeof AnchorStyleSchema>;
+export const AnchorStyleSchema = deferred(() => z.enum(["python-attr", "yaml", "hydra", "mlm"]));
+export type AnchorStyle = z.infer<ReturnType<typeof AnchorStyleSchema>>;
 
-export const AnchorSchema = z.lazy(() =>
+export const AnchorSchema = deferred(() =>
   z.object({
-    style: AnchorStyleSchema,
+    style: AnchorStyleSchema(),
     /** Zero-width location where the new text is inserted. */
-    at: LocationSchema,
+    at: LocationSchema(),
     indent: z.string(),
     receiver: z.string(),
   }),
 );
-export type Anchor = z.infer<typeof AnchorSchema>;
+export type Anchor = z.infer<ReturnType<typeof AnchorSchema>>;
 
-export const UnitKindSchema = z.enum(["recipe", "yaml", "launch", "mlm-launch"]);
-export type UnitKind = z.infer<typeof UnitKindSchema>;
+export const UnitKindSchema = deferred(() => z.enum(["recipe", "yaml", "launch", "mlm-launch"]));
+export type UnitKind = z.infer<ReturnType<typeof UnitKindSchema>>;
 
-export const ModeSchema = z.enum(["pretrain", "sft", "peft", "unknown"]);
-export type Mode = z.infer<typeof ModeSchema>;
+export const ModeSchema = deferred(() => z.enum(["pretrain", "sft", "peft", "unknown"]));
+export type Mode = z.infer<ReturnType<typeof ModeSchema>>;
 
 /**
  * The mode scripts/training/run_recipe.py infers from a recipe name when --mode is not
@@ -175,24 +174,24 @@ export function runRecipeMode(name: string | undefined): Mode {
   return "unknown";
 }
 
-export const ConfigUnitSchema = z.lazy(() =>
+export const ConfigUnitSchema = deferred(() =>
   z.object({
     /** Stable id: `path::function` for recipes, `path:line` for launch lines, `path` for YAML. */
     id: z.string(),
-    kind: UnitKindSchema,
+    kind: UnitKindSchema(),
     /** Recipe function name, or a short description of the launch line. */
     name: z.string(),
     /** The def line, the YAML file start or the launch line. */
-    location: LocationSchema,
-    settings: z.partialRecord(SettingKeySchema, SettingSchema),
-    anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema),
+    location: LocationSchema(),
+    settings: z.partialRecord(SettingKeySchema(), SettingSchema()),
+    anchors: z.partialRecord(z.enum(SECTIONS), AnchorSchema()),
     /**
      * The training mode scripts/training/run_recipe.py runs the unit in: `--mode`, else what
      * run_recipe infers from the recipe name (`_pretrain_` before `_sft_`/`_finetune_`, then
      * `_dora_`, `_peft_`/`_lora_`). Only run_recipe's own sync reads it; Bridge's checks
      * depend on the dataset type, never on a name.
      */
-    mode: ModeSchema,
+    mode: ModeSchema(),
     /**
      * The class that built cfg.dataset (`GPTSFTDatasetConfig`), or the call whose result it
      * is when that call was not analyzed. Bridge's fine-tuning checks (HCP022) apply only to
@@ -223,7 +222,7 @@ export const ConfigUnitSchema = z.lazy(() =>
      * dataset.seq_length over model.seq_length, so a launch line's model.seq_length alone
      * never reaches the run (HCP008 says so; the other rules judge what runs).
      */
-    discarded: z.array(SettingSchema).optional(),
+    discarded: z.array(SettingSchema()).optional(),
     /**
      * True when every source of the unit's values was analyzed (a recipe function, or a
      * launch line merged with its analyzed recipe): an unset key then has the upstream
@@ -234,7 +233,7 @@ export const ConfigUnitSchema = z.lazy(() =>
     /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
     baseRecipe: z.string().optional(),
     /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
-    notes: z.array(z.object({ message: z.string(), location: LocationSchema })),
+    notes: z.array(z.object({ message: z.string(), location: LocationSchema() })),
   }),
 );
-export type ConfigUnit = z.infer<typeof ConfigUnitSchema>;
+export type ConfigUnit = z.infer<ReturnType<typeof ConfigUnitSchema>>;

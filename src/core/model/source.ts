@@ -2,33 +2,34 @@
 // Lines and columns are 1-based (as editors, GitHub and SARIF count them); offsets are
 // 0-based indexes into the JavaScript string of the file, so `text.slice(start, end)`
 // gives back exactly the text a range covers.
-// Schemas are built on first use (z.lazy): on the lint path they only give types, and
+// Schemas are built on first use (deferred.ts): on the lint path they only give types, and
 // building zod schemas at module load costs every CLI start and edge cold start (bench:cli).
 import * as z from "zod";
+import { deferred } from "./deferred.ts";
 
-export const PointSchema = z.lazy(() =>
+export const PointSchema = deferred(() =>
   z.object({
     line: z.number().int().min(1),
     column: z.number().int().min(1),
     offset: z.number().int().min(0),
   }),
 );
-export type Point = z.infer<typeof PointSchema>;
+export type Point = z.infer<ReturnType<typeof PointSchema>>;
 
-export const RangeSchema = z.lazy(() => z.object({ start: PointSchema, end: PointSchema }));
-export type Range = z.infer<typeof RangeSchema>;
+export const RangeSchema = deferred(() => z.object({ start: PointSchema(), end: PointSchema() }));
+export type Range = z.infer<ReturnType<typeof RangeSchema>>;
 
-export const LocationSchema = z.lazy(() => z.object({ file: z.string(), range: RangeSchema }));
-export type Location = z.infer<typeof LocationSchema>;
+export const LocationSchema = deferred(() => z.object({ file: z.string(), range: RangeSchema() }));
+export type Location = z.infer<ReturnType<typeof LocationSchema>>;
 
-export const EditSchema = z.lazy(() =>
+export const EditSchema = deferred(() =>
   z.object({
     file: z.string(),
-    range: RangeSchema,
+    range: RangeSchema(),
     newText: z.string(),
   }),
 );
-export type Edit = z.infer<typeof EditSchema>;
+export type Edit = z.infer<ReturnType<typeof EditSchema>>;
 
 export interface SourceFile {
   path: string;

@@ -1,19 +1,20 @@
 // The contract every extractor fulfils: text in, configuration units and diagnostics out.
 import * as z from "zod";
+import { deferred } from "../model/deferred.ts";
 import { LocationSchema, type Location } from "../model/source.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 
-export const DiagnosticSchema = z.lazy(() =>
+export const DiagnosticSchema = deferred(() =>
   z.object({
     file: z.string(),
     severity: z.enum(["error", "warning", "info"]),
     /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips. */
     code: z.enum(["parse-error", "unreadable", "too-large", "unsupported"]),
     message: z.string(),
-    location: LocationSchema.optional(),
+    location: LocationSchema().optional(),
   }),
 );
-export type Diagnostic = z.infer<typeof DiagnosticSchema>;
+export type Diagnostic = z.infer<ReturnType<typeof DiagnosticSchema>>;
 
 /** A Transformer Engine version pin found in a dependency file. */
 export interface TePin {

@@ -28,7 +28,7 @@ function optionsSchema(rules: readonly Rule[]) {
     .object({
       select: z.array(ruleId).optional(),
       ignore: z.array(ruleId).optional(),
-      severity: z.record(ruleId, SeveritySchema).optional(),
+      severity: z.record(ruleId, SeveritySchema()).optional(),
     })
     .strict();
 }

@@ -1,0 +1,41 @@
+// dist/lint.cjs leaves zod out of a plain lint (scripts/build.mjs LAZY_ZOD, src/core/model/deferred.ts):
+// the model's schemas are only types there. Rule options need zod, and get it on first use.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { root } from "../support/cli.ts";
+
+const recipe = join(root, "fixtures", "cli", "clean_recipe.py");
+
+/** Runs `hcp-bot ARGS` from dist/lint.cjs in a fresh process; says whether zod was loaded by then. */
+function lintInProcess(args: string[]): { code: number; out: string; zodLoaded: boolean } {
+  const script = `
+    const { runCachedScript } = require(${JSON.stringify(join(root, "dist", "lint-start.cjs"))});
+    const bundle = runCachedScript(${JSON.stringify(join(root, "dist", "lint.cjs"))}, undefined);
+    let out = "";
+    bundle.exports.main(${JSON.stringify(args)}, { out: (t) => (out += t), err: (t) => (out += t) }).then((code) => {
+      // zod registers its global registry when it loads.
+      process.stdout.write(JSON.stringify({ code, out, zodLoaded: globalThis.__zod_globalRegistry !== undefined }));
+    });`;
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: root, encoding: "utf8" });
+  expect(r.stderr).toBe("");
+  return JSON.parse(r.stdout) as { code: number; out: string; zodLoaded: boolean };
+}
+
+describe("dist/lint.cjs and zod", () => {
+  it("a plain lint never loads zod", () => {
+    const r = lintInProcess(["lint", recipe]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/1 file\(s\), 1 configuration\(s\) analyzed: 0 error\(s\)/);
+    expect(r.zodLoaded).toBe(false);
+  });
+
+  it("rule options load it and are still checked", () => {
+    const ok = lintInProcess(["lint", "--select", "hcp001", recipe]);
+    expect(ok.code).toBe(0);
+    expect(ok.zodLoaded).toBe(true);
+    const bad = lintInProcess(["lint", "--ignore", "HCP999", recipe]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toMatch(/unknown rule id HCP999/);
+  });
+});
