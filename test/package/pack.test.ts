@@ -2,7 +2,7 @@
 // list, and an install into an empty folder (offline, see consumer.ts) where the commands
 // run from the compiled code and a TypeScript program compiles against the published types.
 import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -81,10 +81,14 @@ describe("the tarball", () => {
 describe("installed into an empty folder", { timeout: 120_000 }, () => {
   it("lint: finds the missing sizes in a recipe (exit 1), from the compiled code", async () => {
     writeFileSync(join(app, "recipe.py"), readFileSync(join(root, "fixtures", "cli", "hcp_recipes.py")));
-    const r = await hcpBot(["lint", "recipe.py"]);
+    // A cache folder of its own: the code cache written there shows the lint ran from dist/lint.cjs
+    // (bin/hcp-bot.js falls back to dist/main.js when dist/lint-start.cjs is missing).
+    const cacheDir = join(work, "code-cache");
+    const r = await hcpBot(["lint", "recipe.py"], app, { HCP_BOT_CACHE_DIR: cacheDir });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/recipe\.py:\d+:\d+: error HCP001/);
     expect(r.stdout).toMatch(/fix: Set model\.hierarchical_context_parallel_sizes to \[2, 2\]/);
+    expect(readdirSync(cacheDir).filter((name) => /^lint\.cjs-.+\.v8$/.test(name))).toHaveLength(1);
   });
 
   it("lint on a large input uses the compiled worker threads and finds the same", async () => {
