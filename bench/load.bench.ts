@@ -68,8 +68,10 @@ gh.setPermission("author", "write");
 // HCP_* settings in the bench's environment reach the replicas (HCP_ANALYSIS_THREADS=0 for a before/after pair).
 const hcpSettings = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith("HCP_") && e[1] !== undefined));
 const env = { ...hcpSettings, SLACK_SIGNING_SECRET: SLACK_SECRET, SLACK_BOT_TOKEN: "xoxb-test", SLACK_API_URL: slack.apiUrl, SLACK_TEAM_ID: "T0LOAD", LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "error", ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) };
+// BENCH_CPU_PROF_DIR: each replica writes a V8 CPU profile there when it stops (for where an answer's time goes).
+const nodeArgs = process.env.BENCH_CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : undefined;
 const replicas: Replica[] = await Promise.all(
-  ["load-a", "load-b"].map((name) => startReplica({ name, githubUrl: gh.url, appId: APP_ID, secret: SECRET, redisUrl: redis.url, prefix: "load:", extra: env })),
+  ["load-a", "load-b"].map((name) => startReplica({ name, githubUrl: gh.url, appId: APP_ID, secret: SECRET, redisUrl: redis.url, prefix: "load:", extra: env, ...(nodeArgs ? { nodeArgs } : {}) })),
 );
 // Requests are sent and timed on their own thread (bench/support/load-sender.mjs), away from the fakes.
 const sender = new Worker(new URL("./support/load-sender.mjs", import.meta.url));
@@ -205,12 +207,15 @@ phase(`${webhookCount} webhooks answered; sending ${SLACK_COMMANDS} concurrent S
 const smokePrs = Array.from({ length: SLACK_COMMANDS }, () => openPr(hcpRecipe("llama3_8b", { sizes: true })));
 const dispatchesBefore = gh.state.dispatches.length;
 const responseUrls = smokePrs.map(() => slack.responseUrl());
+// The burst's window on the monotonic clock the replicas' CPU profiles use (microseconds).
+const burstStartUs = process.hrtime.bigint() / 1000n;
 await Promise.all(smokePrs.map((pr, i) => {
   const trigger = `${Date.now()}.${i}.${randomUUID().replace(/-/g, "")}`;
   const text = `smoke ${R.owner}/${R.repo}#${pr.number}`;
   return Promise.all([slashCommand(i, text, trigger, responseUrls[i]!, false), slashCommand(i + 1, text, trigger, responseUrls[i]!, true)]);
 }));
 
+if (nodeArgs) phase(`Slack burst on the CPU profiles' clock: ${burstStartUs} to ${process.hrtime.bigint() / 1000n} µs`);
 // The work after the answers drains (bounded); then the fake is asked what was done, and twice.
 phase("Slack commands answered; waiting for the reviews and dispatches");
 const smokeNumbers = new Set(smokePrs.map((p) => String(p.number)));

@@ -13,6 +13,7 @@ import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
+import { repoInstallations } from "./installations.ts";
 import { installedWorkflowStatus, workflowStatusNote } from "./workflow-file.ts";
 import { readRepoConfig, reportReviewNotDone, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
@@ -380,20 +381,30 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       return id ? deps.store.getSmokeRequest(id) : undefined;
     }
 
+    const installations = repoInstallations(async (owner, repo) => {
+      const appOctokit = await app.auth();
+      try {
+        return (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return undefined;
+        throw error;
+      }
+    });
+
     const gateway: GitHubGateway = {
       async repository(owner, repo) {
-        const appOctokit = await app.auth();
-        let installationId: number;
+        const installationId = await installations.get(owner, repo);
+        if (installationId === undefined) return undefined;
         try {
-          installationId = (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
+          const octokit = await app.auth(installationId);
+          const { data } = await octokit.rest.repos.get({ owner, repo });
+          const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
+          return { octokit, ref, config: await readRepoConfig(octokit, ref) };
         } catch (error) {
-          if ((error as { status?: number }).status === 404) return undefined;
+          // The App may have been uninstalled or the repository moved since the lookup was kept.
+          installations.forget(owner, repo);
           throw error;
         }
-        const octokit = await app.auth(installationId);
-        const { data } = await octokit.rest.repos.get({ owner, repo });
-        const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
-        return { octokit, ref, config: await readRepoConfig(octokit, ref) };
       },
       async requestSmoke(owner, repo, pr, requester, command, origin) {
         const found = await gateway.repository(owner, repo);

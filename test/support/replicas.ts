@@ -29,6 +29,8 @@ export interface ReplicaOptions {
   /** Keys of this suite in the shared Redis. */
   prefix: string;
   extra?: Record<string, string>;
+  /** Node options before the script (e.g. bench:load's `--cpu-prof`, which NODE_OPTIONS does not take). */
+  nodeArgs?: readonly string[];
 }
 
 /** The environment of one replica: the GitHub App, the fake GitHub, the shared Redis. */
@@ -39,7 +41,7 @@ export function replicaEnv(o: ReplicaOptions): NodeJS.ProcessEnv {
 
 /** Starts `hcp-bot serve` and resolves once it says which port it listens on. */
 export async function startReplica(o: ReplicaOptions, timeoutMs = 60_000): Promise<Replica> {
-  const { child, done } = startHcpBot(["serve"], { env: replicaEnv(o) });
+  const { child, done } = startHcpBot(["serve"], { env: replicaEnv(o), ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
   let err = "";
   child.stderr!.on("data", (d: string) => (err += d));
   child.stdout!.on("data", (d: string) => (err += d));

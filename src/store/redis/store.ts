@@ -389,6 +389,9 @@ function redisOptions(settings: RedisStoreSettings): RedisOptions {
     connectTimeout: 3000,
     commandTimeout: settings.commandTimeoutMs ?? 3000,
     retryStrategy: (times) => Math.min(100 * times, 1000),
+    // Calls made in one turn of the event loop leave in one write: a burst of 100 Slack acks
+    // each writing its job cost 100 socket writes (about 0.4 ms each on a small VM) before.
+    enableAutoPipelining: true,
     scripts: {
       hcpClaim: { numberOfKeys: 1, lua: CLAIM },
       hcpUpdateRequest: { numberOfKeys: 4, lua: UPDATE_REQUEST },
