@@ -10,6 +10,7 @@
 // Slack, 0 errors, 0 duplicates, RSS < 300 MB per replica. Progress goes to stderr as it
 // happens, and every wait is bounded: a replica that never does the work is reported, not
 // waited on in silence.
+import { spawn } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -19,7 +20,7 @@ import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
 import { appKeys, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startRedis } from "../test/support/redis.ts";
-import { startReplica, stopReplica, type Replica } from "../test/support/replicas.ts";
+import { cpuMsOf, startReplica, stopReplica, type Replica } from "../test/support/replicas.ts";
 import { addSmokeRepo, SMOKE_RECIPE_FILE, type FlowRepo } from "../test/support/smoke-flow.ts";
 
 const DURATION_S = Number(process.env.BENCH_LOAD_SECONDS ?? process.env.BENCH_DURATION_S ?? 60);
@@ -42,6 +43,17 @@ const phase = (what: string) => process.stderr.write(`bench:load [${((performanc
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : Number.NaN;
+}
+
+/** Resolves once neither fake was called for a second (or after `ms`): the replicas' work is done. */
+async function settled(ms: number): Promise<void> {
+  let seen = -1;
+  let since = Date.now();
+  await within(ms, () => {
+    const now = gh.calls.length + slack.calls.length;
+    if (now !== seen) [seen, since] = [now, Date.now()];
+    return Date.now() - since >= 1000;
+  });
 }
 
 /** Polls `check` until it holds or `ms` pass; false then (the caller reports what is missing). */
@@ -88,7 +100,7 @@ sender.on("message", (r: SendResult) => {
 type Kind = "webhook" | "slack";
 interface Sample {
   kind: Kind;
-  /** The GitHub event of a webhook. */
+  /** The GitHub event of a webhook; "first" or "retry" for a Slack command. */
   event?: string;
   ms: number;
 }
@@ -99,14 +111,22 @@ function countError(cause: string): void {
   errorCauses.set(cause, (errorCauses.get(cause) ?? 0) + 1);
 }
 
-function post(kind: Kind, i: number, path: string, body: string, headers: Record<string, string>): Promise<void> {
-  const replica = replicas[i % replicas.length]!;
+/** Where requests go and where their timings are kept: the replicas, or bench:load's floor (two bare servers). */
+interface Targets {
+  servers: readonly { name: string; port: number }[];
+  samples: Sample[];
+}
+
+function post(kind: Kind, i: number, path: string, body: string, headers: Record<string, string>, to: Targets = { servers: replicas, samples }): Promise<void> {
+  const replica = to.servers[i % to.servers.length]!;
   const id = nextOrder++;
   return new Promise((resolve) => {
     pending.set(id, (r) => {
       if (r.error) countError(`${kind} ${replica.name}: ${r.error}`);
       else {
-        samples.push({ kind, ...(headers["x-github-event"] ? { event: headers["x-github-event"] } : {}), ms: r.ms });
+        // A webhook's GitHub event; a Slack command's wave (the first delivery or Slack's retry).
+        const event = headers["x-github-event"] ?? (kind === "slack" ? (headers["x-slack-retry-num"] ? "retry" : "first") : undefined);
+        to.samples.push({ kind, ...(event ? { event } : {}), ms: r.ms });
         if (r.status !== 200) countError(`${kind} ${replica.name}: HTTP ${r.status} ${r.text.slice(0, 120)}`);
       }
       resolve();
@@ -164,7 +184,7 @@ function review(i: number): Promise<void> {
   return Promise.all([webhook(i, "pull_request", payload, id), webhook(i + 1, "pull_request", payload, id)]).then(() => {});
 }
 
-function slashCommand(i: number, text: string, triggerId: string, responseUrl: string, retry: boolean): Promise<void> {
+function slashCommand(i: number, text: string, triggerId: string, responseUrl: string, retry: boolean, to?: Targets): Promise<void> {
   const body = new URLSearchParams({ team_id: "T0LOAD", channel_id: "C0LOAD", user_id: "U0LOAD", command: "/hcp", text, response_url: responseUrl, trigger_id: triggerId }).toString();
   const ts = Math.floor(Date.now() / 1000);
   return post("slack", i, "/slack/events", body, {
@@ -172,16 +192,67 @@ function slashCommand(i: number, text: string, triggerId: string, responseUrl: s
     "x-slack-request-timestamp": String(ts),
     "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}`,
     ...(retry ? { "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" } : {}),
-  });
+  }, to);
 }
+
+/** The Slack waves as the replicas got them: the commands at once, then their retries at once. */
+async function slackWaves(to?: Targets): Promise<{ firstWaveMs: number; firstWaveCpu: CpuUse }> {
+  const started = performance.now();
+  const before = cpuNow();
+  await Promise.all(commands.map((c) => slashCommand(c.i, c.text, c.trigger, c.responseUrl, false, to)));
+  const firstWaveMs = performance.now() - started;
+  const firstWaveCpu = cpuSince(before);
+  if (nodeArgs && !to) phase(`Slack commands (first wave) on the CPU profiles' clock: ${burstStartUs} to ${process.hrtime.bigint() / 1000n} µs`);
+  await Promise.all(commands.map((c) => slashCommand(c.i + 1, c.text, c.trigger, c.responseUrl, true, to)));
+  return { firstWaveMs, firstWaveCpu };
+}
+
+/** CPU time used so far by each replica, Redis and this process (the sender thread and the fakes), in ms. */
+interface CpuUse {
+  replicas: number[];
+  redis: number;
+  bench: number;
+}
+// CPU the burst costs each process (load-independent, unlike its latency on a shared machine).
+function cpuNow(): CpuUse {
+  const own = process.cpuUsage();
+  return { replicas: replicas.map((r) => r.cpuMs()), redis: redis.pid ? cpuMsOf(redis.pid) : 0, bench: (own.user + own.system) / 1000 };
+}
+function cpuSince(before: CpuUse): CpuUse {
+  const now = cpuNow();
+  return { replicas: now.replicas.map((ms, k) => ms - before.replicas[k]!), redis: now.redis - before.redis, bench: now.bench - before.bench };
+}
+
+/** Two bare node:http servers (bench/support/bare-server.mjs), as child processes like the replicas. */
+async function startBareServers(): Promise<{ servers: { name: string; port: number }[]; stop: () => void }> {
+  const children = [0, 1].map(() => spawn(process.execPath, [new URL("./support/bare-server.mjs", import.meta.url).pathname], { stdio: ["ignore", "ignore", "pipe"] }));
+  const ports = await Promise.all(children.map((c) => new Promise<number>((resolve, reject) => {
+    let err = "";
+    c.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on port (\d+)/.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    c.once("exit", (code) => reject(new Error(`a bare server exited (${code}): ${err}`)));
+  })));
+  return { servers: ports.map((port, k) => ({ name: `bare-${k}`, port })), stop: () => children.forEach((c) => c.kill("SIGTERM")) };
+}
+
+/** The Slack commands of the burst (filled in when it starts). */
+const commands: { i: number; text: string; trigger: string; responseUrl: string }[] = [];
 
 const rss = replicas.map(() => 0);
 const sampler = setInterval(() => replicas.forEach((r, k) => (rss[k] = Math.max(rss[k]!, r.rssMb()))), 500);
 
-// Warm-up (module loading, the Redis scripts, tree-sitter), not measured: a review on each replica.
+// Warm-up (module loading, the Redis scripts, tree-sitter, the Slack path), not measured: a
+// review and a Slack `/hcp smoke` on each replica.
 phase("replicas listening; warming up");
-await Promise.all([chatter(0), chatter(1), review(0), review(1)]);
-await within(30_000, () => [...reviewShas].every((sha) => [...gh.state.checkRuns.values()].some((c) => c.headSha === sha && c.status === "completed")));
+const warmPrs = [openPr(hcpRecipe("llama3_8b", { sizes: true })), openPr(hcpRecipe("llama3_8b", { sizes: true }))];
+const warmDispatches = gh.state.dispatches.length;
+await Promise.all([chatter(0), chatter(1), review(0), review(1), ...warmPrs.map((pr, i) => slashCommand(i, `smoke ${R.owner}/${R.repo}#${pr.number}`, `warm.${i}.${randomUUID()}`, slack.responseUrl(), false))]);
+await within(30_000, () => [...reviewShas].every((sha) => [...gh.state.checkRuns.values()].some((c) => c.headSha === sha && c.status === "completed")) && gh.state.dispatches.length >= warmDispatches + warmPrs.length);
+// And its work's last steps (check runs, Slack messages): nothing asked of GitHub or Slack for a second.
+await settled(10_000);
 samples.length = 0;
 errorCauses.clear();
 
@@ -202,19 +273,22 @@ await Promise.all(inFlight.splice(0));
 const webhookWall = (performance.now() - started) / 1000;
 const webhookCount = samples.length;
 
-// 100 concurrent /hcp smoke commands, each on its own PR, each retried on the other replica.
+// 100 concurrent /hcp smoke commands, each on its own PR, spread over both replicas; once
+// they are answered, each is retried on the other replica (a wave as Slack's retries come:
+// after the first delivery, while its work runs), which must not dispatch again.
 phase(`${webhookCount} webhooks answered; sending ${SLACK_COMMANDS} concurrent Slack commands`);
 const smokePrs = Array.from({ length: SLACK_COMMANDS }, () => openPr(hcpRecipe("llama3_8b", { sizes: true })));
 const dispatchesBefore = gh.state.dispatches.length;
 const responseUrls = smokePrs.map(() => slack.responseUrl());
 // The burst's window on the monotonic clock the replicas' CPU profiles use (microseconds).
 const burstStartUs = process.hrtime.bigint() / 1000n;
-await Promise.all(smokePrs.map((pr, i) => {
-  const trigger = `${Date.now()}.${i}.${randomUUID().replace(/-/g, "")}`;
-  const text = `smoke ${R.owner}/${R.repo}#${pr.number}`;
-  return Promise.all([slashCommand(i, text, trigger, responseUrls[i]!, false), slashCommand(i + 1, text, trigger, responseUrls[i]!, true)]);
-}));
+const cpuBefore = cpuNow();
+const burstStarted = performance.now();
+commands.push(...smokePrs.map((pr, i) => ({ i, text: `smoke ${R.owner}/${R.repo}#${pr.number}`, trigger: `${Date.now()}.${i}.${randomUUID().replace(/-/g, "")}`, responseUrl: responseUrls[i]! })));
+const { firstWaveMs, firstWaveCpu } = await slackWaves();
 
+const burstWallMs = performance.now() - burstStarted;
+const burstCpu = cpuSince(cpuBefore);
 if (nodeArgs) phase(`Slack burst on the CPU profiles' clock: ${burstStartUs} to ${process.hrtime.bigint() / 1000n} µs`);
 // The work after the answers drains (bounded); then the fake is asked what was done, and twice.
 phase("Slack commands answered; waiting for the reviews and dispatches");
@@ -229,6 +303,13 @@ const drained = await within(DRAIN_S * 1000, () => {
   return (dispatched().size >= SLACK_COMMANDS && reviewed().size >= reviewShas.size && Date.now() - quietSince > 2000) || Date.now() - quietSince > 10_000;
 });
 clearInterval(sampler);
+
+// The floor: the same two waves against two bare node:http servers, from the same sender thread.
+phase("the same Slack waves against two bare node:http servers (the floor)");
+const bare = await startBareServers();
+const floorSamples: Sample[] = [];
+const floor = await slackWaves({ servers: bare.servers, samples: floorSamples });
+bare.stop();
 
 const checkRunsBySha = new Map<string, number>();
 for (const c of gh.state.checkRuns.values()) if (c.name === CHECK_NAME) checkRunsBySha.set(c.headSha, (checkRunsBySha.get(c.headSha) ?? 0) + 1);
@@ -251,6 +332,7 @@ const latency = (kind: Kind, event?: string) => {
 };
 const hooks = latency("webhook");
 const slackAcks = latency("slack");
+const slackWaveLatency = { first: latency("slack", "first"), retry: latency("slack", "retry") };
 
 const fmt = (n: number) => n.toFixed(1);
 const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
@@ -261,6 +343,16 @@ for (const event of ["issue_comment", "pull_request"]) {
   console.log(`    ${event.padEnd(13)} p50 ${fmt(e.p50)} ms   p99 ${fmt(e.p99)} ms   max ${fmt(e.max)} ms   (${e.n})`);
 }
 console.log(`  slack:    p50 ${fmt(slackAcks.p50)} ms   p99 ${fmt(slackAcks.p99)} ms   max ${fmt(slackAcks.max)} ms   (${slackAcks.n} acks)   budget p99 < ${BUDGET.p99Ms} ms   ratio ${(slackAcks.p99 / BUDGET.p99Ms).toFixed(2)}   ${verdict(slackAcks.p99 < BUDGET.p99Ms)}`);
+const floorMs = floorSamples.map((x) => x.ms);
+const floorP99 = percentile(floorMs, 99);
+console.log(`    floor: two bare node:http servers answering the same waves: p50 ${fmt(percentile(floorMs, 50))} ms   p99 ${fmt(floorP99)} ms   (commands answered in ${floor.firstWaveMs.toFixed(0)} ms); the bot's p99 is ${(slackAcks.p99 / floorP99).toFixed(2)}x the floor`);
+for (const [wave, w] of Object.entries(slackWaveLatency)) console.log(`    ${wave === "first" ? "commands" : "retries "}      p50 ${fmt(w.p50)} ms   p99 ${fmt(w.p99)} ms   max ${fmt(w.max)} ms   (${w.n}${wave === "first" ? `, answered in ${firstWaveMs.toFixed(0)} ms` : ""})`);
+const acks = 2 * SLACK_COMMANDS;
+const perAck = (ms: number, n = acks) => `${ms.toFixed(0)} ms (${(ms / n).toFixed(2)} ms per ack)`;
+// Each replica answers half the acks; Redis and the bench serve all of them.
+const cpuLine = (cpu: CpuUse, n: number) => `${replicas.map((r, k) => `${r.name} ${perAck(cpu.replicas[k]!, n / replicas.length)}`).join(", ")}, Redis ${perAck(cpu.redis, n)}, the bench (sender, fakes) ${perAck(cpu.bench, n)}`;
+console.log(`    CPU used while the commands were answered: ${cpuLine(firstWaveCpu, SLACK_COMMANDS)}`);
+console.log(`    both waves: ${burstWallMs.toFixed(0)} ms from the first send to the last ack; CPU used meanwhile (the commands' work had begun): ${cpuLine(burstCpu, acks)}`);
 console.log(`  errors ${errors}   budget ${BUDGET.errors}   ${verdict(errors === BUDGET.errors)}`);
 for (const [cause, n] of errorCauses) console.log(`    ${n} x ${cause}`);
 console.log(`  duplicates ${duplicateCount} (${Object.entries(duplicates).map(([k, v]) => `${v} ${k}`).join(", ")}, from the fake GitHub's state)   budget ${BUDGET.duplicates}   ${verdict(duplicateCount === BUDGET.duplicates)}`);

@@ -67,7 +67,7 @@ export interface WorkRunner {
    * Who holds the claims this delivery's work makes: a durable job, so that the same job,
    * run again after an interruption, may take them again. Undefined: nobody in particular.
    */
-  claimOwner?(context: { id: string }): string | undefined;
+  claimOwner?(context: RunnerContext): string | undefined;
 }
 
 /** What a runner sees of a delivery: enough to record it and receive it again. */
@@ -182,7 +182,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
      * When it fails (GitHub down mid-way) the key is given up, so GitHub's redelivery or the
      * user's retry runs it; a run already dispatched is then found by the one-run-per-PR rule.
      */
-    async function claimed(context: { id: string }, key: string, work: () => Promise<void>): Promise<void> {
+    async function claimed(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
       const owner = runner.claimOwner?.(context);
       if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS, owner))) return;
       try {
