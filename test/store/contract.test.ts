@@ -416,6 +416,20 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("counts a user's runs on one installation when asked (a login may use the bot from two organizations)", async () => {
+      const { store } = setup();
+      await store.createSmokeRequest(request({ installationId: 10 }));
+      await store.createSmokeRequest(request({ installationId: 10, compare: "a2a" }));
+      await store.createSmokeRequest(request({ installationId: 20 }));
+      await store.createSmokeRequest(request({ installationId: 10, status: "refused", reason: "quota" }));
+      await store.createSmokeRequest(request()); // no installation recorded
+      expect(await store.countUserRequestsSince("alice", new Date(0), 10)).toBe(3);
+      expect(await store.countUserRequestsSince("alice", new Date(0), 20)).toBe(1);
+      expect(await store.countUserRequestsSince("alice", new Date(0), 30)).toBe(0);
+      expect(await store.countUserRequestsSince("alice", new Date(0))).toBe(5);
+      await store.close();
+    });
+
     it("keeps a request's comparison", async () => {
       const { store } = setup();
       const r = await store.createSmokeRequest(request({ compare: "p2p" }));
