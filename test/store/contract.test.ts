@@ -522,6 +522,24 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("lists one pull request's requests (as crash recovery asks for a PR's half-made ones)", async () => {
+      const { clock, store } = setup();
+      const mine = [];
+      for (let i = 0; i < 3; i++) {
+        mine.push(await store.createSmokeRequest(request({ repo: "acme/public", pr: 7 })));
+        await store.createSmokeRequest(request({ repo: "acme/public", pr: 8 }));
+        await store.createSmokeRequest(request({ repo: "acme/other", pr: 7 }));
+        clock.advance(60);
+      }
+      await store.updateSmokeRequest(mine[1]!.id, { status: "dispatched" });
+      const listed = await store.listSmokeRequests({ repos: ["acme/public"], pr: 7, limit: 10 });
+      expect(listed.map((r) => r.id)).toEqual([mine[2]!.id, mine[1]!.id, mine[0]!.id]);
+      expect((await store.listSmokeRequests({ repos: ["acme/public"], pr: 7, status: "requested", limit: 10 })).map((r) => r.id)).toEqual([mine[2]!.id, mine[0]!.id]);
+      expect(await store.listSmokeRequests({ repos: ["acme/public"], pr: 9, limit: 10 })).toEqual([]);
+      expect((await store.listSmokeRequests({ repos: ["acme/public", "acme/other"], pr: 7, limit: 10 })).map((r) => `${r.repo}#${r.pr}`).sort()).toEqual([...Array(3).fill("acme/other#7"), ...Array(3).fill("acme/public#7")]);
+      await store.close();
+    });
+
     it("keeps the whole verdict of a completed request, and the audit trail by request id", async () => {
       const { store } = setup();
       const r = await store.createSmokeRequest(request());

@@ -222,7 +222,10 @@ export class RedisStore implements Store {
     return this.run(async () => {
       listLimit(q.limit); // a bad limit is refused before anything is read
       const found: SmokeRequest[] = [];
-      for (const repo of new Set(q.repos)) found.push(...(await this.requestsByIds(await this.redis.zrange(this.k("req", "repo", repo), 0, -1))));
+      for (const repo of new Set(q.repos)) {
+        const index = q.pr === undefined ? this.k("req", "repo", repo) : this.k("req", "pr", `${repo}#${q.pr}`);
+        found.push(...(await this.requestsByIds(await this.redis.zrange(index, 0, -1))));
+      }
       return pageOfRequests(found, q);
     });
   }
