@@ -13,6 +13,7 @@ import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
 import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
+import { repoInstallations } from "./installations.ts";
 import { installedWorkflowStatus, workflowStatusNote } from "./workflow-file.ts";
 import { readRepoConfig, reportReviewNotDone, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
 import {
@@ -66,7 +67,7 @@ export interface WorkRunner {
    * Who holds the claims this delivery's work makes: a durable job, so that the same job,
    * run again after an interruption, may take them again. Undefined: nobody in particular.
    */
-  claimOwner?(context: { id: string }): string | undefined;
+  claimOwner?(context: RunnerContext): string | undefined;
 }
 
 /** What a runner sees of a delivery: enough to record it and receive it again. */
@@ -181,7 +182,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
      * When it fails (GitHub down mid-way) the key is given up, so GitHub's redelivery or the
      * user's retry runs it; a run already dispatched is then found by the one-run-per-PR rule.
      */
-    async function claimed(context: { id: string }, key: string, work: () => Promise<void>): Promise<void> {
+    async function claimed(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
       const owner = runner.claimOwner?.(context);
       if (!(await deps.store.claim(key, COMMENT_CLAIM_SECONDS, owner))) return;
       try {
@@ -380,20 +381,30 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       return id ? deps.store.getSmokeRequest(id) : undefined;
     }
 
+    const installations = repoInstallations(async (owner, repo) => {
+      const appOctokit = await app.auth();
+      try {
+        return (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) return undefined;
+        throw error;
+      }
+    });
+
     const gateway: GitHubGateway = {
       async repository(owner, repo) {
-        const appOctokit = await app.auth();
-        let installationId: number;
+        const installationId = await installations.get(owner, repo);
+        if (installationId === undefined) return undefined;
         try {
-          installationId = (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
+          const octokit = await app.auth(installationId);
+          const { data } = await octokit.rest.repos.get({ owner, repo });
+          const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
+          return { octokit, ref, config: await readRepoConfig(octokit, ref) };
         } catch (error) {
-          if ((error as { status?: number }).status === 404) return undefined;
+          // The App may have been uninstalled or the repository moved since the lookup was kept.
+          installations.forget(owner, repo);
           throw error;
         }
-        const octokit = await app.auth(installationId);
-        const { data } = await octokit.rest.repos.get({ owner, repo });
-        const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
-        return { octokit, ref, config: await readRepoConfig(octokit, ref) };
       },
       async requestSmoke(owner, repo, pr, requester, command, origin) {
         const found = await gateway.repository(owner, repo);

@@ -67,7 +67,7 @@ export async function resolveStuck(octokit: Octokit, r: RepoRef, workflow: strin
 }
 
 async function requestedForPr(deps: SmokeDeps, repo: string, pr: number): Promise<SmokeRequest[]> {
-  return (await deps.store.listSmokeRequests({ repos: [repo], status: "requested", limit: 200 })).filter((q) => q.pr === pr);
+  return deps.store.listSmokeRequests({ repos: [repo], pr, status: "requested", limit: 200 });
 }
 
 /**

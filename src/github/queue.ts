@@ -18,11 +18,15 @@ export class KeyedQueue {
     private readonly log: QueueLog,
   ) {}
 
-  /** Runs `job` after every earlier job with the same key; never rejects. */
-  enqueue(key: string, job: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `job` after every earlier job with the same key; never rejects. `before` is awaited
+   * first, without holding one of the `concurrency` slots (the Node server's jobs wait there
+   * for its answers to settle, and must not keep other jobs from running meanwhile).
+   */
+  enqueue(key: string, job: () => Promise<void>, before?: () => Promise<void>): Promise<void> {
     this.pending++;
     const previous = this.tails.get(key) ?? Promise.resolve();
-    const run = previous.then(() => this.withSlot(job)).catch((error: unknown) => this.log.error({ err: error, key }, "background job failed"));
+    const run = previous.then(() => before?.()).then(() => this.withSlot(job)).catch((error: unknown) => this.log.error({ err: error, key }, "background job failed"));
     const tail = run.finally(() => {
       if (this.tails.get(key) === tail) this.tails.delete(key);
       this.pending--;

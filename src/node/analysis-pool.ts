@@ -16,15 +16,15 @@ export interface AnalysisPool {
   close(): Promise<void>;
 }
 
-/** `threads` 0: the analysis runs on the calling thread (HCP_ANALYSIS_THREADS=0). */
-export function createAnalysisPool(threads: number): AnalysisPool {
+/** `threads` 0: the analysis runs on the calling thread (HCP_ANALYSIS_THREADS=0). `newWorker` starts one thread (tests watch them). */
+export function createAnalysisPool(threads: number, newWorker: () => AnalysisWorker = () => new AnalysisWorker()): AnalysisPool {
   if (threads <= 0) return { analyze: inThreadAnalyzer(loadPythonLanguage), warm: async () => {}, close: async () => {} };
   const workers: AnalysisWorker[] = [];
   let closed = false;
   /** The live thread with the fewest unanswered analyses; a dead one is replaced in its slot. */
   function pick(): AnalysisWorker {
     if (closed) throw new Error("the analysis threads are closed");
-    for (let i = 0; i < threads; i++) if (!workers[i] || workers[i]!.dead) workers[i] = new AnalysisWorker();
+    for (let i = 0; i < threads; i++) if (!workers[i] || workers[i]!.dead) workers[i] = newWorker();
     return workers.reduce((a, b) => (b.load < a.load ? b : a));
   }
   return {

@@ -9,8 +9,10 @@
 // A delivery passes through the app's handlers twice, as on the edge: when it arrives
 // (Probot verified it; the handler says which key its work has, and the job is written),
 // and in the job (the delivery received again by Probot, now with the work run). Which pass
-// a handler is in is known from the async context the job's run opens.
-import { AsyncLocalStorage } from "node:async_hooks";
+// a handler is in is known from the payload object: the job hands Probot a payload it
+// parsed itself, and Probot's context carries that same object to the handlers. (Not an
+// AsyncLocalStorage: on Node 20 one turns on a hook for every promise in the process,
+// which the profile of a burst of Slack acks showed at about a tenth of the answering thread.)
 import type { WorkRunner } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
@@ -72,7 +74,9 @@ export interface DurableWork {
 
 export function createDurableWork(o: DurableOptions): DurableWork {
   const { store, policy, log } = o;
-  const context = new AsyncLocalStorage<Collector>();
+  /** The payloads of the deliveries jobs are running now, and what collects their work. */
+  const inJob = new WeakMap<object, Collector>();
+  const collectorOf = (ctx: { payload: unknown }) => (typeof ctx.payload === "object" && ctx.payload !== null ? inJob.get(ctx.payload) : undefined);
   const queue = new KeyedQueue(o.concurrency ?? 4, log);
   const local = new Set<string>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
@@ -87,8 +91,15 @@ export function createDurableWork(o: DurableOptions): DurableWork {
       if (!hooks) throw new Error("durable work is not bound to the app yet");
       if (job.kind === "github") {
         const collector: Collector = { jobId: job.id, work: [] };
-        await context.run(collector, () => hooks!.receive(JSON.parse(job.payload) as StoredDelivery));
-        await Promise.all(collector.work);
+        const delivery = JSON.parse(job.payload) as StoredDelivery;
+        if (typeof delivery.payload !== "object" || delivery.payload === null) throw new Error(`job ${job.id} holds no delivery payload`);
+        inJob.set(delivery.payload, collector);
+        try {
+          await hooks.receive(delivery);
+          await Promise.all(collector.work);
+        } finally {
+          inJob.delete(delivery.payload);
+        }
         return;
       }
       if (job.kind === "slack" && hooks.runSlack) {
@@ -112,16 +123,21 @@ export function createDurableWork(o: DurableOptions): DurableWork {
   function runHere(job: Pick<Job, "id" | "key">, tries = 0): void {
     if (draining || local.has(job.id)) return;
     local.add(job.id);
-    void queue.enqueue(job.key, async () => {
-      await new Promise((resolve) => setImmediate(resolve)); // the answer is written first
-      await o.beforeRun?.(); // and the answers that arrived meanwhile
-      try {
-        const outcome = await jobs.run(job.id);
-        if ((outcome.kind === "wait" || outcome.kind === "retry") && tries < 20) later(() => runHere(job, tries + 1), outcome.seconds * 1000);
-      } finally {
-        local.delete(job.id);
-      }
-    });
+    void queue.enqueue(
+      job.key,
+      async () => {
+        try {
+          const outcome = await jobs.run(job.id);
+          if ((outcome.kind === "wait" || outcome.kind === "retry") && tries < 20) later(() => runHere(job, tries + 1), outcome.seconds * 1000);
+        } finally {
+          local.delete(job.id);
+        }
+      },
+      async () => {
+        await new Promise((resolve) => setImmediate(resolve)); // the answer is written first
+        await o.beforeRun?.(); // and the answers that arrived meanwhile (no slot is held while waiting)
+      },
+    );
   }
 
   async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
@@ -140,7 +156,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
 
   const runner: WorkRunner = {
     async run(ctx, key, work) {
-      const collector = context.getStore();
+      const collector = collectorOf(ctx);
       if (collector) {
         const running = work();
         running.catch(() => {}); // awaited (and its error raised) by execute above
@@ -151,7 +167,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
       const accepted = await accept({ key, kind: "github", payload: JSON.stringify(delivery) }, deliveryClaim(ctx.id));
       if (!accepted) log.info({ delivery: ctx.id }, "delivery already accepted; ignoring the redelivery");
     },
-    claimOwner: () => context.getStore()?.jobId,
+    claimOwner: (ctx) => collectorOf(ctx)?.jobId,
   };
 
   async function recover(): Promise<void> {

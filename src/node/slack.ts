@@ -3,6 +3,7 @@
 // (src/slack/app.ts; it also refuses timestamps from the future, which Bolt's own check lets
 // through), then handed to a Bolt App whose `/hcp` listener acks with the core's answer:
 // Bolt routes and acks on Node, the same core answers on the edge hosts.
+import { createHmac } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyTooLarge, readBodyCapped } from "./body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
@@ -34,6 +35,7 @@ export interface SlackNode {
 export function createSlackNode(options: SlackNodeOptions): SlackNode {
   const slack = createSlackApp({
     ...options,
+    hmacSha256: (secret, message) => createHmac("sha256", secret).update(message).digest(),
     // The job yields once first, so the ack is written before any of the work's own steps run.
     accept:
       options.accept ??
@@ -85,6 +87,8 @@ function createBoltApp(options: SlackNodeOptions, core: SlackCore): App {
     botId: "B0HCPBOT",
     botUserId: "U0HCPBOT",
     tokenVerificationEnabled: false,
+    // No conversation state is kept: Bolt's in-memory store made (and threw away) an Error with a stack trace per command.
+    convoStore: false,
     clientOptions: { slackApiUrl: options.apiUrl },
   });
   app.command(/^\/[a-z0-9_-]+$/i, async ({ command, ack }) => {

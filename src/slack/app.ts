@@ -24,6 +24,8 @@ export interface SlackAppOptions {
   /** How the host takes an acknowledged command's work (with its claim) to run after the ack. */
   accept: SlackCoreDeps["accept"];
   nowSeconds?: () => number;
+  /** The host's HMAC-SHA256 for request signatures (default: WebCrypto). */
+  hmacSha256?: SlackCoreDeps["hmacSha256"];
   /** SLACK_TEAM_ID (see SlackCommandDeps.teamId). */
   teamId?: string;
   /** Hears the Web API client's waits and give-ups (429 Retry-After, 5xx backoff). */
@@ -70,6 +72,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     signingSecret: options.signingSecret,
     accept: options.accept,
     ...(options.nowSeconds ? { nowSeconds: options.nowSeconds } : {}),
+    ...(options.hmacSha256 ? { hmacSha256: options.hmacSha256 } : {}),
   });
   return {
     core,

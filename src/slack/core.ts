@@ -8,7 +8,7 @@ import { code, helpMessage, mrkdwn, textMessage, type SlackMessage } from "../co
 import { adviseReplySlack } from "../core/render/layout/advice.ts";
 import type { Store } from "../store/types.ts";
 import { parseSlashCommandForm, type SlashCommand } from "./payload.ts";
-import { verifySlackSignature } from "./signature.ts";
+import { verifySlackSignature, type HmacSha256 } from "./signature.ts";
 import { splitCheckText, type SlackWork } from "./commands.ts";
 
 /** Slack bodies are small; anything bigger is not a slash command. */
@@ -31,6 +31,8 @@ export interface SlackCoreDeps {
    */
   accept: (claim: { key: string; ttlSeconds: number }, key: string, work: SlackWork, command: DeferredCommand) => Promise<boolean>;
   nowSeconds?: () => number;
+  /** The host's HMAC-SHA256 for signatures (default: WebCrypto). */
+  hmacSha256?: HmacSha256;
 }
 
 /** `accept` for hosts that run the work in process: claim in the store, then schedule. */
@@ -156,6 +158,7 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
       { signature: request.header("x-slack-signature"), timestamp: request.header("x-slack-request-timestamp") },
       request.body,
       now(),
+      deps.hmacSha256,
     );
     if (!verified.ok) return { ok: false, response: json(401, { error: `invalid request signature: ${verified.reason}` }) };
     const form = parseSlashCommandForm(request.body, request.header("content-type"));

@@ -227,7 +227,7 @@ export class KvStore implements Store {
     listLimit(q.limit); // a bad limit is refused before anything is read
     const found: SmokeRequest[] = [];
     for (const repo of new Set(q.repos)) {
-      const ids = (await collect(this.kv.list<string>({ prefix: ["req_pr", repo] }))).map((e) => e.value);
+      const ids = (await collect(this.kv.list<string>({ prefix: q.pr === undefined ? ["req_pr", repo] : ["req_pr", repo, q.pr] }))).map((e) => e.value);
       found.push(...(await this.requestsByIds(ids)));
     }
     return pageOfRequests(found, q);

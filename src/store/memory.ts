@@ -129,6 +129,7 @@ export class MemoryStore implements Store {
         repos.has(r.repo) &&
         (q.status === undefined || r.status === q.status) &&
         (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+        (q.pr === undefined || r.pr === q.pr) &&
         (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
     )
       .sort(newerFirst)

@@ -122,6 +122,7 @@ export function pageOfRequests(found: readonly SmokeRequest[], q: SmokeListQuery
       (r) =>
         (q.status === undefined || r.status === q.status) &&
         (q.githubLogin === undefined || r.githubLogin === q.githubLogin) &&
+        (q.pr === undefined || r.pr === q.pr) &&
         (before === undefined || r.createdAt < before.createdAt || (r.createdAt.getTime() === before.createdAt.getTime() && r.id < before.id)),
     )
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))

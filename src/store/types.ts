@@ -163,6 +163,8 @@ export interface SmokeListQuery {
   repos: readonly string[];
   status?: SmokeStatus;
   githubLogin?: string;
+  /** Only this pull request's requests (in each of `repos`): read from the per-PR index, not the whole repository. */
+  pr?: number;
   /** Requests created before this one (the cursor of the next page). */
   before?: { createdAt: Date; id: string };
   limit: number;

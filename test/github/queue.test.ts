@@ -39,6 +39,23 @@ describe("KeyedQueue", () => {
     expect(q.size).toBe(0);
   });
 
+  it("waits for `before` without holding a slot, in order per key, and counts the waiting job as not idle", async () => {
+    const q = new KeyedQueue(1, { error: () => {} });
+    const events: string[] = [];
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    void q.enqueue("pr#1", async () => void events.push("pr#1 first"), () => gate);
+    void q.enqueue("pr#1", async () => void events.push("pr#1 second"));
+    void q.enqueue("pr#2", async () => void events.push("pr#2"));
+    await tick(30);
+    // The only slot was free while pr#1's job waited: pr#2 ran; pr#1's second job keeps its place.
+    expect(events).toEqual(["pr#2"]);
+    expect(await Promise.race([q.idle().then(() => "idle"), tick(30).then(() => "busy")])).toBe("busy");
+    open();
+    await q.idle();
+    expect(events).toEqual(["pr#2", "pr#1 first", "pr#1 second"]);
+  });
+
   it("logs a failing job and keeps going", async () => {
     const errors: object[] = [];
     const q = new KeyedQueue(1, { error: (o) => errors.push(o) });

@@ -6,6 +6,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../src/core/analyze/index.ts";
 import { createAnalysisPool } from "../../src/node/analysis-pool.ts";
+import { AnalysisWorker } from "../../src/node/parallel.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 import { root } from "../support/cli.ts";
 
@@ -36,5 +37,32 @@ describe("the analysis thread", () => {
       await pool.close();
     }
     await expect(pool.analyze(files)).rejects.toThrow(/closed/);
+  }, 60_000);
+
+  it("replaces a thread that died: what it held fails, the next analysis runs on a new thread", async () => {
+    const files = filesUnder(join(root, "fixtures", "recipes")).filter((f) => !f.path.endsWith("common.py"));
+    const here = analyze(files, { python: await loadPythonLanguage() });
+    const started: AnalysisWorker[] = [];
+    const pool = createAnalysisPool(1, () => {
+      const w = new AnalysisWorker();
+      started.push(w);
+      return w;
+    });
+    try {
+      expect(await pool.analyze(files)).toEqual(here);
+      expect(started).toHaveLength(1);
+      // The thread dies with an analysis in hand (as if it ran out of memory).
+      // (A large batch, so it is still in hand when the thread is stopped.)
+      const many = Array.from({ length: 10 }, (_, k) => files.map((f) => ({ ...f, path: `copy${k}/${f.path}` }))).flat();
+      const held = pool.analyze(many);
+      await started[0]!.terminate();
+      await expect(held).rejects.toThrow(/analysis worker/);
+      expect(started[0]!.dead).toBe(true);
+      expect(await pool.analyze(files)).toEqual(here);
+      expect(started).toHaveLength(2);
+      expect(started[1]!.dead).toBe(false);
+    } finally {
+      await pool.close();
+    }
   }, 60_000);
 });

@@ -416,6 +416,20 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("counts a user's runs on one installation when asked (a login may use the bot from two organizations)", async () => {
+      const { store } = setup();
+      await store.createSmokeRequest(request({ installationId: 10 }));
+      await store.createSmokeRequest(request({ installationId: 10, compare: "a2a" }));
+      await store.createSmokeRequest(request({ installationId: 20 }));
+      await store.createSmokeRequest(request({ installationId: 10, status: "refused", reason: "quota" }));
+      await store.createSmokeRequest(request()); // no installation recorded
+      expect(await store.countUserRequestsSince("alice", new Date(0), 10)).toBe(3);
+      expect(await store.countUserRequestsSince("alice", new Date(0), 20)).toBe(1);
+      expect(await store.countUserRequestsSince("alice", new Date(0), 30)).toBe(0);
+      expect(await store.countUserRequestsSince("alice", new Date(0))).toBe(5);
+      await store.close();
+    });
+
     it("keeps a request's comparison", async () => {
       const { store } = setup();
       const r = await store.createSmokeRequest(request({ compare: "p2p" }));
@@ -505,6 +519,24 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect(paged.map((r) => r.id)).toEqual(all.map((r) => r.id));
       expect(new Set(paged.map((r) => r.id)).size).toBe(7);
       await expect(store.listSmokeRequests({ repos: ["acme/public"], limit: 0 })).rejects.toThrow(StoreError);
+      await store.close();
+    });
+
+    it("lists one pull request's requests (as crash recovery asks for a PR's half-made ones)", async () => {
+      const { clock, store } = setup();
+      const mine = [];
+      for (let i = 0; i < 3; i++) {
+        mine.push(await store.createSmokeRequest(request({ repo: "acme/public", pr: 7 })));
+        await store.createSmokeRequest(request({ repo: "acme/public", pr: 8 }));
+        await store.createSmokeRequest(request({ repo: "acme/other", pr: 7 }));
+        clock.advance(60);
+      }
+      await store.updateSmokeRequest(mine[1]!.id, { status: "dispatched" });
+      const listed = await store.listSmokeRequests({ repos: ["acme/public"], pr: 7, limit: 10 });
+      expect(listed.map((r) => r.id)).toEqual([mine[2]!.id, mine[1]!.id, mine[0]!.id]);
+      expect((await store.listSmokeRequests({ repos: ["acme/public"], pr: 7, status: "requested", limit: 10 })).map((r) => r.id)).toEqual([mine[2]!.id, mine[0]!.id]);
+      expect(await store.listSmokeRequests({ repos: ["acme/public"], pr: 9, limit: 10 })).toEqual([]);
+      expect((await store.listSmokeRequests({ repos: ["acme/public", "acme/other"], pr: 7, limit: 10 })).map((r) => `${r.repo}#${r.pr}`).sort()).toEqual([...Array(3).fill("acme/other#7"), ...Array(3).fill("acme/public#7")]);
       await store.close();
     });
 

@@ -17,6 +17,8 @@ export function redisServerAvailable(): boolean {
 export interface TestRedis {
   url: string;
   port: number;
+  /** The running server's process id (undefined while stopped). */
+  readonly pid: number | undefined;
   /** Stops the server (SIGTERM: it writes its AOF and exits). */
   stop(): Promise<void>;
   /** Starts it again on the same port and folder (the data comes back from the AOF). */
@@ -103,6 +105,9 @@ export async function startRedis(): Promise<TestRedis> {
     url: `redis://127.0.0.1:${port}`,
     get port() {
       return port;
+    },
+    get pid() {
+      return child?.pid;
     },
     stop,
     start: launch,

@@ -1,7 +1,7 @@
 // Real bot processes (`hcp-bot serve`, the compiled binary) sharing one Redis, pointed at a
 // fake GitHub on loopback: what the replica, crash and drain tests (and bench:load) start.
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { botEnv } from "./bot-harness.ts";
@@ -18,6 +18,8 @@ export interface Replica {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resident memory of the process (from /proc), in MB. */
   rssMb(): number;
+  /** CPU time the process has used so far, all its threads (from /proc), in ms. */
+  cpuMs(): number;
 }
 
 export interface ReplicaOptions {
@@ -29,6 +31,8 @@ export interface ReplicaOptions {
   /** Keys of this suite in the shared Redis. */
   prefix: string;
   extra?: Record<string, string>;
+  /** Node options before the script (e.g. bench:load's `--cpu-prof`, which NODE_OPTIONS does not take). */
+  nodeArgs?: readonly string[];
 }
 
 /** The environment of one replica: the GitHub App, the fake GitHub, the shared Redis. */
@@ -39,7 +43,7 @@ export function replicaEnv(o: ReplicaOptions): NodeJS.ProcessEnv {
 
 /** Starts `hcp-bot serve` and resolves once it says which port it listens on. */
 export async function startReplica(o: ReplicaOptions, timeoutMs = 60_000): Promise<Replica> {
-  const { child, done } = startHcpBot(["serve"], { env: replicaEnv(o) });
+  const { child, done } = startHcpBot(["serve"], { env: replicaEnv(o), ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
   let err = "";
   child.stderr!.on("data", (d: string) => (err += d));
   child.stdout!.on("data", (d: string) => (err += d));
@@ -67,7 +71,19 @@ export async function startReplica(o: ReplicaOptions, timeoutMs = 60_000): Promi
     output: () => err,
     exited,
     rssMb: () => rssMbOf(child.pid!),
+    cpuMs: () => cpuMsOf(child.pid!),
   };
+}
+
+/** On-CPU time of every thread of a process so far (the first field of each task's schedstat, ns), in ms; 0 once it is gone. */
+export function cpuMsOf(pid: number): number {
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0] ?? 0);
+    return ns / 1e6;
+  } catch {
+    return 0;
+  }
 }
 
 export function rssMbOf(pid: number): number {

@@ -150,3 +150,26 @@ local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if untilMs > current and untilMs > tonumber(ARGV[2]) then redis.call('SET', KEYS[1], untilMs, 'PX', untilMs - tonumber(ARGV[2])) end
 return 1
 `;
+
+/**
+ * The GPU runs of the requests in an index (records.ts gpuRunsOf: an A/B request is two),
+ * counted inside Redis: a quota or cap check otherwise fetched and decoded every active
+ * request (hundreds, each a JSON record) on each `/hcp smoke`. KEYS[1] the index (a sorted
+ * set of request ids); ARGV: prefix, lowest score ("-inf" or a time in ms), "1" to leave out
+ * refused requests, an installation id ("" for any). Returns the count.
+ */
+export const COUNT_RUNS = `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[2], '+inf')
+local installation = tonumber(ARGV[4])
+local n = 0
+for _, id in ipairs(ids) do
+  local text = redis.call('GET', ARGV[1] .. 'req:' .. id)
+  if text then
+    local r = cjson.decode(text)
+    if not (ARGV[3] == '1' and r.status == 'refused') and (installation == nil or r.installationId == installation) then
+      if r.compare == 'p2p' or r.compare == 'a2a' then n = n + 2 else n = n + 1 end
+    end
+  end
+end
+return n
+`;

@@ -171,6 +171,10 @@ export class SqlStore {
       where.push("github_login = ?");
       params.push(q.githubLogin);
     }
+    if (q.pr !== undefined) {
+      where.push("pr = ?");
+      params.push(q.pr);
+    }
     if (q.before !== undefined) {
       where.push("(created_at < ? OR (created_at = ? AND id < ?))");
       params.push(q.before.createdAt.getTime(), q.before.createdAt.getTime(), q.before.id);
