@@ -3,7 +3,7 @@
 // process that dies mid-job loses nothing), and a minute's Deno.cron that restarts jobs
 // whose lease passed and runs the queue-timeout sweep; the same recovery runs at start, right
 // after the first answer.
-// First: the KV open starts before the other modules are evaluated.
+// First: the KV open starts before the entry's other modules are evaluated.
 import { env, kvOpening } from "./kv-open.ts";
 import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { KeyedQueue } from "../../github/queue.ts";
