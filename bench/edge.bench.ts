@@ -40,8 +40,10 @@ function percentile(xs: number[], p: number): number {
 // ------------------------------------------------------------------------ sizes
 
 const sizes = await buildEdge(true);
-const wasmGzip = ["web-tree-sitter.wasm", "tree-sitter-python.wasm", "anchor-scan.wasm"].reduce((n, f) => n + sizes[f]!.gzip, 0);
-const uploadGzip = sizes["worker.js"]!.gzip + wasmGzip;
+const wasmGzip = ["web-tree-sitter.wasm", "tree-sitter-python.wasm", "anchor-scan.wasm"].reduce((n, f) => n + sizes.files[f]!.gzip, 0);
+// The worker's JavaScript is its entry and its chunks, each gzipped on its own (a little more than one file would be).
+const workerJs = sizes.js.worker;
+const uploadGzip = workerJs.gzip + wasmGzip;
 let wranglerFigure = "not run";
 try {
   const out = execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "hcp-wrangler-"))], {
@@ -208,9 +210,9 @@ const deno = warm && await reviews("deno", async (gh) => edgeTarget(await startE
 // ------------------------------------------------------------------- report
 
 console.log("hcp-bot edge benchmark (dist/edge, workerd and Deno from npm, fake GitHub on loopback)");
-console.log(`  worker JS             ${kb(sizes["worker.js"]!.bytes)} minified, ${kb(sizes["worker.js"]!.gzip)} gzip   target <= 250 KB gzip: ${met(sizes["worker.js"]!.gzip <= 250 * 1024)}`);
+console.log(`  worker JS             ${kb(workerJs.bytes)} minified, ${kb(workerJs.gzip)} gzip (worker.js and its chunks; the entry alone ${kb(sizes.files["worker.js"]!.gzip)})   target <= 250 KB gzip: ${met(workerJs.gzip <= 250 * 1024)}`);
 console.log(`  upload incl. WASM     ${kb(uploadGzip)} gzip (wrangler: ${wranglerFigure})   target <= 450 KB gzip: ${met(uploadGzip <= 450 * 1024)}`);
-console.log(`  Deno entry            ${kb(sizes["deno.js"]!.bytes)} minified, ${kb(sizes["deno.js"]!.gzip)} gzip`);
+console.log(`  Deno entry            ${kb(sizes.js.deno.bytes)} minified, ${kb(sizes.js.deno.gzip)} gzip (deno.js and its chunks; the entry alone ${kb(sizes.files["deno.js"]!.gzip)})`);
 console.log(`  spawn -> first response, median of ${COLD_RUNS} interleaved starts (${coldLoadBefore} before, ${coldLoadAfter} after; wall, then the process's CPU and its threads' wait for a core):`);
 for (const c of coldCases) {
   const runs = coldRuns.get(c)!;

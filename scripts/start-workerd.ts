@@ -42,7 +42,10 @@ export function miniflareOptions(env: Record<string, string | undefined>): Minif
     modules: true,
     scriptPath: script,
     modulesRoot: dirname(script),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    modulesRules: [
+      { type: "ESModule", include: ["worker-*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
     compatibilityDate: config.compatibility_date,
     durableObjects: Object.fromEntries(config.durable_objects.bindings.map((b) => [b.name, { className: b.class_name, useSQLite: true }])),
     durableObjectsPersist: join(dataDir, "workerd", "durable-objects"),

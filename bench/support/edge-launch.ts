@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { edgeModules } from "../../scripts/build-edge.ts";
 import type { Launch } from "./cold-start.ts";
 
 export interface LaunchOptions {
@@ -37,7 +38,7 @@ function workerdConfig(o: LaunchOptions, hello: boolean): string {
   const rel = (name: string) => relative(dir, join(o.edgeDir, name));
   const modules = hello
     ? `[(name = "hello.js", esModule = ${JSON.stringify(HELLO_WORKER)})]`
-    : `[(name = "worker.js", esModule = embed "${rel("worker.js")}"),
+    : `[${edgeModules("worker", o.edgeDir).map((js) => `(name = "${js}", esModule = embed "${rel(js)}")`).join(", ")},
         (name = "web-tree-sitter.wasm", wasm = embed "${rel("web-tree-sitter.wasm")}"),
         (name = "tree-sitter-python.wasm", wasm = embed "${rel("tree-sitter-python.wasm")}"),
         (name = "anchor-scan.wasm", wasm = embed "${rel("anchor-scan.wasm")}")]`;

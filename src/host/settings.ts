@@ -196,7 +196,8 @@ export type ReadTextFile = (path: string) => string;
 
 export function readSettings(env: Record<string, string | undefined>, readFile: ReadTextFile | undefined): ServerSettings {
   const blank = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = Env.safeParse(blank);
+  // Parsed once per start: zod's compiled fast path (new Function) would cost more than it saves.
+  const parsed = Env.safeParse(blank, { jitless: true });
   if (!parsed.success) throw new SettingsError(firstProblem(parsed.error));
   const e = parsed.data;
   let privateKey = e.PRIVATE_KEY ? normalizePem(e.PRIVATE_KEY) : undefined;

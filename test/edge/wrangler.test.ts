@@ -1,5 +1,5 @@
 // wrangler.toml as Cloudflare's own tool reads it: `wrangler deploy --dry-run` (offline)
-// accepts the prebuilt worker, attaches the three WebAssembly modules and binds the store's
+// accepts the prebuilt worker, attaches its chunks and the three WebAssembly modules and binds the store's
 // Durable Object and the jobs queue; the upload it would send stays within the budget.
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -17,6 +17,9 @@ it("wrangler deploy --dry-run takes wrangler.toml and dist/edge as they are", as
     timeout: 90_000,
   });
   for (const wasm of ["anchor-scan.wasm", "tree-sitter-python.wasm", "web-tree-sitter.wasm"]) expect(stdout).toMatch(new RegExp(`${wasm}\\s*│\\s*compiled-wasm`));
+  // The worker's chunks (the work it imports on first need) go up as ES modules; the Deno entry's stay out.
+  expect(stdout).toMatch(/worker-work-\w+\.js\s*│\s*esm/);
+  expect(stdout).not.toMatch(/deno[.-]/);
   expect(stdout).toMatch(/env\.STORE \(HcpStore\)\s+Durable Object/);
   expect(stdout).toMatch(/env\.JOBS \(hcp-bot-jobs\)\s+Queue/);
   const gzipKiB = Number(/Total Upload: [\d.]+ KiB \/ gzip: ([\d.]+) KiB/.exec(stdout)?.[1]);

@@ -1,5 +1,7 @@
-// The store's Deno KV is opened first thing (deno/main.ts imports this module before any
-// other), so the open (a SQLite file locally) runs while the rest of the bundle is evaluated.
+// The store's Deno KV is opened first thing in the entry's own code (deno/main.ts imports this
+// module before any other), so the open (a SQLite file locally) runs while the entry's other
+// modules are evaluated. (The chunk the entry shares with its lazily imported work, zod among
+// it, is a module of its own and is evaluated before the entry.)
 import type { Kv } from "../../store/kv.ts";
 
 interface DenoKvApi {

@@ -3,7 +3,7 @@
 // process that dies mid-job loses nothing), and a minute's Deno.cron that restarts jobs
 // whose lease passed and runs the queue-timeout sweep; the same recovery runs at start, right
 // after the first answer.
-// First: the KV open starts before the other modules are evaluated.
+// First: the KV open starts before the entry's other modules are evaluated.
 import { env, kvOpening } from "./kv-open.ts";
 import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { KeyedQueue } from "../../github/queue.ts";
@@ -55,18 +55,27 @@ try {
   Deno.exit(1);
 }
 
-// The start-up recovery (jobs a dead process left, the queue-timeout sweep) runs once the first
-// request is answered, or a second after listening when none comes: the first answer does not
-// wait for it (nor for the modules it loads), and it is never skipped.
-let recoveryStarted = false;
-function startupRecovery(): void {
-  if (recoveryStarted) return;
-  recoveryStarted = true;
-  void bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+/**
+ * Runs `task` after `ms` without Deno's setTimeout: Deno 2's setTimeout and setInterval load
+ * its Node timers module on first use (10-40 ms of a cold start here), so nothing on the way
+ * to the first answer calls them. AbortSignal.timeout is the web platform's own timer.
+ */
+function soon(ms: number, task: () => void): void {
+  AbortSignal.timeout(ms).addEventListener("abort", task, { once: true });
 }
-// Between cron ticks (a minute apart, and absent without --unstable-cron) a job left by a dead
-// process is restarted once its lease has passed.
-setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
+
+// After the first answer (or a second after listening when no request comes), never before it
+// and never skipped: the start-up recovery (jobs a dead process left, the queue-timeout sweep,
+// and the modules they load) and, between cron ticks (a minute apart, and absent without
+// --unstable-cron), the restart of a job a dead process left once its lease has passed.
+let afterFirstAnswerStarted = false;
+function afterFirstAnswer(): void {
+  if (afterFirstAnswerStarted) return;
+  afterFirstAnswerStarted = true;
+  void bot.scheduled().catch((error: unknown) => log.error({ err: error }, "start-up recovery failed"));
+  setInterval(() => void bot.recover().catch((error: unknown) => log.warn({ err: error }, "recovering stale jobs failed")), jobPolicy(env).leaseSeconds * 1000);
+}
+// At the top level: Deno Deploy reads the crons an entry declares there, not in handlers.
 if (typeof Deno.cron === "function") void Deno.cron("hcp-bot recovery and queue timeouts", "* * * * *", () => bot.scheduled());
 else log.warn({}, "Deno.cron is not available (run with --unstable-cron, as deno.json says): stale jobs restart only at start-up");
 Deno.serve(
@@ -75,11 +84,11 @@ Deno.serve(
     port: Number(env.PORT ?? 3000),
     onListen: ({ hostname, port }) => {
       console.log(JSON.stringify({ level: "info", msg: "hcp-bot listening", runtime: "deno", url: `http://${hostname}:${port}`, port }));
-      setTimeout(startupRecovery, 1000);
+      soon(1000, afterFirstAnswer);
     },
   },
   (request) =>
     bot.fetch(request).finally(() => {
-      if (!recoveryStarted) setTimeout(startupRecovery, 0);
+      if (!afterFirstAnswerStarted) soon(0, afterFirstAnswer);
     }),
 );
