@@ -7,7 +7,6 @@ import { checkSource, helpText, parseCommentCommands, type Command } from "../co
 import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
 import { adviseReplyMarkdown } from "../core/render/layout/advice.ts";
-import { CHECK_NAME } from "../core/review/plan.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
@@ -15,7 +14,8 @@ import { KeyedQueue } from "./queue.ts";
 import { replier } from "./writes.ts";
 import { repoInstallations } from "./installations.ts";
 import { installedWorkflowStatus, workflowStatusNote } from "./workflow-file.ts";
-import { readRepoConfig, reportReviewNotDone, reviewPullRequest, SMOKE_ACTION, type PullTarget, type ReviewDeps } from "./review.ts";
+import { readRepoConfig, reportReviewNotDone, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
+import { CHECK_NAME, ROUTES } from "./routes.ts";
 import {
   cancelSmoke,
   expireQueued,
@@ -161,8 +161,6 @@ function pullTarget(
   };
 }
 
-const PR_EVENTS = ["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"] as const;
-
 /** What the helpers below use of a delivery's context. */
 type Delivery = Pick<WebhookContext<"issue_comment">, "id" | "octokit">;
 
@@ -193,10 +191,6 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       }
     }
 
-    function prKey(repository: { owner: { login: string }; name: string }, number: number): string {
-      return `${repository.owner.login}/${repository.name}#${number}`;
-    }
-
     /**
      * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
      * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
@@ -212,17 +206,20 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       deps.onReviewed?.(outcome);
     }
 
-    app.on([...PR_EVENTS], async (context) => {
+    // Each handler's key (and whether it acts at all) comes from src/github/routes.ts, which an
+    // edge host also routes deliveries with before loading this module.
+    app.on([...ROUTES.review.events], async (context) => {
+      const key = ROUTES.review.key(context.payload);
+      if (key === undefined) return;
       const { pull_request: pr, repository } = context.payload;
-      await once(context, prKey(repository, pr.number), () =>
-        review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }),
-      );
+      await once(context, key, () => review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }));
     });
 
-    app.on("check_run.rerequested", async (context) => {
+    app.on([...ROUTES.rerequest.events], async (context) => {
+      const key = ROUTES.rerequest.key(context.payload);
+      if (key === undefined) return;
       const { check_run: run, repository } = context.payload;
-      if (run.name !== CHECK_NAME) return;
-      await once(context, prKey(repository, run.pull_requests[0]?.number ?? 0), async () => {
+      await once(context, key, async () => {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;
@@ -231,15 +228,12 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       });
     });
 
-    app.on("issue_comment.created", async (context) => {
+    app.on([...ROUTES.comment.events], async (context) => {
+      const key = ROUTES.comment.key(context.payload);
+      if (key === undefined) return;
       const { comment, issue, repository, sender } = context.payload;
-      // Only new comments on pull requests, from people; edits never re-run a command.
-      if (!issue.pull_request || sender.type === "Bot" || comment.user?.type === "Bot") return;
-      if (!/^\s{0,3}\/hcp\b/im.test(comment.body)) return;
-      const installationId = context.payload.installation?.id;
-      if (!installationId) return;
-      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      await once(context, prKey(repository, issue.number), async () => {
+      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId: context.payload.installation!.id };
+      await once(context, key, async () => {
         await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
       });
     });
@@ -312,14 +306,13 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       }
     }
 
-    app.on("check_run.requested_action", async (context) => {
-      const { check_run: run, repository, sender, requested_action: action } = context.payload;
-      if (action?.identifier !== SMOKE_ACTION.identifier || sender.type === "Bot") return;
-      const pr = run.pull_requests[0];
-      const installationId = context.payload.installation?.id;
-      if (!pr || !installationId) return;
-      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId };
-      await once(context, prKey(repository, pr.number), () =>
+    app.on([...ROUTES.button.events], async (context) => {
+      const key = ROUTES.button.key(context.payload);
+      if (key === undefined) return;
+      const { check_run: run, repository, sender } = context.payload;
+      const pr = run.pull_requests[0]!;
+      const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId: context.payload.installation!.id };
+      await once(context, key, () =>
         claimed(context, `delivery:${context.id}`, async () => {
           const octokit = context.octokit;
           const configResult = await readRepoConfig(octokit, r);
@@ -336,9 +329,10 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       );
     });
 
-    app.on(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], async (context) => {
+    app.on([...ROUTES.run.events], async (context) => {
+      const key = ROUTES.run.key(context.payload)!;
       const { workflow_run: run, repository } = context.payload;
-      await once(context, `run:${run.id}`, async () => {
+      await once(context, key, async () => {
         const r = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch };
         const smokeWorkflow = async () => {
           const config = await readRepoConfig(context.octokit, r);
@@ -348,9 +342,10 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       });
     });
 
-    app.on("workflow_job.in_progress", async (context) => {
+    app.on([...ROUTES.job.events], async (context) => {
+      const key = ROUTES.job.key(context.payload)!;
       const { workflow_job: job, repository } = context.payload;
-      await once(context, `run:${job.run_id}`, async () => {
+      await once(context, key, async () => {
         await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, { id: job.run_id, status: "in_progress", conclusion: null, html_url: job.html_url ?? "" }, smokeDeps);
       });
     });

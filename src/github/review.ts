@@ -9,6 +9,7 @@ import { compileGlobs } from "../core/analyze/classify.ts";
 import { CONFIG_PATH, parseRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { parsePatch } from "../core/review/diff.ts";
+import { SMOKE_ACTION_IDENTIFIER } from "./routes.ts";
 import { CHECK_NAME, fingerprintsIn, planReview, SUMMARY_MARKER, type Annotation, type ReviewPlan, type ReviewedFile } from "../core/review/plan.ts";
 import { tePinChangeNotes, type ChangedFile } from "../core/review/te-pin.ts";
 import { ALL_RULES } from "../core/rules/index.ts";
@@ -49,7 +50,7 @@ export interface ReviewOutcome {
 export const SMOKE_ACTION = {
   label: "Smoke run",
   description: "Run the 4-GPU HCP smoke test", // GitHub: at most 40 characters
-  identifier: "hcp-smoke",
+  identifier: SMOKE_ACTION_IDENTIFIER,
 };
 
 // GitHub's own cap on the files list of a pull request.

@@ -11,7 +11,7 @@ import { suggestionBlock, suggestionFor } from "./suggestion.ts";
 import { proposedLayoutDetails } from "../render/layout/advice.ts";
 
 export const SUMMARY_MARKER = "<!-- hcp-bot:summary -->";
-export const CHECK_NAME = "HCP review";
+export { CHECK_NAME } from "./check-name.ts";
 // Only the marker that ends a body counts: a suggestion block quotes PR text, which could hold a forged one.
 const FINGERPRINT_MARKER = /<!-- hcp-bot:finding fp=([0-9a-f]{16}) -->\s*$/;
 

@@ -1,0 +1,77 @@
+// Which webhook deliveries the app acts on, and the key its work on each is ordered under
+// (one job at a time per key: a PR, a workflow run). The one source of truth for both:
+// createApp (src/github/app.ts) registers its handlers from this table, and an edge host
+// routes a delivery with it before its answer, without loading the app's modules (the
+// review, smoke and verdict code is the bulk of a cold start there).
+//
+// Nothing here may import more than constants: it is in the first request's path.
+import type { EmitterWebhookEvent, EmitterWebhookEventName } from "@octokit/webhooks";
+import { CHECK_NAME } from "../core/review/check-name.ts";
+
+export { CHECK_NAME };
+/** The identifier of the review check run's "Smoke run" button. */
+export const SMOKE_ACTION_IDENTIFIER = "hcp-smoke";
+
+type Payload<E extends EmitterWebhookEventName> = EmitterWebhookEvent<E>["payload"];
+
+/** One kind of delivery: the events it answers and the key of its work, or undefined when the app ignores this one. */
+export interface Route<E extends EmitterWebhookEventName> {
+  events: readonly E[];
+  key(payload: Payload<E>): string | undefined;
+}
+
+const route = <E extends EmitterWebhookEventName>(events: readonly E[], key: (payload: Payload<E>) => string | undefined): Route<E> => ({ events, key });
+
+/** The key of a pull request's work: reviews and commands on one PR run one at a time. */
+export function prKey(repository: { owner: { login: string }; name: string }, number: number): string {
+  return `${repository.owner.login}/${repository.name}#${number}`;
+}
+
+/** A comment that holds an `/hcp` command (at the start of a line, as Markdown would not indent it into code). */
+export const HCP_COMMAND_LINE = /^\s{0,3}\/hcp\b/im;
+
+export const ROUTES = {
+  /** A PR opened, pushed to, reopened or marked ready: a review. */
+  review: route(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"], (p) => prKey(p.repository, p.pull_request.number)),
+  /** "Re-run" on the review's check run. */
+  rerequest: route(["check_run.rerequested"], (p) => (p.check_run.name === CHECK_NAME ? prKey(p.repository, p.check_run.pull_requests[0]?.number ?? 0) : undefined)),
+  /** A new `/hcp` comment on a PR, by a person, in an installation; edits never re-run a command. */
+  comment: route(["issue_comment.created"], (p) => {
+    if (!p.issue.pull_request || p.sender.type === "Bot" || p.comment.user?.type === "Bot") return undefined;
+    if (!HCP_COMMAND_LINE.test(p.comment.body) || !p.installation?.id) return undefined;
+    return prKey(p.repository, p.issue.number);
+  }),
+  /** The check run's "Smoke run" button, pressed by a person on a PR's check run. */
+  button: route(["check_run.requested_action"], (p) => {
+    if (p.requested_action?.identifier !== SMOKE_ACTION_IDENTIFIER || p.sender.type === "Bot") return undefined;
+    const pr = p.check_run.pull_requests[0];
+    return pr && p.installation?.id ? prKey(p.repository, pr.number) : undefined;
+  }),
+  /** A smoke run's workflow queued, started or finished. */
+  run: route(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], (p) => `run:${p.workflow_run.id}`),
+  /** A smoke run's job started (a runner picked it up). */
+  job: route(["workflow_job.in_progress"], (p) => `run:${p.workflow_job.run_id}`),
+};
+
+const byEvent = new Map<string, Route<EmitterWebhookEventName>>();
+for (const r of Object.values(ROUTES) as Route<EmitterWebhookEventName>[]) for (const event of r.events) byEvent.set(event, r);
+
+export type Routing = { kind: "work"; key: string } | { kind: "ignored" } | { kind: "malformed"; reason: string };
+
+/**
+ * What the app does with a delivery named `name` (`x-github-event`): work under a key, or
+ * nothing. A payload without the fields its event has is malformed (GitHub signed it, so
+ * this is a bug or a forgery with the secret, and saying so beats a 500).
+ */
+export function routeDelivery(name: string, payload: unknown): Routing {
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return { kind: "malformed", reason: `a ${name} delivery whose body is not a JSON object` };
+  const { action } = payload as { action?: unknown };
+  const found = (typeof action === "string" ? byEvent.get(`${name}.${action}`) : undefined) ?? byEvent.get(name);
+  if (!found) return { kind: "ignored" };
+  try {
+    const key = found.key(payload as Payload<EmitterWebhookEventName>);
+    return key === undefined ? { kind: "ignored" } : { kind: "work", key };
+  } catch (error) {
+    return { kind: "malformed", reason: `a ${name} delivery without the fields of one (${(error as Error).message})` };
+  }
+}
