@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { build, type Plugin } from "esbuild";
+import { build, type Metafile, type Plugin } from "esbuild";
 import { ANCHOR_SCAN_WASM_BASE64 } from "../src/core/verdict/scan/anchor-scan.wasm.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -50,16 +50,40 @@ export interface EdgeSizes {
   files: Record<string, { bytes: number; gzip: number }>;
   /** Per entry, its JavaScript (entry and chunks) together: each file gzipped on its own, summed. */
   js: Record<"worker" | "deno", { bytes: number; gzip: number }>;
+  /**
+   * Per entry, the source files in the modules its first request evaluates: the entry and
+   * what it imports statically (a dynamic import is evaluated only on first need).
+   */
+  firstRequest: Record<"worker" | "deno", { files: string[]; sources: string[] }>;
+  /** Per entry, every source file bundled into it. */
+  sources: Record<"worker" | "deno", string[]>;
 }
 
-export async function buildEdge(quiet = false): Promise<EdgeSizes> {
-  rmSync(EDGE_DIR, { recursive: true, force: true });
-  mkdirSync(EDGE_DIR, { recursive: true });
+/** The entry's output file and every output it reaches by static imports, with the sources bundled into them. */
+function staticClosure(metafile: Metafile, entryOutput: string): { files: string[]; sources: string[] } {
+  const seen = new Set<string>();
+  const visit = (out: string) => {
+    if (seen.has(out)) return;
+    seen.add(out);
+    for (const imported of metafile.outputs[out]?.imports ?? []) if (imported.kind === "import-statement" && !imported.external) visit(imported.path);
+  };
+  visit(entryOutput);
+  const files = [...seen].map((out) => out.split("/").pop()!);
+  const sources = [...seen].flatMap((out) => Object.keys(metafile.outputs[out]!.inputs)).sort();
+  return { files, sources };
+}
+
+/** Builds into `dir` (dist/edge unless a test asks for a folder of its own). */
+export async function buildEdge(quiet = false, dir = EDGE_DIR): Promise<EdgeSizes> {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
   const entries = { worker: "src/edge/workers/main.ts", deno: "src/edge/deno/main.ts" };
-  for (const [name, entry] of Object.entries(entries)) {
-    await build({
+  const firstRequest = {} as EdgeSizes["firstRequest"];
+  const sources = {} as EdgeSizes["sources"];
+  for (const [name, entry] of Object.entries(entries) as ["worker" | "deno", string][]) {
+    const { metafile } = await build({
       entryPoints: { [name]: join(root, entry) },
-      outdir: EDGE_DIR,
+      outdir: dir,
       splitting: true,
       chunkNames: `${name}-[name]-[hash]`,
       bundle: true,
@@ -74,16 +98,20 @@ export async function buildEdge(quiet = false): Promise<EdgeSizes> {
       external: ["*.wasm", "cloudflare:workers"],
       plugins: [nodeOnlyImports(name === "worker" ? "workerd" : "deno")],
       logLevel: quiet ? "silent" : "warning",
+      metafile: true,
     });
+    const entryOutput = Object.keys(metafile.outputs).find((out) => out.endsWith(`/${name}.js`))!;
+    firstRequest[name] = staticClosure(metafile, entryOutput);
+    sources[name] = [...new Set(Object.values(metafile.outputs).flatMap((out) => Object.keys(out.inputs)))].sort();
   }
-  for (const [name, bytes] of Object.entries(WASM_FILES)) writeFileSync(join(EDGE_DIR, name), bytes());
+  for (const [name, bytes] of Object.entries(WASM_FILES)) writeFileSync(join(dir, name), bytes());
   const files: EdgeSizes["files"] = {};
-  for (const name of readdirSync(EDGE_DIR).sort()) {
-    const file = join(EDGE_DIR, name);
+  for (const name of readdirSync(dir).sort()) {
+    const file = join(dir, name);
     files[name] = { bytes: statSync(file).size, gzip: gzipSync(readFileSync(file)).length };
   }
   const total = (names: string[]) => names.reduce((t, n) => ({ bytes: t.bytes + files[n]!.bytes, gzip: t.gzip + files[n]!.gzip }), { bytes: 0, gzip: 0 });
-  return { files, js: { worker: total(edgeModules("worker")), deno: total(edgeModules("deno")) } };
+  return { files, js: { worker: total(edgeModules("worker", dir)), deno: total(edgeModules("deno", dir)) }, firstRequest, sources };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -91,4 +119,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   for (const [name, s] of Object.entries(sizes.files)) console.log(`dist/edge/${name.padEnd(32)} ${kb(s.bytes).padStart(10)}  gzip ${kb(s.gzip).padStart(9)}`);
   for (const [name, s] of Object.entries(sizes.js)) console.log(`${name} JS in all${" ".repeat(24 - name.length)} ${kb(s.bytes).padStart(10)}  gzip ${kb(s.gzip).padStart(9)}`);
+  for (const [name, first] of Object.entries(sizes.firstRequest)) {
+    const bytes = first.files.reduce((t, f) => t + sizes.files[f]!.bytes, 0);
+    console.log(`${name} first request evaluates ${first.files.join(", ")}: ${kb(bytes)}`);
+  }
 }

@@ -1,8 +1,9 @@
 // The whole bot behind one fetch handler, for Deno and Cloudflare Workers. This front holds
-// what every request needs: the settings and the App key (checked at start, so a bad one is
-// the first answer's 503), the store, and /healthz. Everything else (webhooks, Slack's /hcp,
-// the jobs) is src/edge/work.ts, imported on first need: a cold start answers its first
-// request without evaluating the review, smoke, verdict and Slack modules. The runtime
+// what a cold start's first request needs: the settings and the App key (checked at start, so
+// a bad one is the first answer's 503), the store, /healthz, and GitHub's deliveries up to
+// their answer (src/edge/webhook.ts: verified, routed and written as a job). Everything else
+// (the jobs' work, Slack's /hcp) is src/edge/work.ts, imported on first need: a cold isolate
+// answers its first delivery without evaluating the review, smoke, verdict and Slack modules. The runtime
 // entries (workers/main.ts, deno/main.ts) supply the store, the Python grammar and how a job
 // reaches `runJob` (a Queue, or this process).
 import type { Language } from "web-tree-sitter";
@@ -13,6 +14,7 @@ import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../ho
 import type { RunOutcome } from "../jobs/runner.ts";
 import type { Job, Store } from "../store/types.ts";
 import { checkPrivateKey } from "./key.ts";
+import { acceptWebhook, json, type Accept } from "./webhook.ts";
 import type { EdgeWork } from "./work.ts";
 
 export interface EdgeRuntime {
@@ -35,8 +37,6 @@ export interface EdgeBot {
   scheduled(): Promise<void>;
 }
 
-export const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
-
 export { jobPolicy };
 
 export async function createEdgeBot(env: Record<string, string | undefined>, runtime: EdgeRuntime): Promise<EdgeBot> {
@@ -47,9 +47,17 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   const policy = jobPolicy(env);
   const { store, log } = runtime;
 
+  const accept: Accept = async (job, claim) => {
+    const written = await store.enqueueJob(job, claim);
+    if (!written) return false;
+    // The job is in the store: if handing it on fails, the minute's recovery starts it.
+    await runtime.dispatch(written).catch((error: unknown) => log.warn({ err: error, job: written.id }, "handing a job to the runtime failed; the recovery sweep starts it"));
+    return true;
+  };
+
   let loading: Promise<EdgeWork> | undefined;
   /** The app, Slack and the job runner, built once on first need. */
-  const work = () => (loading ??= import("./work.ts").then((m) => m.createEdgeWork(settings, privateKey, policy, runtime)));
+  const work = () => (loading ??= import("./work.ts").then((m) => m.createEdgeWork(settings, privateKey, policy, runtime, accept)));
 
   async function health(request: Request): Promise<Response> {
     const report = await healthReport({
@@ -69,6 +77,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       const path = new URL(request.url).pathname;
       try {
         if (path === "/healthz" && request.method === "GET") return await health(request);
+        if (path === settings.webhookPath) return request.method === "POST" ? await acceptWebhook(request, settings.webhookSecret!, accept, log) : json(405, { error: "POST only" });
         return await (await work()).fetch(request, path);
       } catch (error) {
         log.error({ err: error, path }, "request failed");

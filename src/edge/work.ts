@@ -1,27 +1,22 @@
-// What the edge bot does beyond /healthz, built on first need (src/edge/bot.ts imports this
-// module dynamically, so a cold start answers its first request without evaluating the
-// review, smoke, verdict and Slack modules): GitHub webhooks (verified, written as a durable
-// job with their claim, answered 202; the work runs after the answer), Slack's /hcp (the
-// shared Slack core), and the jobs, recovery and queue-timeout sweep. Everything is the same
-// modules Node runs.
+// What the edge bot does beyond answering /healthz and GitHub's deliveries (src/edge/bot.ts
+// and webhook.ts do those without this module, which bot.ts imports on first need: the
+// review, smoke, verdict and Slack modules are the bulk of a cold start): the work of the
+// accepted deliveries, Slack's /hcp (the shared Slack core), and the jobs, recovery and
+// queue-timeout sweep. Everything is the same modules Node runs.
 import { inThreadAnalyzer } from "../core/analyze/analyzer.ts";
 import { createApp } from "../github/app.ts";
 import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
-import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
-import { readCapped } from "../host/read-capped.ts";
 import type { ServerSettings } from "../host/settings.ts";
-import { createJobRunner, deliveryClaim, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
+import { createJobRunner, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
-import { json, type EdgeRuntime } from "./bot.ts";
+import type { EdgeRuntime } from "./bot.ts";
 import { createEdgeGitHub, type Delivery } from "./github.ts";
-
-/** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
-export const MAX_WEBHOOK_BYTES = MAX_EDGE_WEBHOOK_BYTES;
+import { json, readLimited, type Accept } from "./webhook.ts";
 
 export interface EdgeWork {
-  /** Every request but /healthz. */
+  /** Slack's requests (src/edge/bot.ts answers /healthz and GitHub's). */
   fetch(request: Request, path: string): Promise<Response>;
   runJob(id: string): Promise<RunOutcome>;
   /** Starts jobs nobody runs (an isolate evicted or a process killed mid-job). */
@@ -30,25 +25,10 @@ export interface EdgeWork {
   sweep(): Promise<void>;
 }
 
-/** The body as text, or undefined past `max` bytes (reading stops there). */
-async function readLimited(request: Request, max: number): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) return undefined;
-  if (!request.body) return "";
-  return (await readCapped(request.body, max)) ?? undefined;
-}
-
-export function createEdgeWork(settings: ServerSettings, privateKey: string, policy: JobPolicy, runtime: EdgeRuntime): EdgeWork {
+export function createEdgeWork(settings: ServerSettings, privateKey: string, policy: JobPolicy, runtime: EdgeRuntime, accept: Accept): EdgeWork {
   const { store, log } = runtime;
   const analyze = inThreadAnalyzer(runtime.python);
-  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, webhookSecret: settings.webhookSecret!, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
-
-  async function accept(job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }): Promise<boolean> {
-    const written = await store.enqueueJob(job, claim);
-    if (!written) return false;
-    // The job is in the store: if handing it on fails, the minute's recovery starts it.
-    await runtime.dispatch(written).catch((error: unknown) => log.warn({ err: error, job: written.id }, "handing a job to the runtime failed; the recovery sweep starts it"));
-    return true;
-  }
+  const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
   const slack: SlackApp | undefined = settings.slack
     ? createSlackApp({
@@ -88,29 +68,6 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     },
   });
 
-  async function webhook(request: Request): Promise<Response> {
-    // No well-formed signature: refused before a byte of the body is read.
-    if (!/^sha256=[0-9a-f]{64}$/.test(request.headers.get("x-hub-signature-256") ?? "")) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
-    const body = await readLimited(request, MAX_WEBHOOK_BYTES);
-    if (body === undefined) return json(413, { error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
-    if (!(await gh.verify(body, request.headers.get("x-hub-signature-256")))) return json(401, { error: "missing, malformed or forged x-hub-signature-256" });
-    const id = request.headers.get("x-github-delivery");
-    const name = request.headers.get("x-github-event");
-    if (!id || !name || id.length > 200 || !/^[a-z_]{1,64}$/.test(name)) return json(400, { error: "x-github-delivery and x-github-event are required" });
-    let payload: Delivery["payload"];
-    try {
-      payload = JSON.parse(body) as Delivery["payload"];
-    } catch {
-      return json(400, { error: "the body is not JSON" });
-    }
-    const delivery: Delivery = { id, name, payload };
-    const key = await gh.route(delivery);
-    if (key === undefined) return json(200, { ok: true, ignored: true });
-    const accepted = await accept({ key, kind: "github", payload: `{"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"payload":${body}}` }, deliveryClaim(id));
-    if (!accepted) log.info({ delivery: id }, "delivery already accepted; ignoring the redelivery");
-    return json(accepted ? 202 : 200, { ok: true, ...(accepted ? {} : { duplicate: true }) });
-  }
-
   async function slackEvents(request: Request): Promise<Response> {
     if (!slack) return json(404, { error: "Slack is off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)" });
     const body = await readLimited(request, MAX_SLACK_BODY_BYTES);
@@ -121,7 +78,6 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
 
   return {
     async fetch(request, path) {
-      if (path === settings.webhookPath) return request.method === "POST" ? await webhook(request) : json(405, { error: "POST only" });
       if (path === SLACK_EVENTS_PATH) return await slackEvents(request);
       return json(404, { error: "not found" });
     },

@@ -233,7 +233,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
     });
 
-    it("refuses a missing, malformed or forged signature with 401 and calls nothing; 413 for a huge body", async () => {
+    it("refuses a missing, malformed or forged signature with 401 and calls nothing; 413 for a huge body; 400 for a signed body that is not its event", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
       const before = gh.calls.length;
       expect(await deliver("pull_request", prPayload(pr), { signature: null })).toBe(401);
@@ -241,8 +241,16 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(await deliver("pull_request", prPayload(pr), { signature: "" })).toBe(401);
       expect(await deliver("pull_request", prPayload(pr), { signature: `sha256=${"0".repeat(64)}` })).toBe(401);
       expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
+      // Signed, but not what its event carries: 400, not a 500 or a job that fails later.
+      const { pull_request: _, ...noPr } = prPayload(pr);
+      expect(await deliver("pull_request", noPr)).toBe(400);
+      expect(await deliver("pull_request", prPayload(pr), { body: "[1,2]" })).toBe(400);
+      expect(await deliver("pull_request", prPayload(pr), { body: "{not json" })).toBe(400);
+      // Signed and well formed, but nothing the app acts on: answered without a job.
+      expect(await deliver("pull_request", { ...prPayload(pr), action: "labeled" })).toBe(200);
       await settle();
-      expect(gh.calls.length).toBe(before);
+      // Nothing for this repository (the start-up smoke run in QUEUE_REPO may still be settling).
+      expect(gh.calls.slice(before).filter((c) => c.path.startsWith(`/repos/${OWNER}/${REPO}/`))).toEqual([]);
       expect(checkRuns(pr.sha, "HCP review")).toEqual([]);
     });
 
