@@ -6,9 +6,9 @@
 import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { paginateRest } from "@octokit/plugin-paginate-rest";
-import { restEndpointMethods } from "@octokit/plugin-rest-endpoint-methods";
 import type { WorkRunner } from "../github/app.ts";
 import type { AppHost, BotOctokit, HostLog } from "../github/host.ts";
+import { restFromTable } from "../github/rest.ts";
 import { EDGE_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver, type RetryPolicy } from "../github/octokit.ts";
 
 /** A webhook delivery as a job carries it. */
@@ -47,7 +47,8 @@ export interface EdgeGitHub {
 }
 
 // A request waits at most the policy's horizon here (EDGE_RETRY_POLICY's ten minutes); past it the job fails and runs again later.
-const edgeOctokit = (policy: RetryPolicy, clock: Clock, observer: RetryObserver | undefined) => Octokit.plugin(restEndpointMethods, paginateRest, retryPlugin(policy, clock, observer) as never);
+// `rest` holds the endpoints of src/github/rest.ts only, not @octokit/plugin-rest-endpoint-methods' whole table.
+const edgeOctokit = (policy: RetryPolicy, clock: Clock, observer: RetryObserver | undefined) => Octokit.plugin(restFromTable, paginateRest, retryPlugin(policy, clock, observer) as never);
 
 export function createEdgeGitHub(o: EdgeGitHubOptions): EdgeGitHub {
   const octokitLog = {

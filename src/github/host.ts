@@ -4,11 +4,11 @@
 // names Probot, so the behaviour bundles for edge runtimes.
 import type { Octokit as CoreOctokit } from "@octokit/core";
 import type { PaginateInterface } from "@octokit/plugin-paginate-rest";
-import type { Api } from "@octokit/plugin-rest-endpoint-methods";
 import type { EmitterWebhookEvent, EmitterWebhookEventName } from "@octokit/webhooks";
+import type { BotRest } from "./rest.ts";
 
-/** The Octokit the behaviour calls: core (request, graphql, hooks) + REST methods + paginate. */
-export type BotOctokit = CoreOctokit & Api & { paginate: PaginateInterface };
+/** The Octokit the behaviour calls: core (request, graphql, hooks) + the REST methods of src/github/rest.ts + paginate. */
+export type BotOctokit = CoreOctokit & { rest: BotRest } & { paginate: PaginateInterface };
 
 export interface HostLog {
   info(obj: object, msg?: string): void;
