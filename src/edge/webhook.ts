@@ -1,7 +1,7 @@
 // A GitHub delivery on an edge host, up to its answer: the signature, the size cap, the route
 // (src/github/routes.ts: the key of its work, or nothing to do) and the durable job written
 // with its claim. None of this loads the app: the work runs after the answer, from the job.
-import { routeDelivery } from "../github/routes.ts";
+import { routeBody } from "../github/routes.ts";
 import { verifyWebhookSignature, SIGNATURE_FORM } from "../github/signature.ts";
 import type { HostLog } from "../github/host.ts";
 import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
@@ -35,13 +35,7 @@ export async function acceptWebhook(request: Request, secret: string, accept: Ac
   const id = request.headers.get("x-github-delivery");
   const name = request.headers.get("x-github-event");
   if (!id || !name || id.length > 200 || !/^[a-z_]{1,64}$/.test(name)) return json(400, { error: "x-github-delivery and x-github-event are required" });
-  let payload: unknown;
-  try {
-    payload = JSON.parse(body);
-  } catch {
-    return json(400, { error: "the body is not JSON" });
-  }
-  const routing = routeDelivery(name, payload);
+  const routing = routeBody(name, body);
   if (routing.kind === "malformed") return json(400, { error: routing.reason });
   if (routing.kind === "ignored") return json(200, { ok: true, ignored: true });
   // The job carries the body as GitHub signed it.

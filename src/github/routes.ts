@@ -56,7 +56,21 @@ export const ROUTES = {
 const byEvent = new Map<string, Route<EmitterWebhookEventName>>();
 for (const r of Object.values(ROUTES) as Route<EmitterWebhookEventName>[]) for (const event of r.events) byEvent.set(event, r);
 
+/** Whether the app acts on some action of the event `name` (the others it ignores, whatever their body). */
+export const routesEvent = (name: string): boolean => byEvent.has(name) || [...byEvent.keys()].some((event) => event.startsWith(`${name}.`));
+
 export type Routing = { kind: "work"; key: string } | { kind: "ignored" } | { kind: "malformed"; reason: string };
+
+/** routeDelivery for a delivery's body as GitHub sent it: text that is not JSON is malformed too. */
+export function routeBody(name: string, body: string): Routing {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body);
+  } catch {
+    return { kind: "malformed", reason: `a ${name} delivery whose body is not JSON` };
+  }
+  return routeDelivery(name, payload);
+}
 
 /**
  * What the app does with a delivery named `name` (`x-github-event`): work under a key, or

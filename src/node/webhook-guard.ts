@@ -1,10 +1,12 @@
 // The front of the webhook path on Node, before Probot's middleware: a delivery without a
 // well-formed signature is refused before its body is read; a body over the cap is refused
 // (413) by its content-length, or as soon as the stream passes the cap; the HMAC is computed
-// while the body streams, and only a body whose signature matches reaches Probot (as the
-// text it already read, so nothing is read twice). Probot's middleware verifies it again.
+// while the body streams, and only a body whose signature matches, and that is the JSON its
+// event carries (src/github/routes.ts), reaches Probot (as the text it already read, so
+// nothing is read twice). Probot's middleware verifies it again.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { routeBody, routesEvent } from "../github/routes.ts";
 import { MAX_WEBHOOK_BYTES } from "../host/limits.ts";
 
 export type WebhookRefusal = "unsigned" | "too-large" | "forged" | "unreadable";
@@ -111,6 +113,11 @@ export function guardWebhooks(http: Server, options: WebhookGuardOptions): void 
       const event = String(req.headers["x-github-event"] ?? "");
       // Verified, so GitHub named the event; still bounded, as a metrics label must be.
       if (options.onAnswered) res.once("finish", () => options.onAnswered!(/^[a-z_]{1,64}$/.test(event) ? event : "other", res.statusCode));
+      // Signed, but not JSON or not what its event carries: a 400 saying so, as on the edge,
+      // not a 500 from a handler. Only events the app acts on are parsed here (Probot parses
+      // again; a large push it ignores is not worth a second parse).
+      const routing = routesEvent(event) ? routeBody(event, read.body) : undefined;
+      if (routing?.kind === "malformed") return refuse(res, 400, routing.reason, false);
       pass(req, res);
     });
   });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import examples from "@octokit/webhooks-examples/api.github.com/index.json" with { type: "json" };
 import { createApp } from "../../src/github/app.ts";
 import type { AppHost } from "../../src/github/host.ts";
-import { CHECK_NAME, ROUTES, routeDelivery, SMOKE_ACTION_IDENTIFIER } from "../../src/github/routes.ts";
+import { CHECK_NAME, ROUTES, routeBody, routeDelivery, routesEvent, SMOKE_ACTION_IDENTIFIER } from "../../src/github/routes.ts";
 import { SMOKE_ACTION } from "../../src/github/review.ts";
 import { MemoryStore } from "../../src/store/index.ts";
 
@@ -119,6 +119,20 @@ describe("routeDelivery", () => {
     const noRun = example("workflow_run", "requested");
     delete noRun.workflow_run;
     expect(routeDelivery("workflow_run", noRun).kind).toBe("malformed");
+  });
+});
+
+describe("routeBody and routesEvent", () => {
+  it("routes a body as text: JSON is routed, anything else is malformed", () => {
+    const p = example("workflow_run", "requested");
+    expect(routeBody("workflow_run", JSON.stringify(p))).toEqual({ kind: "work", key: `run:${p.workflow_run.id}` });
+    expect(routeBody("workflow_run", "{not json")).toEqual({ kind: "malformed", reason: "a workflow_run delivery whose body is not JSON" });
+    expect(routeBody("push", "")).toMatchObject({ kind: "malformed" });
+  });
+
+  it("names the events the app acts on, by event, whatever the action", () => {
+    for (const name of ["pull_request", "issue_comment", "check_run", "workflow_run", "workflow_job"]) expect(routesEvent(name), name).toBe(true);
+    for (const name of ["push", "ping", "installation", "check_suite", "pull", "pull_request_review"]) expect(routesEvent(name), name).toBe(false);
   });
 });
 

@@ -36,6 +36,21 @@ describe("the webhook front door on Node", { timeout: 60_000 }, () => {
     expect(gh.calls.length).toBe(calls);
   });
 
+  it("answers 400 for a signed body that is not JSON, or not what its event carries, as the edge hosts do, and calls nothing", async () => {
+    const calls = gh.calls.length;
+    const send = async (event: string, body: string) => {
+      const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+      const res = await fetch(hook(), { method: "POST", headers: { "content-type": "application/json", "x-github-event": event, "x-github-delivery": randomUUID(), "x-hub-signature-256": signature }, body });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    };
+    const pr = { action: "opened", number: 1, installation: { id: 5 }, repository: ping().repository, sender: { login: "a", id: 3, type: "User" } };
+    expect(await send("pull_request", JSON.stringify(pr))).toEqual({ status: 400, body: { error: expect.stringContaining("pull_request delivery without the fields") } });
+    expect(await send("pull_request", "[1,2]")).toEqual({ status: 400, body: { error: "a pull_request delivery whose body is not a JSON object" } });
+    expect((await send("pull_request", "{not json")).status).toBe(400);
+    expect((await send("ping", "{not json")).status).toBe(400); // an event the app ignores: Probot's own 400
+    expect(gh.calls.length).toBe(calls);
+  });
+
   it("refuses a signed body over 25 MB with 413, by content-length and while streaming", async () => {
     const body = JSON.stringify(ping("x".repeat(MAX_WEBHOOK_BYTES)));
     const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
