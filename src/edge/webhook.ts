@@ -5,7 +5,7 @@ import { routeBody } from "../github/routes.ts";
 import { verifyWebhookSignature, SIGNATURE_FORM } from "../github/signature.ts";
 import type { HostLog } from "../github/host.ts";
 import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
-import { readCapped } from "../host/read-capped.ts";
+import { discardBody, readCapped } from "../host/read-capped.ts";
 import { deliveryClaim } from "../jobs/runner.ts";
 
 /** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
@@ -16,9 +16,12 @@ export type Accept = (job: { key: string; kind: string; payload: string }, claim
 
 export const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 
-/** The body as text, or undefined past `max` bytes (reading stops there). */
+/** The body as text, or undefined past `max` bytes (what follows is dropped, src/host/read-capped.ts says why). */
 export async function readLimited(request: Request, max: number): Promise<string | undefined> {
-  if (Number(request.headers.get("content-length") ?? "0") > max) return undefined;
+  if (Number(request.headers.get("content-length") ?? "0") > max) {
+    await discardBody(request.body, 2 * max);
+    return undefined;
+  }
   if (!request.body) return "";
   return (await readCapped(request.body, max)) ?? undefined;
 }

@@ -26,20 +26,31 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 
 function refuse(res: ServerResponse, status: number, error: string, close = true): void {
-  // Connection: close: what is left of a refused body is not read off the socket (a 413 drains instead).
+  // Connection: close: what is left of a refused body is not read off the socket (a 413 drains first).
   res.writeHead(status, { "content-type": "application/json", ...(close ? { connection: "close" } : {}) }).end(JSON.stringify({ error }));
 }
 
 /**
- * Reads and drops what follows a refused body, up to `max` more bytes, then cuts the
- * connection: a socket closed with unread data resets, and the client may never see the 413.
+ * Answers a body refused for its size once the rest of it is read and dropped, up to `max`
+ * bytes more: a connection closed with unread data resets, and a client that writes its
+ * whole body before reading (GitHub's does) never sees the 413. Past the bound the answer
+ * goes out and the connection is cut.
  */
-function drain(req: IncomingMessage, max: number): void {
+function refuseTooLarge(req: IncomingMessage, res: ServerResponse, maxBytes: number, max: number): void {
+  const error = `webhook body over ${maxBytes} bytes`;
   let dropped = 0;
-  req.on("data", (chunk: Buffer) => {
+  const answer = (cut: boolean) => {
+    req.off("data", onData).off("end", onEnd);
+    if (res.headersSent) return;
+    refuse(res, 413, error, cut);
+    if (cut) res.once("finish", () => req.destroy());
+  };
+  const onData = (chunk: Buffer) => {
     dropped += chunk.length;
-    if (dropped > max) req.destroy();
-  });
+    if (dropped > max) answer(true);
+  };
+  const onEnd = () => answer(false);
+  req.on("data", onData).on("end", onEnd);
   req.resume();
 }
 
@@ -52,8 +63,7 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: { secr
   }
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > o.maxBytes) {
-    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`, false);
-    drain(req, o.maxBytes);
+    refuseTooLarge(req, res, o.maxBytes, 2 * o.maxBytes); // as much as a body refused while streaming is read in all
     return "too-large";
   }
   const hmac = createHmac("sha256", o.secret);
@@ -79,10 +89,7 @@ async function readVerified(req: IncomingMessage, res: ServerResponse, o: { secr
     const onError = () => stop("unreadable");
     req.on("data", onData).on("end", onEnd).on("error", onError);
   });
-  if (ended === "too-large") {
-    refuse(res, 413, `webhook body over ${o.maxBytes} bytes`, false);
-    drain(req, o.maxBytes);
-  }
+  if (ended === "too-large") refuseTooLarge(req, res, o.maxBytes, o.maxBytes);
   if (ended === "unreadable" && !res.headersSent) refuse(res, 400, "the body could not be read");
   if (ended !== "end") return ended;
   const expected = hmac.digest();

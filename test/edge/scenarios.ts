@@ -10,7 +10,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, completeSmokeRun, hcpRecipe, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
+import { postWholeThenRead } from "../support/raw-http.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
+import { MAX_WEBHOOK_BYTES } from "../../src/edge/webhook.ts";
 import { startEdge, until, type EdgeProcess, type RuntimeName } from "./runtimes.ts";
 
 const SECRET = "edge-webhook-secret";
@@ -252,6 +254,13 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       // Nothing for this repository (the start-up smoke run in QUEUE_REPO may still be settling).
       expect(gh.calls.slice(before).filter((c) => c.path.startsWith(`/repos/${OWNER}/${REPO}/`))).toEqual([]);
       expect(checkRuns(pr.sha, "HCP review")).toEqual([]);
+    });
+
+    it("answers 413 to a client that writes a whole body over the cap before it reads, as GitHub's does", async () => {
+      // Declared by content-length and signed (the cap is checked before the signature).
+      const bytes = Math.floor(MAX_WEBHOOK_BYTES * 1.5); // within the bound of what is read and dropped
+      const headers = { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${"0".repeat(64)}` };
+      for (let i = 0; i < 3; i++) expect(await postWholeThenRead({ url: `${bot.url}/api/github/webhooks`, headers, prefix: '{"pad":"', bytes })).toEqual({ status: 413 });
     });
 
     it("dispatches /hcp smoke by a writer once, on the default branch with the pinned SHA; refuses a reader", async () => {

@@ -8,6 +8,7 @@ import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { FORGED, mb, sendHugeWebhook, startMemoryChild } from "../../bench/support/memory-client.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverWebhook } from "../support/bot-harness.ts";
+import { postWholeThenRead } from "../support/raw-http.ts";
 
 const SECRET = "guard-secret";
 let gh: FakeGitHub;
@@ -58,6 +59,11 @@ describe("the webhook front door on Node", { timeout: 60_000 }, () => {
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ error: `webhook body over ${MAX_WEBHOOK_BYTES} bytes` });
     expect(await sendHugeWebhook(bot.port, 30, { signature: FORGED })).toBe(413); // chunked: no content-length to go by
+  });
+
+  it("answers 413 to a client that writes a whole body over the cap before it reads, as GitHub's does", async () => {
+    const headers = { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": FORGED };
+    for (let i = 0; i < 3; i++) expect(await postWholeThenRead({ url: hook(), headers, prefix: '{"pad":"', bytes: Math.floor(MAX_WEBHOOK_BYTES * 1.5) })).toEqual({ status: 413 });
   });
 
   it("answers an unsigned delivery 401 before its body is sent", async () => {

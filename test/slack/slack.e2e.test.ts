@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { postWholeThenRead } from "../support/raw-http.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
 import { appKeys, botSettings, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, runnerFacts, SMOKE_RECIPE as RECIPE, smokeWorkflowFile, trainingLog } from "../support/bot-harness.ts";
@@ -220,6 +221,8 @@ describe("the Slack endpoint", () => {
     expect((await command("", { rawBody: bad })).status).toBe(400);
     const big = await command("", { rawBody: `text=${"a".repeat(70_000)}` });
     expect(big.status).toBe(413);
+    // A client that writes the whole oversized body before it reads still reads the 413.
+    for (let i = 0; i < 3; i++) expect(await postWholeThenRead({ url: `${bot.url}/slack/events`, headers: { "content-type": "application/x-www-form-urlencoded" }, prefix: "text=", bytes: 120 * 1024 })).toEqual({ status: 413 });
   });
 });
 
