@@ -45,7 +45,7 @@ export const LINT_START = { "lint-start": "src/node/lint-start.ts" };
 const FORMER = ["lint-start.js"];
 
 /** Installed at run time, never bundled. */
-export const EXTERNAL = ["probot", "@slack/bolt", "better-sqlite3", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
+export const EXTERNAL = ["probot", "@slack/bolt", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
 
 /** What this script writes; everything else under dist/ is left alone. */
 const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), ...Object.keys({ ...LINT_BUNDLE, ...LINT_START }).map((n) => `${n}.cjs`), "chunks", "types", ".build-stamp"];

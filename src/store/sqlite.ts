@@ -1,13 +1,13 @@
 // The embedded default store: one SQLite file, `${dataDir}/hcp-bot.sqlite`, in WAL mode,
-// through better-sqlite3. The queries live in sql/store.ts (shared with the Workers
-// Durable Object); this file opens the file, batches claims, and makes failures StoreErrors.
-// better-sqlite3 is synchronous, so each method is one transaction that cannot interleave
+// through Node's own node:sqlite (no native module to build). The queries live in
+// sql/store.ts (shared with the Workers Durable Object); this file opens the file, batches
+// claims, and makes failures StoreErrors. node:sqlite is synchronous, so each method is one transaction that cannot interleave
 // with another in this process; BEGIN IMMEDIATE plus a busy timeout serialize writers across
 // processes (two bots on one volume, a CLI next to the server).
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import Database from "better-sqlite3";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { checkClaim, closedError } from "./records.ts";
 import type { SqlDriver, SqlRow, SqlValue } from "./sql/driver.ts";
 import { SqlStore, type ClaimRequest } from "./sql/store.ts";
@@ -30,9 +30,9 @@ import {
 
 export const DB_FILE = "hcp-bot.sqlite";
 
-/** better-sqlite3 behind the SQL store's driver; statements prepared once per SQL text. */
-export function betterSqliteDriver(db: Database.Database): SqlDriver {
-  const statements = new Map<string, Database.Statement>();
+/** node:sqlite behind the SQL store's driver; statements prepared once per SQL text. */
+export function nodeSqliteDriver(db: DatabaseSync): SqlDriver {
+  const statements = new Map<string, StatementSync>();
   const prepare = (sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
@@ -41,15 +41,27 @@ export function betterSqliteDriver(db: Database.Database): SqlDriver {
     }
     return statement;
   };
+  let depth = 0;
   return {
-    all(sql: string, params: readonly SqlValue[] = []): SqlRow[] {
-      const statement = prepare(sql);
-      if (statement.reader) return statement.all(...params) as SqlRow[];
-      statement.run(...params);
-      return [];
+    // all() runs a statement that yields no rows too, and returns [] for it.
+    all: (sql, params = []) => prepare(sql).all(...params) as SqlRow[],
+    exec: (sql) => db.exec(sql),
+    transaction<T>(work: () => T): T {
+      // The outermost holds the write lock from its start; an inner one is a savepoint.
+      const [begin, commit, rollback] = depth === 0 ? ["BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"] : [`SAVEPOINT t${depth}`, `RELEASE t${depth}`, `ROLLBACK TO t${depth}; RELEASE t${depth}`];
+      db.exec(begin);
+      depth++;
+      try {
+        const result = work();
+        depth--;
+        db.exec(commit);
+        return result;
+      } catch (error) {
+        depth--;
+        db.exec(rollback);
+        throw error;
+      }
     },
-    exec: (sql) => void db.exec(sql),
-    transaction: (work) => db.transaction(work).immediate(),
   };
 }
 
@@ -59,11 +71,11 @@ export class SqliteStore implements Store {
   private readonly sql: SqlStore;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly db: DatabaseSync,
     readonly file: string,
     options: StoreOptions,
   ) {
-    this.sql = new SqlStore(betterSqliteDriver(db), options.now ?? (() => new Date()), options.newId ?? randomUUID);
+    this.sql = new SqlStore(nodeSqliteDriver(db), options.now ?? (() => new Date()), options.newId ?? randomUUID);
   }
 
   /**
@@ -74,13 +86,13 @@ export class SqliteStore implements Store {
     const dir = resolve(dataDir);
     prepareDataDir(dir);
     const file = join(dir, DB_FILE);
-    let db: Database.Database | undefined;
+    let db: DatabaseSync | undefined;
     try {
-      db = new Database(file, { timeout: 5000 });
+      db = new DatabaseSync(file, { timeout: 5000 });
       // WAL: readers never block the writer; FULL sync: a claimed key survives a power cut,
       // which matters more here than write speed (a lost claim can run a GPU job twice).
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = FULL");
       const store = new SqliteStore(db, file, options);
       store.sql.migrate();
       return store;
@@ -216,7 +228,7 @@ export class SqliteStore implements Store {
   async status(): Promise<StoreStatus> {
     if (this.closed) return { kind: "sqlite", ok: false, detail: `${this.file}: closed` };
     try {
-      const mode = String(this.db.pragma("journal_mode", { simple: true }));
+      const mode = String((this.db.prepare("PRAGMA journal_mode").get() as { journal_mode?: unknown } | undefined)?.journal_mode);
       return { kind: "sqlite", ok: true, detail: `${this.file} (journal ${mode}, schema v${this.sql.schemaVersion()}, ${this.sql.countRequests()} smoke requests)` };
     } catch (error) {
       return { kind: "sqlite", ok: false, detail: `${this.file}: ${messageOf(error)}` };

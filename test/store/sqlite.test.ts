@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { DatabaseSync } from "node:sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { DB_FILE, SqliteStore, StoreError, openStore } from "../../src/store/index.ts";
 import { Clock, request } from "./helpers.ts";
@@ -26,8 +26,8 @@ describe("SqliteStore on disk", () => {
     expect(existsSync(store.file)).toBe(true);
     expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v5, 0 smoke requests)` });
     await store.close();
-    const db = new Database(join(dataDir, DB_FILE), { readonly: true });
-    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    const db = new DatabaseSync(join(dataDir, DB_FILE), { readOnly: true });
+    expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
     expect(db.prepare("SELECT version, name FROM schema_migrations ORDER BY version").all()).toEqual([
       { version: 1, name: "idempotency, smoke requests, audit log" },
       { version: 2, name: "installation, PR comment and run link of a smoke request" },
@@ -96,7 +96,7 @@ describe("SqliteStore on disk", () => {
     clock.advance(2);
     for (let i = 0; i < 100; i++) await store.claim(`new:${i}`, 600);
     await store.close();
-    const db = new Database(join(dataDir, DB_FILE), { readonly: true });
+    const db = new DatabaseSync(join(dataDir, DB_FILE), { readOnly: true });
     const { n } = db.prepare("SELECT COUNT(*) AS n FROM idempotency").get() as { n: number };
     db.close();
     expect(n).toBeLessThan(250);
@@ -149,7 +149,7 @@ describe("SqliteStore with a bad data dir", () => {
     const dir = scratch();
     await SqliteStore.open(dir).close();
     await SqliteStore.open(dir).close();
-    const db = new Database(join(dir, DB_FILE), { readonly: true });
+    const db = new DatabaseSync(join(dir, DB_FILE), { readOnly: true });
     expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 5 });
     db.close();
   });
@@ -157,7 +157,7 @@ describe("SqliteStore with a bad data dir", () => {
   it("refuses a database written by a newer hcp-bot", async () => {
     const dir = scratch();
     await SqliteStore.open(dir).close();
-    const db = new Database(join(dir, DB_FILE));
+    const db = new DatabaseSync(join(dir, DB_FILE));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
     expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v5\)/);
@@ -167,7 +167,7 @@ describe("SqliteStore with a bad data dir", () => {
     const dir = scratch();
     const store = SqliteStore.open(dir);
     const r = await store.createSmokeRequest(request());
-    const db = new Database(join(dir, DB_FILE));
+    const db = new DatabaseSync(join(dir, DB_FILE));
     db.prepare("UPDATE smoke_requests SET status = 'exploded' WHERE id = ?").run(r.id);
     db.close();
     await expect(store.getSmokeRequest(r.id)).rejects.toThrow(/smoke request .* in the database is invalid/);

@@ -1,5 +1,5 @@
 // The few things the SQL store needs from a SQLite connection, so the same queries run on
-// better-sqlite3 (the Node server) and on a Durable Object's `ctx.storage.sql` (Cloudflare
+// node:sqlite (the Node server) and on a Durable Object's `ctx.storage.sql` (Cloudflare
 // Workers). Both are synchronous: a store method is one transaction that nothing else in
 // the process (or the object) can interleave with.
 

@@ -1,5 +1,5 @@
 // The SQL store's schema: append-only migrations, and how records map to rows. Shared by
-// every SQLite the store runs on (better-sqlite3 on Node, a Durable Object on Workers).
+// every SQLite the store runs on (node:sqlite on Node, a Durable Object on Workers).
 import { AuditRecordSchema, JobSchema, SmokeRequestSchema, StoreError, type AuditRecord, type Job, type SmokeRequest } from "../types.ts";
 import type { SqlRow, SqlValue } from "./driver.ts";
 

@@ -1,6 +1,6 @@
 // The store's queries over a synchronous SQLite driver (driver.ts). Each method is one
 // transaction, so two events cannot both pass a check (a claim, a status transition, a
-// job's lease). SqliteStore (Node, better-sqlite3) and the Workers Durable Object wrap it;
+// job's lease). SqliteStore (Node, node:sqlite) and the Workers Durable Object wrap it;
 // nothing here knows which SQLite it talks to.
 import { applyPatch, auditLimit, checkClaim, checkLease, leaseRefusal, listLimit, newAudit, newJob, newRequest } from "../records.ts";
 import {
