@@ -1,9 +1,9 @@
 # syntax=docker/dockerfile:1
 # The image runs the npm package exactly as `npm pack` makes it. Three stages: build (all
 # dependencies, compiles dist/ and packs the tarball), deps (the tarball unpacked, with the
-# production dependencies the lock file pins, native modules built) and runtime (no
+# production dependencies the lock file pins; nothing native) and runtime (no
 # compilers, no dev dependencies, a non-root user).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Scripts run later, on purpose: `prepare` would build before the sources are copied.
@@ -11,18 +11,16 @@ RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
 RUN npm run build && mkdir /pkg && npm pack --ignore-scripts --pack-destination /pkg
 
-FROM node:20-bookworm-slim AS deps
-# better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY --from=build /pkg/ /pkg/
 COPY package-lock.json ./
-# The package's own scripts (prepare) need dev tools and are not wanted here; only the SQLite binding is built.
+# The package's own scripts (prepare) need dev tools and are not wanted here; nothing is native
+# (the SQLite store is Node's own node:sqlite), so no script runs at all.
 RUN tar -xzf /pkg/hcp-bot-*.tgz --strip-components=1 \
- && npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
- && npm rebuild better-sqlite3
+ && npm ci --omit=dev --no-audit --no-fund --ignore-scripts
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app ./
