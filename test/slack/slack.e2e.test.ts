@@ -185,7 +185,7 @@ describe("the Slack endpoint", () => {
     expect(r.status).toBe(200);
     expect(r.json.response_type).toBe("ephemeral");
     expect(allText(r.json.blocks)).toContain("/hcp smoke OWNER/REPO#PR");
-    expect(r.ackMs).toBeLessThan(1000);
+    expect(r.ackMs).toBeLessThan(3000); // Slack's own limit for the ack
   });
 
   it("answers anything else with a helpful error", async () => {
