@@ -15,6 +15,8 @@ import { addSmokeRepo, SMOKE_RECIPE_FILE, SmokeFlow, type FlowRepo } from "../su
 const SECRET = "replica-secret";
 const APP_ID = 6161;
 const R: FlowRepo = { owner: "acme", repo: "mb", installation: 12 };
+/** Another installation: GitHub's limits on one installation's token are that installation's. */
+const OTHER: FlowRepo = { owner: "globex", repo: "mb", installation: 13 };
 const LEASE = "4";
 const HEALTH_TOKEN = "replica-health-token-0001";
 
@@ -35,6 +37,8 @@ beforeAll(async () => {
   gh = await startFakeGitHub({ appId: APP_ID, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
   gh.addInstallation({ id: R.installation, account: R.owner, accountType: "Organization" });
   addSmokeRepo(gh, R);
+  gh.addInstallation({ id: OTHER.installation, account: OTHER.owner, accountType: "Organization" });
+  addSmokeRepo(gh, OTHER);
   gh.setPermission("maint", "write");
   [a, b] = await Promise.all([startReplica(options("a")), startReplica(options("b"))]);
   flow = new SmokeFlow({ gh, bot: () => ({ url: a.url, idle: quiet }), secret: SECRET });
@@ -66,21 +70,21 @@ async function quiet(ms = 1500): Promise<void> {
 const posts = (pattern: RegExp) => gh.calls.filter((c) => c.method === "POST" && pattern.test(c.path) && !c.injected);
 
 /** A PR whose recipe lacks the HCP sizes (HCP001: a check run, an inline suggestion, one summary). */
-function openHcpPr(): { number: number; payload: object } {
+function openHcpPr(r: FlowRepo = R): { number: number; payload: object } {
   const number = ++prNumber;
   const sha = randomUUID().replace(/-/g, "").padEnd(40, "0").slice(0, 40);
   const text = hcpRecipe("llama3_8b", { sizes: false });
-  gh.addCommit({ owner: R.owner, repo: R.repo, branch: `pr-${number}`, base: "main", sha, files: { [SMOKE_RECIPE_FILE]: text } });
-  gh.addPullRequest({ owner: R.owner, repo: R.repo, number, head: { sha, ref: `pr-${number}` }, files: [{ filename: SMOKE_RECIPE_FILE, contents: text, status: "modified" }] });
-  const repository = flow.repository(R);
+  gh.addCommit({ owner: r.owner, repo: r.repo, branch: `pr-${number}`, base: "main", sha, files: { [SMOKE_RECIPE_FILE]: text } });
+  gh.addPullRequest({ owner: r.owner, repo: r.repo, number, head: { sha, ref: `pr-${number}` }, files: [{ filename: SMOKE_RECIPE_FILE, contents: text, status: "modified" }] });
+  const repository = flow.repository(r);
   return {
     number,
     payload: {
       action: "opened",
-      installation: { id: R.installation },
+      installation: { id: r.installation },
       repository,
       sender: { login: "author", id: 3, type: "User" },
-      pull_request: { number, draft: false, html_url: `${gh.url}/${R.owner}/${R.repo}/pull/${number}`, head: { sha, ref: `pr-${number}`, repo: repository }, base: { sha: "b".repeat(40), ref: "main", repo: repository }, user: { login: "author", id: 3, type: "User" } },
+      pull_request: { number, draft: false, html_url: `${gh.url}/${r.owner}/${r.repo}/pull/${number}`, head: { sha, ref: `pr-${number}`, repo: repository }, base: { sha: "b".repeat(40), ref: "main", repo: repository }, user: { login: "author", id: 3, type: "User" } },
     },
   };
 }
@@ -164,6 +168,29 @@ describe("GitHub's rate limits", () => {
     const during = gh.calls.filter((c) => c.timestamp > deliveredAt && c.timestamp < limitedAt + 2800);
     expect(during).toEqual([]);
   }, 120_000);
+});
+
+describe("GitHub's rate limits, per installation", () => {
+  it("an installation told to wait pauses its own calls only: another installation's review is not held back", async () => {
+    const limited = openHcpPr(OTHER);
+    const free = openHcpPr(R);
+    const WAIT_S = 30;
+    gh.inject({ method: "GET", path: new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/pulls/${limited.number}/files`), status: 429, headers: { "retry-after": String(WAIT_S) }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" } });
+    await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "pull_request", limited.payload);
+    await waitUntil(() => gh.calls.some((c) => c.injected && c.path.includes(`/pulls/${limited.number}/files`)), "the rate-limited call");
+    const limitedAt = gh.calls.find((c) => c.injected && c.path.includes(`/pulls/${limited.number}/files`))!.timestamp;
+    await new Promise((r) => setTimeout(r, 300)); // the pause is in Redis
+    await deliverWebhook(`${b.url}/api/github/webhooks`, SECRET, "pull_request", free.payload);
+    await waitUntil(() => posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`)).length > 0, `the review of PR ${free.number}`, 60_000);
+    const reviewedAt = posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`))[0]!.timestamp;
+    // Well inside the other installation's pause (the whole review takes a few seconds here).
+    expect(reviewedAt - limitedAt).toBeLessThan((WAIT_S - 10) * 1000);
+    // The limited installation waits out what GitHub asked, then is reviewed once.
+    await waitUntil(() => posts(new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/issues/${limited.number}/comments$`)).length > 0, `the review of PR ${limited.number}`, 90_000);
+    const resumed = gh.calls.filter((c) => c.path.startsWith(`/repos/${OTHER.owner}/`) && c.timestamp > limitedAt && !c.injected)[0]!;
+    expect(resumed.timestamp - limitedAt).toBeGreaterThanOrEqual(WAIT_S * 1000 - 500);
+    await quiet();
+  }, 150_000);
 });
 
 describe("Redis going away", () => {
