@@ -5,6 +5,7 @@
 // killed with SIGKILL mid-review leaves a job that another completes exactly once; SIGTERM
 // drains within its bound and hands an unfinished job back.
 import { randomUUID } from "node:crypto";
+import { createConnection, createServer, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, deliverWebhook, hcpRecipe } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
@@ -53,6 +54,42 @@ afterAll(async () => {
 afterEach(() => {
   expect(gh.violations).toEqual([]);
 });
+
+/** A TCP proxy to Redis on loopback that can be cut (every connection dropped, new ones refused at once) and restored. */
+async function startCuttableProxy(target: number): Promise<{ port: number; cut(): void; restore(): void; close(): void }> {
+  const open = new Set<Socket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.destroy();
+    const upstream = createConnection({ host: "127.0.0.1", port: target });
+    open.add(client).add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on("error", drop).on("close", drop);
+    upstream.on("error", drop).on("close", drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    cut() {
+      down = true;
+      for (const socket of open) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
+    close() {
+      for (const socket of open) socket.destroy();
+      server.close();
+    },
+  };
+}
 
 /** Waits until the fake GitHub saw no new call for a while (the replicas' work has settled). */
 async function quiet(ms = 1500): Promise<void> {
@@ -213,6 +250,45 @@ describe("Redis going away", () => {
     expect(statuses).toEqual([200, 200]);
     await reviewedOnce(pr.number);
   }, 120_000);
+});
+
+describe("a lease lost while Redis is away", () => {
+  it("stops the job before its next write: a review waiting on GitHub while its replica lost Redis past the lease is finished once, by the other", async () => {
+    // This replica reaches Redis through a loopback proxy the test can cut (a partition: the
+    // other replica still sees Redis, so its recovery takes the job once the lease passes).
+    const link = await startCuttableProxy(redis.port);
+    const cut = await startReplica({ ...options("cut"), redisUrl: `redis://127.0.0.1:${link.port}` });
+    extra.push(cut);
+    const pr = openHcpPr();
+    const checksBefore = posts(/\/check-runs$/).length;
+    // GitHub hangs on the PR's files (then a 500, retried): the review waits on GitHub. The run
+    // that takes the job after the lease passes hangs there too, and both are let go together.
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    const files = new RegExp(`/pulls/${pr.number}/files`);
+    gh.inject({ method: "GET", path: files, status: 500, until, times: 2 });
+    const stalled = () => gh.calls.filter((c) => c.injected && files.test(c.path)).length;
+    expect(await deliverWebhook(`${cut.url}/api/github/webhooks`, SECRET, "pull_request", pr.payload)).toBe(200);
+    await waitUntil(() => stalled() === 1, "the review to reach the stalled call");
+    link.cut();
+    try {
+      // The lease (4 s) passes; a replica that still sees Redis takes the job.
+      await waitUntil(() => stalled() === 2, "another replica to take the job whose lease passed", 60_000);
+      letGo();
+      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, `the review of PR ${pr.number}`, 60_000);
+      await quiet(3000);
+    } finally {
+      letGo();
+      link.restore();
+    }
+    await quiet();
+    expect(posts(new RegExp(`/pulls/${pr.number}/reviews$`))).toHaveLength(1);
+    expect(posts(new RegExp(`/issues/${pr.number}/comments$`))).toHaveLength(1);
+    expect(posts(/\/check-runs$/).length - checksBefore).toBe(1);
+    expect(cut.output()).toMatch(/lease was lost/);
+    await stopReplica(cut);
+    link.close();
+  }, 150_000);
 });
 
 describe("a process killed mid-review", () => {
