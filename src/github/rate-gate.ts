@@ -6,13 +6,31 @@
 // plugin, which the bot turns off (src/node/octokit.ts); this gate sits under the bot's retry
 // policy (src/github/octokit.ts), which still decides whether and how long to wait on the
 // answer it got. A gate that cannot be read never blocks a call.
+//
+// A pause has a scope, as GitHub's limits do: an installation token's limits are that
+// installation's, so one installation told to wait pauses only its own calls; calls made
+// as the app itself (a JWT: /app, an installation's lookup) share one app-wide pause.
 import { rateLimitOf } from "./octokit.ts";
 
+/** Whose calls a pause holds back: one installation's, or the app's own (JWT) calls. */
+export type GateScope = `installation:${number}` | "app";
+
 export interface RateGate {
-  /** Milliseconds before calls may go out again (0: now). */
-  waitMs(): Promise<number>;
-  /** Nobody calls before `untilMs` (epoch ms); a later pause already set is kept. */
-  pauseUntil(untilMs: number): Promise<void>;
+  /** Milliseconds before calls of `scope` may go out again (0: now). */
+  waitMs(scope: GateScope): Promise<number>;
+  /** Nobody calls in `scope` before `untilMs` (epoch ms); a later pause already set is kept. */
+  pauseUntil(scope: GateScope, untilMs: number): Promise<void>;
+}
+
+/**
+ * The scope of one request: an installation client's calls are the installation's, except
+ * those under /app, which go out with the app's JWT (auth-app routes them so) and count
+ * against the app.
+ */
+export function scopeOf(installationId: unknown, url: unknown): GateScope {
+  const path = typeof url === "string" ? url.replace(/^[A-Z]+ /, "").replace(/^https?:\/\/[^/]+/, "") : "";
+  if (/^\/app(\/|$|\?)/.test(path)) return "app";
+  return Number.isSafeInteger(installationId) && (installationId as number) > 0 ? `installation:${installationId as number}` : "app";
 }
 
 /** The longest a call waits on the gate: a longer pause is the retry policy's to judge. */
@@ -20,10 +38,15 @@ const MAX_GATE_WAIT_MS = 60_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+type ClientOptions = { auth?: { installationId?: unknown } } | undefined;
+
 export function rateGatePlugin(gate: RateGate) {
-  return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }) => {
+  return (octokit: { hook: { wrap: (name: "request", fn: (request: (o: unknown) => Promise<unknown>, options: unknown) => Promise<unknown>) => void } }, clientOptions?: ClientOptions) => {
+    // Probot makes one client per installation, with the installation's id in its auth options.
+    const installationId = clientOptions?.auth?.installationId;
     octokit.hook.wrap("request", async (request, options) => {
-      const wait = await gate.waitMs().catch(() => 0);
+      const scope = scopeOf(installationId, (options as { url?: unknown } | undefined)?.url);
+      const wait = await gate.waitMs(scope).catch(() => 0);
       if (wait > 0) await sleep(Math.min(wait, MAX_GATE_WAIT_MS));
       try {
         return await request(options);
@@ -31,7 +54,7 @@ export function rateGatePlugin(gate: RateGate) {
         const limit = rateLimitOf(error as Parameters<typeof rateLimitOf>[0], Date.now());
         // A limit that names no time (a bare secondary limit or 429): GitHub's advice is at least a minute.
         const limited = limit ? (limit.askedMs ?? 60_000) : undefined;
-        if (limited !== undefined && limited > 0) await gate.pauseUntil(Date.now() + limited).catch(() => undefined);
+        if (limited !== undefined && limited > 0) await gate.pauseUntil(scope, Date.now() + limited).catch(() => undefined);
         throw error;
       }
     });

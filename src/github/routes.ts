@@ -30,11 +30,47 @@ export function prKey(repository: { owner: { login: string }; name: string }, nu
 /** A comment that holds an `/hcp` command (at the start of a line, as Markdown would not indent it into code). */
 export const HCP_COMMAND_LINE = /^\s{0,3}\/hcp\b/im;
 
+/** A field a delivery must carry for its work to run: without it the job could only fail, five times. */
+class MissingField extends Error {}
+
+/** The value at `path` in `payload`, or a MissingField naming the path when `valid` refuses it. */
+function field(payload: unknown, path: string, valid: (value: unknown) => boolean): unknown {
+  let value: unknown = payload;
+  for (const part of path.split(".")) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[part] : undefined;
+  if (!valid(value)) throw new MissingField(path);
+  return value;
+}
+
+const positiveInteger = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0;
+const text = (value: unknown): boolean => typeof value === "string" && value.length > 0;
+
+/** The repository a job acts in. */
+function requireRepo(payload: unknown): void {
+  field(payload, "repository.owner.login", text);
+  field(payload, "repository.name", text);
+}
+
+/** The repository and installation a review acts in (its token is the installation's). */
+function requireRepoAndInstallation(payload: unknown): void {
+  requireRepo(payload);
+  field(payload, "installation.id", positiveInteger);
+}
+
 export const ROUTES = {
   /** A PR opened, pushed to, reopened or marked ready: a review. */
-  review: route(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"], (p) => prKey(p.repository, p.pull_request.number)),
+  review: route(["pull_request.opened", "pull_request.synchronize", "pull_request.reopened", "pull_request.ready_for_review"], (p) => {
+    requireRepoAndInstallation(p);
+    field(p, "pull_request.head.sha", text);
+    return prKey(p.repository, field(p, "pull_request.number", positiveInteger) as number);
+  }),
   /** "Re-run" on the review's check run. */
-  rerequest: route(["check_run.rerequested"], (p) => (p.check_run.name === CHECK_NAME ? prKey(p.repository, p.check_run.pull_requests[0]?.number ?? 0) : undefined)),
+  rerequest: route(["check_run.rerequested"], (p) => {
+    if (field(p, "check_run.name", (v) => typeof v === "string") !== CHECK_NAME) return undefined;
+    // A fork's PR is not listed on the check run: there is nothing to re-run from it.
+    if (field(p, "check_run.pull_requests", Array.isArray) && p.check_run.pull_requests.length === 0) return undefined;
+    requireRepoAndInstallation(p);
+    return prKey(p.repository, field(p, "check_run.pull_requests.0.number", positiveInteger) as number);
+  }),
   /** A new `/hcp` comment on a PR, by a person, in an installation; edits never re-run a command. */
   comment: route(["issue_comment.created"], (p) => {
     if (!p.issue.pull_request || p.sender.type === "Bot" || p.comment.user?.type === "Bot") return undefined;
@@ -48,9 +84,15 @@ export const ROUTES = {
     return pr && p.installation?.id ? prKey(p.repository, pr.number) : undefined;
   }),
   /** A smoke run's workflow queued, started or finished. */
-  run: route(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], (p) => `run:${p.workflow_run.id}`),
+  run: route(["workflow_run.requested", "workflow_run.in_progress", "workflow_run.completed"], (p) => {
+    requireRepo(p);
+    return `run:${field(p, "workflow_run.id", positiveInteger) as number}`;
+  }),
   /** A smoke run's job started (a runner picked it up). */
-  job: route(["workflow_job.in_progress"], (p) => `run:${p.workflow_job.run_id}`),
+  job: route(["workflow_job.in_progress"], (p) => {
+    requireRepo(p);
+    return `run:${field(p, "workflow_job.run_id", positiveInteger) as number}`;
+  }),
 };
 
 const byEvent = new Map<string, Route<EmitterWebhookEventName>>();
@@ -86,6 +128,7 @@ export function routeDelivery(name: string, payload: unknown): Routing {
     const key = found.key(payload as Payload<EmitterWebhookEventName>);
     return key === undefined ? { kind: "ignored" } : { kind: "work", key };
   } catch (error) {
-    return { kind: "malformed", reason: `a ${name} delivery without the fields of one (${(error as Error).message})` };
+    const what = error instanceof MissingField ? `no valid ${error.message}` : (error as Error).message;
+    return { kind: "malformed", reason: `a ${name} delivery without the fields of one (${what})` };
   }
 }

@@ -4,7 +4,7 @@
 // a job reaches `run` (a Queue message on Workers, the same process on Deno) and how often
 // `stale` is asked for jobs an evicted isolate or a killed process left behind.
 import type { HostLog } from "../github/host.ts";
-import type { Job, JobStore } from "../store/types.ts";
+import type { Job, JobStore, LeaseResult } from "../store/types.ts";
 
 export interface JobPolicy {
   /** How long a lease lasts; it is renewed every third of that while the job runs. */
@@ -36,10 +36,28 @@ export type RunOutcome =
   | { kind: "retry"; seconds: number; error: unknown }
   | { kind: "given-up"; error: unknown };
 
+/**
+ * Thrown by a job's fence when its lease is no longer this run's (another run took it
+ * after it passed, or the store could not say): the job stops before its next write, so
+ * work that must happen once (a check run, a review, a comment) happens once.
+ */
+export class LeaseLost extends Error {
+  override name = "LeaseLost";
+}
+
+/** What a running job holds of its lease. */
+export interface JobLease {
+  /**
+   * Re-takes the lease at the store (a fresh term of `leaseSeconds`) or throws LeaseLost:
+   * awaited before each write the job makes, so a run whose lease passed to another writes nothing more.
+   */
+  fence(): Promise<void>;
+}
+
 export interface JobRunnerOptions {
   store: JobStore;
   policy: JobPolicy;
-  execute: (job: Job) => Promise<void>;
+  execute: (job: Job, lease: JobLease) => Promise<void>;
   log: HostLog;
   /** A fresh lease owner per run, so two runs of one job in one isolate cannot share a lease. */
   newOwner?: () => string;
@@ -86,15 +104,35 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
       }
     }
     const job = lease.job;
+    /** Set once the store said another run holds the lease: nothing more is written from here. */
+    let lost: LeaseLost | undefined;
+    const renew = async (): Promise<void> => {
+      if (lost) throw lost;
+      let renewed: LeaseResult;
+      try {
+        renewed = await store.leaseJob(id, owner, policy.leaseSeconds);
+      } catch (error) {
+        // Unknown, not lost: a later renewal may still hold it, but no write goes out on an unknown lease.
+        throw new LeaseLost(`the lease of job ${id} could not be renewed (${(error as Error).message})`, { cause: error });
+      }
+      if (!renewed.ok) throw (lost = new LeaseLost(`the lease of job ${id} is no longer this run's (${renewed.reason})`));
+    };
     const heartbeat = setInterval(() => {
-      store.leaseJob(id, owner, policy.leaseSeconds).catch((error: unknown) => o.log.warn({ err: error, job: id }, "renewing a job's lease failed"));
+      renew().catch((error: unknown) => o.log.warn({ err: error, job: id }, "renewing a job's lease failed; its next write re-takes it or stops the job"));
     }, (policy.leaseSeconds * 1000) / 3);
     running.set(id, { owner, heartbeat });
     try {
-      await o.execute(job);
+      await o.execute(job, { fence: renew });
     } catch (error) {
       clearInterval(heartbeat);
       if (running.get(id)?.owner !== owner) return { kind: "wait", seconds: 0, reason: "busy" }; // handed back meanwhile
+      if (error instanceof LeaseLost || lost) {
+        running.delete(id);
+        o.log.warn({ err: error, job: id, kind: job.kind, key: job.key }, "job stopped before its next write: its lease was lost");
+        // Handed back (a no-op when another run holds it), so whoever holds or takes the lease finishes it.
+        await store.failJob(id, owner, 0).catch(() => undefined);
+        return { kind: "wait", seconds: Math.min(5, policy.retrySeconds), reason: "busy" };
+      }
       running.delete(id);
       if (job.attempts >= policy.attempts) {
         o.log.error({ err: error, job: id, kind: job.kind, key: job.key, attempts: job.attempts }, "job failed for the last time; given up");

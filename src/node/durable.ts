@@ -13,10 +13,10 @@
 // parsed itself, and Probot's context carries that same object to the handlers. (Not an
 // AsyncLocalStorage: on Node 20 one turns on a hook for every promise in the process,
 // which the profile of a burst of Slack acks showed at about a tenth of the answering thread.)
-import type { WorkRunner } from "../github/app.ts";
+import type { RunnerContext, WorkRunner } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
-import { createJobRunner, deliveryClaim, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
+import { createJobRunner, deliveryClaim, type JobLease, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import type { DeferredCommand, SlackCoreDeps } from "../slack/core.ts";
 import type { Job, Store } from "../store/types.ts";
@@ -37,7 +37,15 @@ export class Unavailable extends Error {
 interface Collector {
   jobId: string;
   work: Promise<void>[];
+  /** The job's lease, re-taken before each write to GitHub (src/jobs/runner.ts). */
+  lease: JobLease;
 }
+
+/** What the fence needs of a delivery's Octokit: its request hook. */
+type Hookable = { hook?: { before(name: "request", fn: (options: { method?: string }) => Promise<void>): void } };
+
+/** Only reads may go out on a lease that is not re-taken: every other call is a write that must happen once. */
+const isRead = (method: string | undefined) => method === undefined || method === "GET" || method === "HEAD";
 
 export interface DurableOptions {
   store: Store;
@@ -87,10 +95,10 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     store,
     policy,
     log,
-    async execute(job) {
+    async execute(job, lease) {
       if (!hooks) throw new Error("durable work is not bound to the app yet");
       if (job.kind === "github") {
-        const collector: Collector = { jobId: job.id, work: [] };
+        const collector: Collector = { jobId: job.id, work: [], lease };
         const delivery = JSON.parse(job.payload) as StoredDelivery;
         if (typeof delivery.payload !== "object" || delivery.payload === null) throw new Error(`job ${job.id} holds no delivery payload`);
         inJob.set(delivery.payload, collector);
@@ -158,6 +166,11 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     async run(ctx, key, work) {
       const collector = collectorOf(ctx);
       if (collector) {
+        // The delivery's Octokit is its own (Probot makes one per delivery): each write it
+        // sends first re-takes the job's lease, and a run whose lease passed stops there.
+        (ctx as RunnerContext & { octokit?: Hookable }).octokit?.hook?.before("request", async (options) => {
+          if (!isRead(options.method)) await collector.lease.fence();
+        });
         const running = work();
         running.catch(() => {}); // awaited (and its error raised) by execute above
         collector.work.push(running);

@@ -77,6 +77,9 @@ describe("hcp-bot advise", { timeout: 30_000 }, () => {
     [["--cp", "16", "--gpus-per-node", "8", "--nvlink-domain", "72"], /give --gpus-per-node or --nvlink-domain, not both/],
     [["--cp", "16", "--nodes", "3"], /24 GPUs is not a multiple of/],
     [["--cp", "x"], /--cp must be a positive whole number/],
+    // Past the bound: one line at once (1,000,000 nodes took 54 s and 4.5 GB, then crashed).
+    [["--cp", "8", "--nodes", "1000000"], /^hcp-bot: 1000000 × 8 = 8000000 GPUs is more than the advisor lays out \(at most 65536;[^\n]*\n$/],
+    [["--cp", "8", "--nodes", "4096", "--gpus-per-node", "1024"], /4194304 GPUs is more than the advisor lays out/],
     [["--cp", "4", "--format", "yaml"], /--format must be text, json or markdown/],
     [[`${recipe}::llama3_8b_cp16`], /has no recipe function llama3_8b_cp16; did you mean llama3_8b_cp16_pretrain_config\?/],
     [[`${recipe}`], /expected RECIPE_FILE::FUNCTION/],

@@ -242,12 +242,19 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(await deliver("pull_request", prPayload(pr), { signature: "sha256=zz" })).toBe(401);
       expect(await deliver("pull_request", prPayload(pr), { signature: "" })).toBe(401);
       expect(await deliver("pull_request", prPayload(pr), { signature: `sha256=${"0".repeat(64)}` })).toBe(401);
-      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
       // Signed, but not what its event carries: 400, not a 500 or a job that fails later.
       const { pull_request: _, ...noPr } = prPayload(pr);
       expect(await deliver("pull_request", noPr)).toBe(400);
+      // Without the head, the PR's number or the installation the job could only fail, five times.
+      const { head: _head, ...noHead } = prPayload(pr).pull_request;
+      expect(await deliver("pull_request", { ...prPayload(pr), pull_request: noHead })).toBe(400);
+      const { number: _number, ...noNumber } = prPayload(pr).pull_request;
+      expect(await deliver("pull_request", { ...prPayload(pr), pull_request: noNumber })).toBe(400);
+      const { installation: _installation, ...noInstallation } = prPayload(pr);
+      expect(await deliver("pull_request", noInstallation)).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "[1,2]" })).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "{not json" })).toBe(400);
+      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
       // Signed and well formed, but nothing the app acts on: answered without a job.
       expect(await deliver("pull_request", { ...prPayload(pr), action: "labeled" })).toBe(200);
       await settle();

@@ -141,6 +141,11 @@ describe("/hcp advise in a PR comment", () => {
     await openReviewedPr(21, BASE);
     await deliverAndSettle(bot, SECRET, "issue_comment", comment(21, "/hcp advise cp=16 nodes=3"), randomUUID());
     expect((await issueComments(21)).at(-1)!.body).toMatch(/cannot lay that out: 3 × 8 = 24 GPUs is not a multiple of/);
+    // Past the bound (4096 nodes of 1024 GPUs took the server to 2.7 GB and 16 s): refused at once.
+    const started = Date.now();
+    await deliverAndSettle(bot, SECRET, "issue_comment", comment(21, "/hcp advise cp=8 nodes=4096 gpus_per_node=1024"), randomUUID());
+    expect((await issueComments(21)).at(-1)!.body).toMatch(/cannot lay that out: 4096 × 1024 = 4194304 GPUs is more than the advisor lays out \(at most 65536/);
+    expect(Date.now() - started).toBeLessThan(5000);
     await deliverAndSettle(bot, SECRET, "issue_comment", comment(21, "/hcp advise cp=4 <img src=x>"), randomUUID());
     const reply = (await issueComments(21)).at(-1)!.body;
     expect(reply).toMatch(/usage: \/hcp advise cp=N/);

@@ -31,6 +31,7 @@ describe("routeDelivery", () => {
     const acted = new Set(ROUTES.review.events.map((e) => e.split(".")[1]));
     const seen = new Set<string>();
     for (const p of examplesOf("pull_request")) {
+      p.installation ??= { id: 1, node_id: "x" }; // an App's deliveries name their installation; a repository hook's examples do not
       const routing = routeDelivery("pull_request", p);
       if (acted.has(p.action)) {
         seen.add(p.action);
@@ -70,6 +71,7 @@ describe("routeDelivery", () => {
     const p = example("check_run", "rerequested");
     expect(routeDelivery("check_run", p), `${p.check_run.name} is not ours`).toEqual({ kind: "ignored" });
     p.check_run.name = CHECK_NAME;
+    p.installation ??= { id: 1 };
     p.check_run.pull_requests = [{ number: 7, id: 1, url: "u", head: { ref: "h", sha: "a", repo: p.repository }, base: { ref: "main", sha: "b", repo: p.repository } }];
     expect(routeDelivery("check_run", p)).toEqual({ kind: "work", key: `${repoKey(p)}#7` });
     expect(routeDelivery("check_run", example("check_run", "created"))).toEqual({ kind: "ignored" });
@@ -116,6 +118,29 @@ describe("routeDelivery", () => {
     const noPr = example("pull_request", "opened");
     delete noPr.pull_request;
     expect(routeDelivery("pull_request", noPr)).toMatchObject({ kind: "malformed", reason: expect.stringContaining("pull_request delivery without the fields") });
+    // Each field the review needs: a delivery without it could only fail as a job, five times.
+    const opened = { ...example("pull_request", "opened"), installation: { id: 5 } };
+    expect(routeDelivery("pull_request", opened).kind).toBe("work");
+    for (const [path, change] of [
+      ["pull_request.head.sha", (p: Json) => delete p.pull_request.head],
+      ["pull_request.head.sha", (p: Json) => (p.pull_request.head.sha = 7)],
+      ["pull_request.number", (p: Json) => delete p.pull_request.number],
+      ["pull_request.number", (p: Json) => (p.pull_request.number = "2")],
+      ["pull_request.number", (p: Json) => (p.pull_request.number = 0)],
+      ["installation.id", (p: Json) => delete p.installation],
+      ["repository.owner.login", (p: Json) => delete p.repository.owner],
+    ] as const) {
+      const p = structuredClone(opened);
+      change(p);
+      expect(routeDelivery("pull_request", p), path).toEqual({ kind: "malformed", reason: `a pull_request delivery without the fields of one (no valid ${path})` });
+    }
+    const rerun = example("check_run", "rerequested");
+    rerun.check_run.name = CHECK_NAME;
+    rerun.check_run.pull_requests = [{ number: 7 }];
+    delete rerun.installation;
+    expect(routeDelivery("check_run", rerun)).toMatchObject({ kind: "malformed", reason: expect.stringContaining("installation.id") });
+    rerun.check_run.pull_requests = [];
+    expect(routeDelivery("check_run", rerun), "a fork's PR, not listed on the check run").toEqual({ kind: "ignored" });
     const noRun = example("workflow_run", "requested");
     delete noRun.workflow_run;
     expect(routeDelivery("workflow_run", noRun).kind).toBe("malformed");

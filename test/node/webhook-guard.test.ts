@@ -46,6 +46,12 @@ describe("the webhook front door on Node", { timeout: 60_000 }, () => {
     };
     const pr = { action: "opened", number: 1, installation: { id: 5 }, repository: ping().repository, sender: { login: "a", id: 3, type: "User" } };
     expect(await send("pull_request", JSON.stringify(pr))).toEqual({ status: 400, body: { error: expect.stringContaining("pull_request delivery without the fields") } });
+    // Each field a review's job needs; without one it could only fail, five times, as a poison job.
+    const full = { ...pr, pull_request: { number: 1, head: { sha: "a".repeat(40), ref: "x" }, html_url: "u" } };
+    expect(await send("pull_request", JSON.stringify({ ...full, pull_request: { number: 1, html_url: "u" } }))).toEqual({ status: 400, body: { error: "a pull_request delivery without the fields of one (no valid pull_request.head.sha)" } });
+    expect(await send("pull_request", JSON.stringify({ ...full, pull_request: { head: full.pull_request.head, html_url: "u" } }))).toEqual({ status: 400, body: { error: "a pull_request delivery without the fields of one (no valid pull_request.number)" } });
+    const { installation: _, ...noInstallation } = full;
+    expect(await send("pull_request", JSON.stringify(noInstallation))).toEqual({ status: 400, body: { error: "a pull_request delivery without the fields of one (no valid installation.id)" } });
     expect(await send("pull_request", "[1,2]")).toEqual({ status: 400, body: { error: "a pull_request delivery whose body is not a JSON object" } });
     expect((await send("pull_request", "{not json")).status).toBe(400);
     expect((await send("ping", "{not json")).status).toBe(400); // an event the app ignores: Probot's own 400

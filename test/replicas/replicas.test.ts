@@ -5,6 +5,7 @@
 // killed with SIGKILL mid-review leaves a job that another completes exactly once; SIGTERM
 // drains within its bound and hands an unfinished job back.
 import { randomUUID } from "node:crypto";
+import { createConnection, createServer, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, deliverWebhook, hcpRecipe } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
@@ -15,6 +16,8 @@ import { addSmokeRepo, SMOKE_RECIPE_FILE, SmokeFlow, type FlowRepo } from "../su
 const SECRET = "replica-secret";
 const APP_ID = 6161;
 const R: FlowRepo = { owner: "acme", repo: "mb", installation: 12 };
+/** Another installation: GitHub's limits on one installation's token are that installation's. */
+const OTHER: FlowRepo = { owner: "globex", repo: "mb", installation: 13 };
 const LEASE = "4";
 const HEALTH_TOKEN = "replica-health-token-0001";
 
@@ -35,6 +38,8 @@ beforeAll(async () => {
   gh = await startFakeGitHub({ appId: APP_ID, appSlug: "hcp-bot", appPublicKey: appKeys.publicKey });
   gh.addInstallation({ id: R.installation, account: R.owner, accountType: "Organization" });
   addSmokeRepo(gh, R);
+  gh.addInstallation({ id: OTHER.installation, account: OTHER.owner, accountType: "Organization" });
+  addSmokeRepo(gh, OTHER);
   gh.setPermission("maint", "write");
   [a, b] = await Promise.all([startReplica(options("a")), startReplica(options("b"))]);
   flow = new SmokeFlow({ gh, bot: () => ({ url: a.url, idle: quiet }), secret: SECRET });
@@ -49,6 +54,42 @@ afterAll(async () => {
 afterEach(() => {
   expect(gh.violations).toEqual([]);
 });
+
+/** A TCP proxy to Redis on loopback that can be cut (every connection dropped, new ones refused at once) and restored. */
+async function startCuttableProxy(target: number): Promise<{ port: number; cut(): void; restore(): void; close(): void }> {
+  const open = new Set<Socket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.destroy();
+    const upstream = createConnection({ host: "127.0.0.1", port: target });
+    open.add(client).add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on("error", drop).on("close", drop);
+    upstream.on("error", drop).on("close", drop);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    cut() {
+      down = true;
+      for (const socket of open) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
+    close() {
+      for (const socket of open) socket.destroy();
+      server.close();
+    },
+  };
+}
 
 /** Waits until the fake GitHub saw no new call for a while (the replicas' work has settled). */
 async function quiet(ms = 1500): Promise<void> {
@@ -66,21 +107,21 @@ async function quiet(ms = 1500): Promise<void> {
 const posts = (pattern: RegExp) => gh.calls.filter((c) => c.method === "POST" && pattern.test(c.path) && !c.injected);
 
 /** A PR whose recipe lacks the HCP sizes (HCP001: a check run, an inline suggestion, one summary). */
-function openHcpPr(): { number: number; payload: object } {
+function openHcpPr(r: FlowRepo = R): { number: number; payload: object } {
   const number = ++prNumber;
   const sha = randomUUID().replace(/-/g, "").padEnd(40, "0").slice(0, 40);
   const text = hcpRecipe("llama3_8b", { sizes: false });
-  gh.addCommit({ owner: R.owner, repo: R.repo, branch: `pr-${number}`, base: "main", sha, files: { [SMOKE_RECIPE_FILE]: text } });
-  gh.addPullRequest({ owner: R.owner, repo: R.repo, number, head: { sha, ref: `pr-${number}` }, files: [{ filename: SMOKE_RECIPE_FILE, contents: text, status: "modified" }] });
-  const repository = flow.repository(R);
+  gh.addCommit({ owner: r.owner, repo: r.repo, branch: `pr-${number}`, base: "main", sha, files: { [SMOKE_RECIPE_FILE]: text } });
+  gh.addPullRequest({ owner: r.owner, repo: r.repo, number, head: { sha, ref: `pr-${number}` }, files: [{ filename: SMOKE_RECIPE_FILE, contents: text, status: "modified" }] });
+  const repository = flow.repository(r);
   return {
     number,
     payload: {
       action: "opened",
-      installation: { id: R.installation },
+      installation: { id: r.installation },
       repository,
       sender: { login: "author", id: 3, type: "User" },
-      pull_request: { number, draft: false, html_url: `${gh.url}/${R.owner}/${R.repo}/pull/${number}`, head: { sha, ref: `pr-${number}`, repo: repository }, base: { sha: "b".repeat(40), ref: "main", repo: repository }, user: { login: "author", id: 3, type: "User" } },
+      pull_request: { number, draft: false, html_url: `${gh.url}/${r.owner}/${r.repo}/pull/${number}`, head: { sha, ref: `pr-${number}`, repo: repository }, base: { sha: "b".repeat(40), ref: "main", repo: repository }, user: { login: "author", id: 3, type: "User" } },
     },
   };
 }
@@ -166,6 +207,29 @@ describe("GitHub's rate limits", () => {
   }, 120_000);
 });
 
+describe("GitHub's rate limits, per installation", () => {
+  it("an installation told to wait pauses its own calls only: another installation's review is not held back", async () => {
+    const limited = openHcpPr(OTHER);
+    const free = openHcpPr(R);
+    const WAIT_S = 30;
+    gh.inject({ method: "GET", path: new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/pulls/${limited.number}/files`), status: 429, headers: { "retry-after": String(WAIT_S) }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" } });
+    await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "pull_request", limited.payload);
+    await waitUntil(() => gh.calls.some((c) => c.injected && c.path.includes(`/pulls/${limited.number}/files`)), "the rate-limited call");
+    const limitedAt = gh.calls.find((c) => c.injected && c.path.includes(`/pulls/${limited.number}/files`))!.timestamp;
+    await new Promise((r) => setTimeout(r, 300)); // the pause is in Redis
+    await deliverWebhook(`${b.url}/api/github/webhooks`, SECRET, "pull_request", free.payload);
+    await waitUntil(() => posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`)).length > 0, `the review of PR ${free.number}`, 60_000);
+    const reviewedAt = posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`))[0]!.timestamp;
+    // Well inside the other installation's pause (the whole review takes a few seconds here).
+    expect(reviewedAt - limitedAt).toBeLessThan((WAIT_S - 10) * 1000);
+    // The limited installation waits out what GitHub asked, then is reviewed once.
+    await waitUntil(() => posts(new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/issues/${limited.number}/comments$`)).length > 0, `the review of PR ${limited.number}`, 90_000);
+    const resumed = gh.calls.filter((c) => c.path.startsWith(`/repos/${OTHER.owner}/`) && c.timestamp > limitedAt && !c.injected)[0]!;
+    expect(resumed.timestamp - limitedAt).toBeGreaterThanOrEqual(WAIT_S * 1000 - 500);
+    await quiet();
+  }, 150_000);
+});
+
 describe("Redis going away", () => {
   it("refuses new work with 503 while Redis is down, and does it once when it is back", async () => {
     const pr = openHcpPr();
@@ -186,6 +250,45 @@ describe("Redis going away", () => {
     expect(statuses).toEqual([200, 200]);
     await reviewedOnce(pr.number);
   }, 120_000);
+});
+
+describe("a lease lost while Redis is away", () => {
+  it("stops the job before its next write: a review waiting on GitHub while its replica lost Redis past the lease is finished once, by the other", async () => {
+    // This replica reaches Redis through a loopback proxy the test can cut (a partition: the
+    // other replica still sees Redis, so its recovery takes the job once the lease passes).
+    const link = await startCuttableProxy(redis.port);
+    const cut = await startReplica({ ...options("cut"), redisUrl: `redis://127.0.0.1:${link.port}` });
+    extra.push(cut);
+    const pr = openHcpPr();
+    const checksBefore = posts(/\/check-runs$/).length;
+    // GitHub hangs on the PR's files (then a 500, retried): the review waits on GitHub. The run
+    // that takes the job after the lease passes hangs there too, and both are let go together.
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    const files = new RegExp(`/pulls/${pr.number}/files`);
+    gh.inject({ method: "GET", path: files, status: 500, until, times: 2 });
+    const stalled = () => gh.calls.filter((c) => c.injected && files.test(c.path)).length;
+    expect(await deliverWebhook(`${cut.url}/api/github/webhooks`, SECRET, "pull_request", pr.payload)).toBe(200);
+    await waitUntil(() => stalled() === 1, "the review to reach the stalled call");
+    link.cut();
+    try {
+      // The lease (4 s) passes; a replica that still sees Redis takes the job.
+      await waitUntil(() => stalled() === 2, "another replica to take the job whose lease passed", 60_000);
+      letGo();
+      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, `the review of PR ${pr.number}`, 60_000);
+      await quiet(3000);
+    } finally {
+      letGo();
+      link.restore();
+    }
+    await quiet();
+    expect(posts(new RegExp(`/pulls/${pr.number}/reviews$`))).toHaveLength(1);
+    expect(posts(new RegExp(`/issues/${pr.number}/comments$`))).toHaveLength(1);
+    expect(posts(/\/check-runs$/).length - checksBefore).toBe(1);
+    expect(cut.output()).toMatch(/lease was lost/);
+    await stopReplica(cut);
+    link.close();
+  }, 150_000);
 });
 
 describe("a process killed mid-review", () => {

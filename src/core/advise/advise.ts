@@ -108,8 +108,22 @@ function rejectedAlternatives(input: Input, chosen: Layout): Rejected[] {
   return out;
 }
 
+/**
+ * The most GPUs the advisor lays out (64 Ki, past the largest jobs Megatron-Bridge's recipes
+ * describe). Every rank's groups are computed, so a larger job would take memory and time in
+ * proportion (4096 nodes of 1024 GPUs took 2.7 GB and 16 s); a layout repeats past its first
+ * nodes, and the drawings show only those.
+ */
+export const MAX_ADVISE_GPUS = 65_536;
+
+function refuseOverBound(what: string, gpus: number): void {
+  if (gpus > MAX_ADVISE_GPUS) throw new AdviseError(`${what} = ${gpus} GPUs is more than the advisor lays out (at most ${MAX_ADVISE_GPUS}; the layout repeats past the first nodes, so fewer nodes show the same answer)`);
+}
+
 function dataParallel(input: Input): { dp: number; domains: number } {
   const modelGpus = input.tp * input.cp * input.pp;
+  refuseOverBound(`TP ${input.tp} × CP ${input.cp} × PP ${input.pp}`, modelGpus);
+  if (input.nodes !== undefined) refuseOverBound(`${input.nodes} × ${input.domainGpus}`, input.nodes * input.domainGpus);
   if (input.nodes === undefined) return { dp: 1, domains: Math.ceil(modelGpus / input.domainGpus) };
   const world = input.nodes * input.domainGpus;
   if (world % modelGpus !== 0) {
@@ -122,6 +136,7 @@ export function adviseLayout(raw: AdviseInput): Advice {
   const parsed = AdviseInputSchema.safeParse(raw);
   if (!parsed.success) throw new AdviseError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
   const input = parsed.data;
+  const { dp, domains } = dataParallel(input);
   const recommendation = recommendLayout({
     cp: input.cp,
     tp: input.tp,
@@ -129,7 +144,6 @@ export function adviseLayout(raw: AdviseInput): Advice {
     ...(input.numAttentionHeads !== undefined ? { numAttentionHeads: input.numAttentionHeads } : {}),
     ...(input.numQueryGroups !== undefined ? { numQueryGroups: input.numQueryGroups } : {}),
   });
-  const { dp, domains } = dataParallel(input);
   const grid = rankGrid({ tp: input.tp, cp: input.cp, pp: input.pp, dp, ...(recommendation.sizes ? { sizes: recommendation.sizes } : {}) });
   return { input, recommendation, rejected: rejectedAlternatives(input, recommendation), grid, domains };
 }

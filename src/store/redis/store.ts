@@ -348,11 +348,12 @@ export class RedisStore implements Store {
 
   /** The replicas' shared GitHub rate-limit pause (src/github/rate-gate.ts), in this Redis. */
   rateGate(): RateGate {
-    const key = this.k("github", "pause-until");
+    // One key per scope (an installation, or the app's own calls); each expires with its pause.
+    const key = (scope: string) => this.k("github", "pause-until", scope);
     return {
-      waitMs: async () => Math.max(0, Number((await this.redis.get(key)) ?? 0) - Date.now()),
-      pauseUntil: async (untilMs) => {
-        await this.redis.eval(PAUSE_UNTIL, 1, key, Math.ceil(untilMs), Date.now());
+      waitMs: async (scope) => Math.max(0, Number((await this.redis.get(key(scope))) ?? 0) - Date.now()),
+      pauseUntil: async (scope, untilMs) => {
+        await this.redis.eval(PAUSE_UNTIL, 1, key(scope), Math.ceil(untilMs), Date.now());
       },
     };
   }

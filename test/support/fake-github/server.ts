@@ -151,6 +151,7 @@ class FakeGitHubServer extends FakeSeeds implements FakeGitHub, FakeCore {
     if (injected && !injected.afterProcessing) {
       record(injected.status, undefined, true);
       if (injected.delayMs) await new Promise((resolve) => setTimeout(resolve, injected.delayMs).unref());
+      if (injected.until) await injected.until.catch(() => undefined);
       if (res.destroyed || req.socket.destroyed) return; // the client went away meanwhile
       return this.send(res, injected.status, injected.body ?? { message: `Injected ${injected.status}`, documentation_url: DOCS }, injected.headers ?? {}, "core");
     }

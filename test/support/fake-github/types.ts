@@ -61,6 +61,8 @@ export interface Injection {
   readonly body?: unknown;
   /** answer only after this long (a GitHub that hangs; the call is in `calls` at once) */
   readonly delayMs?: number;
+  /** answer only once this settles (calls of several clients held, then let go together) */
+  readonly until?: Promise<unknown>;
 }
 
 
