@@ -282,12 +282,14 @@ describe("without WebAssembly", () => {
   // The CLI exits 1 for a failing verdict (this probe log has no training step); stdout is the JSON.
   const verdictJson = (nodeArgs: string[]) => hcpBot(args, { nodeArgs, env: { ...process.env, NO_COLOR: "1" } });
   // What Cloudflare Workers do: WebAssembly exists, compiling bytes at run time throws.
+  // No WebAssembly object at all, as in an embedder without it (Node 24 no longer takes V8's --no-expose-wasm).
+  const NO_WASM = "data:text/javascript,delete globalThis.WebAssembly;";
   const forbidCompile =
     "data:text/javascript," +
     encodeURIComponent('WebAssembly.Module = function () { throw new WebAssembly.CompileError("Wasm code generation disallowed by embedder"); };');
 
   it("the CLI gives the same verdict with no WebAssembly at all, or when compiling it is forbidden (regex path)", async () => {
-    const [withWasm, withoutWasm, forbidden] = await Promise.all([verdictJson([]), verdictJson(["--no-expose-wasm"]), verdictJson(["--import", forbidCompile])]);
+    const [withWasm, withoutWasm, forbidden] = await Promise.all([verdictJson([]), verdictJson(["--import", NO_WASM]), verdictJson(["--import", forbidCompile])]);
     const a = JSON.parse(withWasm.stdout) as Verdict;
     expect(a.hcp.active).toBe(true);
     expect(JSON.parse(withoutWasm.stdout)).toEqual(a);
@@ -297,7 +299,7 @@ describe("without WebAssembly", () => {
   it("the switches really take WebAssembly away", async () => {
     const check = "process.stdout.write(typeof WebAssembly === 'undefined' ? 'absent' : String((() => { try { new WebAssembly.Module(new Uint8Array([0,97,115,109,1,0,0,0])); return 'compiles'; } catch { return 'refused'; } })()))";
     expect((await run(process.execPath, ["-e", check])).stdout).toBe("compiles");
-    expect((await run(process.execPath, ["--no-expose-wasm", "-e", check])).stdout).toBe("absent");
+    expect((await run(process.execPath, ["--import", NO_WASM, "-e", check])).stdout).toBe("absent");
     expect((await run(process.execPath, ["--import", forbidCompile, "-e", check])).stdout).toBe("refused");
   }, 30_000);
 });
