@@ -128,4 +128,17 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     writeFileSync(ok, `${Array.from({ length: 100 }, (_, i) => `${"    ".repeat(i)}if x:`).join("\n")}\n${"    ".repeat(100)}pass\n`);
     expect((await hcpBot(["lint", ok])).code).toBe(0);
   }, 60_000);
+
+  it("a file of 20,000 chained dataclasses.replace constants is bounded (the evaluator alone took 26 s before): one 'not analyzed' line, exit 2, and the other file is still reported", async () => {
+    const lines = ["from dataclasses import replace", "BASE = WorkloadBaseConfig(tensor_model_parallel_size=1, context_parallel_size=2)"];
+    for (let i = 0; i < 20_000; i++) lines.push(`W${i} = replace(${i ? `W${i - 1}` : "BASE"}, global_batch_size=${i + 1})`);
+    const chain = join(dir, "chain_workloads.py");
+    writeFileSync(chain, `${lines.join("\n")}\n`);
+    const small = join(dir, "beside_chain.py");
+    writeFileSync(small, HCP001);
+    const run = await hcpBot(["lint", chain, small]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^hcp-bot: not analyzed: .*chain_workloads\.py: the file needs more evaluation than the analyzer does for one file \(4000000 evaluation steps; \d+ configuration\(s\) read before it stopped\)\n$/);
+    expect(run.stdout).toMatch(/beside_chain\.py:4:\d+: error HCP001/);
+  }, 60_000);
 });
