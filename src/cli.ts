@@ -8,6 +8,7 @@ import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
+import { isNotAnalyzed } from "./core/recipe/types.ts";
 import { collectPaths, displayPath, InputError, readSources } from "./node/files.ts";
 import { statPath } from "./node/fs-callbacks.ts";
 import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
@@ -144,7 +145,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
       break;
   }
   // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
-  const unanalyzed = [...unread, ...report.diagnostics.filter((d) => d.code === "too-large" || d.code === "unreadable").map((d) => ({ path: d.file, reason: d.message }))];
+  const unanalyzed = [...unread, ...report.diagnostics.filter(isNotAnalyzed).map((d) => ({ path: d.file, reason: d.message }))];
   for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
   if (unanalyzed.length > 0) return EXIT.usage;
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");

@@ -248,7 +248,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
 
   const checkRunId = await upsertCheckRun(octokit, t, plan, existing);
   const inlinePosted = commentsAllowed ? await postReview(octokit, t, plan, config, findings.some((f) => f.severity === "error"), deps.log, login) : 0;
-  const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0, fresh) : "none";
+  const summary = commentsAllowed ? await upsertSummary(octokit, t, plan.summaryComment, login, findings.length + prNotes.length > 0 || plan.conclusion === "failure", fresh) : "none";
   deps.log.info({ pr: `${t.owner}/${t.repo}#${t.number}`, sha: t.headSha, findings: findings.length, inlinePosted, summary, conclusion: plan.conclusion }, "HCP review done");
   const byRule: Record<string, number> = {};
   for (const f of findings) byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;

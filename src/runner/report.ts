@@ -2,6 +2,7 @@
 // Markdown for the job summary, text for the job log); this adds the run's context and the
 // one-line result that ends smoke-run's output.
 import { codeSpan } from "../core/render/escape.ts";
+import { INCONCLUSIVE_NEXT_STEP } from "../core/render/smoke.ts";
 import { formatVerdict, formatVerdictMarkdown, formatVerdictText, type Verdict } from "../core/verdict/index.ts";
 
 const STATUS_WORD: Record<Verdict["status"], string> = {
@@ -59,7 +60,8 @@ function code(text: string): string {
 
 /** The job summary ($GITHUB_STEP_SUMMARY): the run's context, then the core Markdown verdict. */
 export function verdictMarkdown(verdict: Verdict, ctx: SummaryContext): string {
-  const context = [`## hcp-bot smoke: ${STATUS_WORD[verdict.status]}`, "", `Recipe ${code(ctx.recipe)}${ctx.requestId ? `, request ${code(ctx.requestId)}` : ""}.`, ""];
+  const notAPass = verdict.status === "inconclusive" ? [`**Not a pass.** ${INCONCLUSIVE_NEXT_STEP}`, ""] : [];
+  const context = [`## hcp-bot smoke: ${STATUS_WORD[verdict.status]}`, "", ...notAPass, `Recipe ${code(ctx.recipe)}${ctx.requestId ? `, request ${code(ctx.requestId)}` : ""}.`, ""];
   const footer = ["_The bot recomputes the verdict from the uploaded log; this summary is the runner's view._", ""];
   return [...context, formatVerdictMarkdown(verdict), ...footer].join("\n");
 }

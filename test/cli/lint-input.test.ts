@@ -89,3 +89,56 @@ describe("hcp-bot lint follows builders inside the analyzed tree", () => {
     expect(alone.stdout).not.toMatch(/HCP001/);
   }, 60_000);
 });
+
+describe("hcp-bot lint: input that cannot be decided never looks green", () => {
+  const LAUNCH = "python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config model.context_parallel_size=4 model.cp_comm_type=a2a+p2p";
+
+  it("an integer past 2^53 beside an a2a+p2p launch line without sizes: HCP001 still found, and HCP024 names the number", async () => {
+    const huge = join(dir, "huge_tp.sh");
+    writeFileSync(huge, `${LAUNCH} model.tensor_model_parallel_size=99999999999999999999\n`);
+    const run = await hcpBot(["lint", "--format", "json", huge]);
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { findings: { ruleId: string; severity: string; message: string }[] };
+    expect(out.findings.filter((f) => f.severity === "error").map((f) => f.ruleId).sort()).toEqual(["HCP001", "HCP024"]);
+    expect(out.findings.find((f) => f.ruleId === "HCP024")!.message).toContain("`99999999999999999999`");
+    expect(out.findings.some((f) => /failed on/.test(f.message))).toBe(false); // no rule threw
+    // The same in a sizes entry: HCP024, not a rounded "is not a positive integer".
+    const sizes = join(dir, "huge_sizes.yaml");
+    writeFileSync(sizes, "model:\n  context_parallel_size: 4\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [99999999999999999999, 2]\n");
+    const s = JSON.parse((await hcpBot(["lint", "--format", "json", sizes])).stdout) as { findings: { ruleId: string }[] };
+    expect(s.findings.map((f) => f.ruleId)).toContain("HCP024");
+    expect(s.findings.map((f) => f.ruleId)).not.toContain("HCP004");
+  }, 60_000);
+
+  it("a Python file nested past 100 levels is one 'not analyzed: too deeply nested' line, exit 2, and the other file is still reported", async () => {
+    const lines = Array.from({ length: 800 }, (_, i) => `${"    ".repeat(i)}if x:`);
+    const deep = join(dir, "deep_recipes.py");
+    writeFileSync(deep, `${lines.join("\n")}\n${"    ".repeat(800)}pass\n`);
+    const small = join(dir, "next.py");
+    writeFileSync(small, HCP001);
+    const run = await hcpBot(["lint", deep, small]);
+    expect(run.code).toBe(2);
+    const err = run.stderr.trim().split("\n");
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(/^hcp-bot: not analyzed: .*deep_recipes\.py: too deeply nested \(line 102 opens indentation level 101; Python itself stops at 100/);
+    expect(run.stdout).toMatch(/next\.py:4:\d+: error HCP001/);
+    expect(run.stdout).not.toMatch(/syntax error/); // not the parser's false "syntax error at line 1"
+    // 100 levels are fine (CPython's own limit).
+    const ok = join(dir, "hundred.py");
+    writeFileSync(ok, `${Array.from({ length: 100 }, (_, i) => `${"    ".repeat(i)}if x:`).join("\n")}\n${"    ".repeat(100)}pass\n`);
+    expect((await hcpBot(["lint", ok])).code).toBe(0);
+  }, 60_000);
+
+  it("a file of 20,000 chained dataclasses.replace constants is bounded (the evaluator alone took 26 s before): one 'not analyzed' line, exit 2, and the other file is still reported", async () => {
+    const lines = ["from dataclasses import replace", "BASE = WorkloadBaseConfig(tensor_model_parallel_size=1, context_parallel_size=2)"];
+    for (let i = 0; i < 20_000; i++) lines.push(`W${i} = replace(${i ? `W${i - 1}` : "BASE"}, global_batch_size=${i + 1})`);
+    const chain = join(dir, "chain_workloads.py");
+    writeFileSync(chain, `${lines.join("\n")}\n`);
+    const small = join(dir, "beside_chain.py");
+    writeFileSync(small, HCP001);
+    const run = await hcpBot(["lint", chain, small]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^hcp-bot: not analyzed: .*chain_workloads\.py: the file needs more evaluation than the analyzer does for one file \(4000000 evaluation steps; \d+ configuration\(s\) read before it stopped\)\n$/);
+    expect(run.stdout).toMatch(/beside_chain\.py:4:\d+: error HCP001/);
+  }, 60_000);
+});

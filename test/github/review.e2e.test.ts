@@ -148,6 +148,30 @@ describe("pull request review", () => {
     expect(await reviewComments(1)).toEqual([]);
   }, 30_000); // the first review loads the Python grammar
 
+  it("a PR with a file it could not analyze is never green: a syntax error and an 800-deep file fail the check with the reason; the other file is still reviewed", async () => {
+    const SYNTAX = "src/megatron/bridge/recipes/llama/h100/broken.py";
+    const DEEP = "src/megatron/bridge/recipes/llama/h100/deep.py";
+    const deep = `${Array.from({ length: 800 }, (_, i) => `${"    ".repeat(i)}if x:`).join("\n")}\n${"    ".repeat(800)}pass\n`;
+    // A clean recipe beside a broken one: before, the check was "success ... 0 configuration(s)" for the broken file alone.
+    const syntaxOnly = openPr(42, { [SYNTAX]: "def llama3_8b_pretrain_config(:\n    cfg = _pretrain_common()\n    return cfg\n" });
+    await deliver("pull_request", prPayload("opened", 42, syntaxOnly));
+    const broken = await latestCheck(syntaxOnly);
+    expect(broken.conclusion).toBe("failure");
+    expect(broken.output.title).toMatch(/^1 file\(s\) not fully analyzed/);
+    expect(broken.output.summary).toMatch(/Python syntax error at line 1/);
+    const said = (await issueComments(42)).find((c) => c.body.includes("hcp-bot:summary"));
+    expect(said?.body).toMatch(/cannot pass/);
+
+    const head = openPr(43, { [DEEP]: deep, [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 43, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.title).not.toMatch(/not done/);
+    expect(check.output.summary).toMatch(/deep\.py.*not analyzed: too deeply nested/);
+    expect(check.output.summary).toMatch(/HCP001/); // the other file's findings are not lost
+    expect((await reviewComments(43)).some((c) => c.body.includes("HCP001"))).toBe(true);
+  }, 60_000);
+
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
     const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
     const payload = prPayload("opened", 41, head);

@@ -67,10 +67,13 @@ describe("/hcp smoke on a pull request", () => {
       return (await smokeCheck(pr.sha))!;
     };
     const keyless = await judge(PASSING_LOG, JSON.stringify({ exitCode: 0 }));
-    expect(keyless.conclusion).toBe("neutral"); // inconclusive: the reports cannot be authenticated
+    // Inconclusive (the reports cannot be authenticated) is a failure: branch protection counts neutral as passing.
+    expect(keyless.conclusion).toBe("failure");
+    expect(keyless.output.title).toMatch(/inconclusive: not a pass/);
+    expect(visibleText(keyless.output.summary)).toMatch(/proved nothing about HCP, so the smoke check fails/);
     expect(visibleText(keyless.output.summary)).toMatch(/no probe key was given/);
     const otherKey = await judge(PASSING_LOG, runnerFacts({ probeKey: "0".repeat(64) }));
-    expect(otherKey.conclusion).toBe("neutral");
+    expect(otherKey.conclusion).toBe("failure");
     expect(visibleText(otherKey.output.summary)).toMatch(/without a valid MAC/);
     const mismatched = await judge(MISMATCHED_LOG, runnerFacts());
     expect(mismatched.conclusion).toBe("failure");
@@ -179,8 +182,10 @@ describe("a failed or forged run never turns the check green", () => {
     const { pr, sent, id } = await smokeOn();
     await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint }, { artifact: false });
     const check = await conclusionOf(pr);
-    expect(check.conclusion).toBe("neutral");
+    expect(check.conclusion).toBe("failure"); // never neutral: a required check must not pass on it
     expect(check.output.summary).toMatch(/no log artifact was uploaded/);
+    const story = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"));
+    expect(story?.body).toMatch(/Smoke run inconclusive: not a pass/);
   }, 30_000);
 
   it("an early fake `HCP smoke verdict:` line (and a fake report) printed by the code under test does not cut the log", async () => {

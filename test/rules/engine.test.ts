@@ -73,7 +73,7 @@ describe("runRules", () => {
     expect(findings.map((f) => f.unitId).sort()).toEqual(["recipes/llama3.py::llama3_8b_pretrain_config", "run.sh:1"]);
   });
 
-  it("a throwing rule becomes an info finding on the unit, other rules still run", () => {
+  it("a throwing rule becomes a finding graded as the rule (never greener), other rules still run", () => {
     const boom: Rule = {
       id: "HCP999",
       name: "always-throws",
@@ -86,11 +86,16 @@ describe("runRules", () => {
     const rules = [...ALL_RULES, boom];
     const findings = runRules([recipe()], project(), {}, rules);
     const crash = findings.find((f) => f.ruleId === "HCP999");
-    expect(crash?.severity).toBe("info");
+    expect(crash?.severity).toBe("error");
     expect(crash?.message).toContain("Rule HCP999 (always-throws) failed on llama3_8b_pretrain_config");
     expect(crash?.message).toContain("TypeError: cannot read x of undefined");
     expect(crash?.location).toEqual(recipe().location);
     expect(findings.some((f) => f.ruleId === "HCP001")).toBe(true);
+    // A warning rule that throws is a warning; a severity the user chose for the rule applies.
+    const warn = runRules([recipe()], project(), {}, [...ALL_RULES, { ...boom, severity: "warning" }]);
+    expect(warn.find((f) => f.ruleId === "HCP999")?.severity).toBe("warning");
+    const regraded = runRules([recipe()], project(), { severity: { HCP999: "info" } }, rules);
+    expect(regraded.find((f) => f.ruleId === "HCP999")?.severity).toBe("info");
   });
 });
 
@@ -100,6 +105,7 @@ describe("rule catalogue", () => {
     ["HCP006", "error"], ["HCP007", "error"], ["HCP008", "error"], ["HCP009", "error"], ["HCP010", "error"],
     ["HCP011", "error"], ["HCP012", "error"], ["HCP013", "error"], ["HCP014", "error"], ["HCP016", "error"],
     ["HCP017", "error"], ["HCP018", "warning"], ["HCP020", "error"], ["HCP021", "warning"], ["HCP022", "error"], ["HCP023", "warning"],
+    ["HCP024", "error"],
   ];
 
   it("has exactly the catalogue ids, sorted, with the catalogue severities", () => {

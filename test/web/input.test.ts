@@ -48,3 +48,25 @@ describe("the shipped examples", () => {
     expect(examples.find((e) => e.name === "hcp001")).toMatchObject({ kind: "python", title: expect.stringMatching(/without hierarchical_context_parallel_sizes/) });
   });
 });
+
+describe("the playground's review of input it could not analyze", () => {
+  it("a recipe with a syntax error is a failure with the reason, never 'Success ... 0 configuration(s)'", async () => {
+    const python = await loadPythonLanguage();
+    const broken = "def broken_pretrain_config(:\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n    return cfg\n";
+    const review = reviewPlayground({ text: broken, kind: "python", gpusPerNode: 8 }, python);
+    expect(review.diagnostics.map((d) => d.code)).toContain("parse-error");
+    expect(review.conclusion).toBe("failure");
+    expect(review.check.title).toMatch(/^1 file\(s\) not fully analyzed/);
+    expect(review.check.summary).toMatch(/Python syntax error at line 1/);
+    expect(review.summaryComment).not.toMatch(/✅/);
+    expect(review.summaryComment).toMatch(/cannot pass/);
+    // A file nested past Python's limit is not analyzed at all: a failure as well.
+    const deep = `${Array.from({ length: 150 }, (_, i) => `${"  ".repeat(i)}if x:`).join("\n")}\n${"  ".repeat(150)}pass\n`;
+    const nested = reviewPlayground({ text: deep, kind: "python", gpusPerNode: 8 }, python);
+    expect(nested.conclusion).toBe("failure");
+    expect(nested.diagnostics.map((d) => d.message)).toEqual([expect.stringMatching(/^not analyzed: too deeply nested/)]);
+    // The clean example stays a success.
+    const clean = reviewPlayground({ text: "def ok_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n    return cfg\n", kind: "python", gpusPerNode: 8 }, python);
+    expect(clean.conclusion).toBe("success");
+  });
+});

@@ -5,7 +5,7 @@ import { Parser, type Language } from "web-tree-sitter";
 import type { Finding, ProjectFacts, Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
-import { extractPython, ModuleLibrary, parseModule } from "../recipe/python/index.ts";
+import { extractPython, ModuleLibrary, parseModule, parserFailed } from "../recipe/python/index.ts";
 import { extractYaml } from "../recipe/yaml.ts";
 import { extractMarkdown, extractShell } from "../recipe/launch/index.ts";
 import { extractTePins } from "../recipe/pins.ts";
@@ -56,11 +56,27 @@ export function analyze(files: readonly SourceFile[], options: AnalyzeOptions): 
  * of the other files (so a runtime with threads may extract shards in parallel).
  */
 export function extractFiles(files: readonly SourceFile[], options: Pick<AnalyzeOptions, "python" | "maxFileBytes" | "library">): ExtractResult[] {
-  const parser = new Parser();
-  parser.setLanguage(options.python);
+  const fresh = (): Parser => {
+    const p = new Parser();
+    p.setLanguage(options.python);
+    return p;
+  };
+  let parser = fresh();
   const library = new ModuleLibrary([...files, ...(options.library ?? [])], (f) => parseModule(f, parser));
   try {
-    return files.map((f) => extractFile(f, parser, library, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS));
+    return files.map((f) => {
+      const result = extractFile(f, parser, library, options.maxFileBytes ?? DEFAULT_MAX_FILE_CHARS);
+      // A parser that failed inside its WebAssembly runtime is not trusted with the next file.
+      if (parserFailed(parser)) {
+        try {
+          parser.delete();
+        } catch {
+          // its memory may be what failed; the new parser does not depend on it
+        }
+        parser = fresh();
+      }
+      return result;
+    });
   } finally {
     parser.delete();
   }

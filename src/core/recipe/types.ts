@@ -8,13 +8,26 @@ export const DiagnosticSchema = deferred(() =>
   z.object({
     file: z.string(),
     severity: z.enum(["error", "warning", "info"]),
-    /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips. */
-    code: z.enum(["parse-error", "unreadable", "too-large", "unsupported"]),
+    /**
+     * parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips;
+     * too-large / unreadable / too-complex: the file was not analyzed (over a size, binary, past a nesting or work bound).
+     */
+    code: z.enum(["parse-error", "unreadable", "too-large", "too-complex", "unsupported"]),
     message: z.string(),
     location: LocationSchema().optional(),
   }),
 );
 export type Diagnostic = z.infer<ReturnType<typeof DiagnosticSchema>>;
+
+/** The file was not analyzed at all: too large, binary, or past a bound the analyzer keeps. */
+export function isNotAnalyzed(d: Diagnostic): boolean {
+  return d.code === "too-large" || d.code === "unreadable" || d.code === "too-complex";
+}
+
+/** What was (partly) not analyzed: a file skipped, or an error such as a syntax error that cost part of it. */
+export function lostInput(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  return diagnostics.filter((d) => d.severity === "error" || isNotAnalyzed(d));
+}
 
 /** A Transformer Engine version pin found in a dependency file. */
 export interface TePin {

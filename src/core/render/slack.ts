@@ -8,7 +8,7 @@ import { comparisonHeadline, legRows, loss, num, pct } from "../compare/render.t
 import type { Comparison } from "../compare/schema.ts";
 import type { SmokeState, SmokeView } from "./smoke.ts";
 import { INIT_COMMAND, UPGRADE_COMMAND, type WorkflowStatus } from "../smoke/workflow.ts";
-import { stateHeadline } from "./smoke.ts";
+import { INCONCLUSIVE_NEXT_STEP, stateHeadline } from "./smoke.ts";
 
 /** Slack's documented limits for what we send. */
 export const SLACK_LIMITS = {
@@ -187,6 +187,7 @@ function verdictBlocks(verdict: Verdict, note: string | undefined, comparison?: 
   const hcp = verdict.hcp.active === true ? "hierarchical CP groups seen" : verdict.hcp.active === false ? "no hierarchical CP groups" : "the log cannot tell";
   blocks.push(section(`*Verdict:* ${mrkdwn(verdict.status)}\n${cause}\n*HCP:* ${hcp}${verdict.expectHcp ? "" : " (not required)"} · *iterations:* ${verdict.iterations.count}`));
   if (note) blocks.push(context(`_${mrkdwn(note)}_`));
+  if (verdict.status === "inconclusive") blocks.push(section(mrkdwn(INCONCLUSIVE_NEXT_STEP.replace(/`/g, ""))));
   const evidence = verdict.evidence.slice(0, 6).map((e) => `${String(e.line).padStart(6)}: ${e.text.length > 300 ? `${e.text.slice(0, 300)}…` : e.text}`);
   if (evidence.length > 0) blocks.push(section(`*Evidence from the log*\n${codeBlock(fitText(evidence.join("\n"), SLACK_LIMITS.text - 200))}`));
   if (comparison) blocks.push(section(comparisonMrkdwn(comparison)));

@@ -80,7 +80,7 @@ const HEADLINE: Record<string, string> = {
   pass: "✅ Smoke run passed",
   fail: "🛑 Smoke run failed",
   "hcp-inactive": "🛑 Smoke run ran without hierarchical CP",
-  inconclusive: "⚠️ Smoke run inconclusive",
+  inconclusive: "🛑 Smoke run inconclusive: not a pass",
 };
 
 export function stateHeadline(state: SmokeState): string {
@@ -110,7 +110,7 @@ function comparisonTitle(c: Comparison): string {
 function stateDetails(state: SmokeState): string {
   switch (state.kind) {
     case "finished":
-      return [state.note ? `_${untrusted(state.note)}_\n` : "", formatVerdictMarkdown(state.verdict), ...(state.comparison ? ["", comparisonMarkdown(state.comparison)] : [])].join("\n");
+      return [state.note ? `_${untrusted(state.note)}_\n` : "", state.verdict.status === "inconclusive" ? `${INCONCLUSIVE_NEXT_STEP}\n` : "", formatVerdictMarkdown(state.verdict), ...(state.comparison ? ["", comparisonMarkdown(state.comparison)] : [])].join("\n");
     case "timed_out":
       return `No self-hosted runner with the labels \`${state.labels.join(", ")}\` picked the job up within ${state.minutes} minute(s), so the run was cancelled. Check that a GPU runner with these labels is online, then ask again.`;
     case "failed":
@@ -139,9 +139,16 @@ export function smokeCommentBody(v: SmokeView, state: SmokeState): string {
     .join("\n");
 }
 
-/** Check-run conclusion for a verdict: only a pass is a success; a log that cannot tell is neutral. */
-export function conclusionForVerdict(verdict: Verdict): "success" | "failure" | "neutral" {
-  if (verdict.status === "pass") return "success";
-  if (verdict.status === "inconclusive") return "neutral";
-  return "failure";
+/**
+ * Check-run conclusion for a verdict: only a pass is a success. An inconclusive run is a
+ * failure too: GitHub's branch protection counts `neutral` as passing for a required check,
+ * and a run that proved nothing must not satisfy one.
+ */
+export function conclusionForVerdict(verdict: Verdict): "success" | "failure" {
+  return verdict.status === "pass" ? "success" : "failure";
 }
+
+/** What an inconclusive run asks of the reader, on every surface that shows it. */
+export const INCONCLUSIVE_NEXT_STEP =
+  "This run proved nothing about HCP, so the smoke check fails: a required check is not satisfied by it. " +
+  "Fix what the cause names (a run that did not train, a log cut off, reports that cannot be authenticated), then ask again with `/hcp smoke`.";

@@ -3,7 +3,7 @@
 // without HTTP.
 import type { Finding, Rule } from "../model/finding.ts";
 import { LineIndex } from "../model/source.ts";
-import type { Diagnostic } from "../recipe/types.ts";
+import { lostInput, type Diagnostic } from "../recipe/types.ts";
 import { countBySeverity } from "../render/text.ts";
 import { findingsTable, fitTo, ruleDocDetails, SEVERITY_ICON, tableCell, untrusted, whereText } from "../render/markdown.ts";
 import { hunkCovering, isCommentable, type Hunk } from "./diff.ts";
@@ -165,7 +165,13 @@ function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[]
   return comment;
 }
 
-function conclusionOf(findings: readonly Finding[], files: number): Conclusion {
+/**
+ * A file that was not analyzed (or lost a part to a syntax error) is a failure, not a
+ * neutral: GitHub counts neutral as passing for a required check, and input that was not
+ * read proved nothing. The same holds for the CLI (exit 1 or 2) and the playground.
+ */
+function conclusionOf(findings: readonly Finding[], files: number, lost: readonly Diagnostic[]): Conclusion {
+  if (lost.length > 0) return "failure";
   if (files === 0) return "skipped";
   const c = countBySeverity(findings);
   if (c.error > 0) return "failure";
@@ -178,7 +184,13 @@ function countsLine(findings: readonly Finding[]): string {
   return `${c.error} error(s), ${c.warning} warning(s), ${c.info} note(s)`;
 }
 
-function titleFor(conclusion: Conclusion, findings: readonly Finding[], configurations: number): string {
+function lostText(lost: readonly Diagnostic[]): string {
+  const files = new Set(lost.map((d) => d.file)).size;
+  return `${files} file(s) not fully analyzed`;
+}
+
+function titleFor(conclusion: Conclusion, findings: readonly Finding[], configurations: number, lost: readonly Diagnostic[]): string {
+  if (lost.length > 0) return `${lostText(lost)}${findings.length ? `; ${countsLine(findings)}` : ""} in ${configurations} configuration(s)`;
   if (conclusion === "skipped") return "No recipe or launch config changed";
   if (findings.length === 0) return `HCP settings look right in ${configurations} configuration(s)`;
   return `${countsLine(findings)} in ${configurations} configuration(s)`;
@@ -201,7 +213,8 @@ function layoutsSection(findings: readonly Finding[], gpusPerNode: number): stri
 
 export function planReview(input: ReviewInput): ReviewPlan {
   const all = [...(input.prNotes ?? []), ...input.findings];
-  const conclusion = conclusionOf(all, input.files.length);
+  const lost = lostInput(input.diagnostics);
+  const conclusion = conclusionOf(all, input.files.length, lost);
   const byPath = new Map(input.files.map((f) => [f.path, f]));
   const link = input.blobUrl ? (f: Finding) => input.blobUrl!(f.location.file, f.location.range.start.line) : undefined;
   const gpusPerNode = input.gpusPerNode ?? 8;
@@ -222,7 +235,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
     }
   }
 
-  const title = titleFor(conclusion, all, input.configurations);
+  const title = titleFor(conclusion, all, input.configurations, lost);
   const table = findingsTable(all, link);
   const summary = fitTo(
     [
@@ -254,7 +267,9 @@ export function planReview(input: ReviewInput): ReviewPlan {
       SUMMARY_MARKER,
       "## HCP review",
       "",
-      all.length === 0
+      lost.length > 0
+        ? `🛑 ${lostText(lost)} at \`${input.headSha.slice(0, 12)}\`, so this review cannot pass: fix or split what is listed under **Files the analyzer could not fully read**, then push again.${all.length ? ` Also ${countsLine(all)}.` : ""}`
+        : all.length === 0
         ? `✅ No HCP problems in the ${input.configurations} configuration(s) this PR touches (at \`${input.headSha.slice(0, 12)}\`).`
         : `${conclusion === "failure" ? "🛑" : "⚠️"} ${countsLine(all)} at \`${input.headSha.slice(0, 12)}\`. Required fixes first; suggestions are on the changed lines, the rest are in the check run.`,
       table && `\n${table}`,

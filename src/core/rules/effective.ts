@@ -98,8 +98,9 @@ export function settingOf(res: Resolution): Setting | undefined {
   return res.state === "set" ? res.setting : undefined;
 }
 
+/** An exact integer: one past 2^53 is not (HCP024 reports it; every other rule treats it as unknown). */
 export function isInt(value: Known | undefined): value is number {
-  return typeof value === "number" && Number.isInteger(value);
+  return typeof value === "number" && Number.isSafeInteger(value);
 }
 
 /** An integer setting with its source; undefined when not known to be an integer. */

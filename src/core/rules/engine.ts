@@ -1,5 +1,6 @@
 // Runs rules over configuration units: selection, re-grading, de-duplication, ordering.
-// A rule that throws becomes an INFO finding on the unit; the analysis never crashes.
+// A rule that throws becomes a finding on the unit graded as the worst the rule could have
+// said, so a rule that cannot decide never makes a check greener; the analysis never crashes.
 import * as z from "zod";
 import { SeveritySchema, type Finding, type ProjectFacts, type Rule, type RuleReport, type Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
@@ -70,13 +71,17 @@ function toFinding(rule: Rule, unit: ConfigUnit, report: RuleReport, regrade: Se
   return finding;
 }
 
-function crashFinding(rule: Rule, unit: ConfigUnit, error: unknown): Finding {
+function crashFinding(rule: Rule, unit: ConfigUnit, error: unknown, regrade: Severity | undefined): Finding {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // Reports grade themselves at most the rule's severity: the crash takes that grade, since
+  // the rule might have reported it.
   return {
     ruleId: rule.id,
     ruleName: rule.name,
-    severity: "info",
-    message: `Rule ${rule.id} (${rule.name}) failed on ${unit.name} and was skipped: ${reason}. The other rules still ran; please report this.`,
+    severity: regrade ?? rule.severity,
+    message:
+      `Rule ${rule.id} (${rule.name}) failed on ${unit.name}, so this configuration is not checked for it: ${reason.slice(0, 500)}. ` +
+      "It counts as the rule's own finding until the rule can decide; the other rules still ran; please report this.",
     location: unit.location,
     unitId: unit.id,
     unitName: unit.name,
@@ -88,7 +93,7 @@ function runOne(rule: Rule, unit: ConfigUnit, project: ProjectFacts, regrade: Se
   try {
     return rule.check(unit, project).map((r) => toFinding(rule, unit, r, regrade));
   } catch (error) {
-    return [crashFinding(rule, unit, error)];
+    return [crashFinding(rule, unit, error, regrade)];
   }
 }
 

@@ -2,6 +2,7 @@
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Known } from "../model/settings.ts";
 import { commTypes, hcpSizes, isInt, replaceA2aP2p, usesA2aP2p, type CommTypes, type HcpSizes } from "./effective.ts";
+import { isInexact } from "./hcp024-inexact-number.ts";
 import { defineRule, describe, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
 
 export const rule = defineRule({
@@ -27,8 +28,10 @@ export const rule = defineRule({
       return [reportAt(unit, sizes.setting, message)];
     }
     if (sizes.state !== "list") return [];
-    const bad = sizes.values.filter((v) => !(isInt(v) && v >= 1));
+    // An integer past 2^53 is HCP024's finding; this rule cannot tell what it was meant to be.
+    const bad = sizes.values.filter((v) => !(isInt(v) && v >= 1) && !(typeof v === "number" && isInexact(v)));
     if (bad.length > 0) return [invalidEntries(unit, sizes, bad)];
+    if (!sizes.values.every(isInt)) return [];
     return degenerateSlot(unit, sizes, commTypes(unit));
   },
 });

@@ -59,7 +59,10 @@ function when(d: Date | null): string {
 }
 
 function verdictCell(r: SmokeRequest): Html {
-  return r.verdictStatus ? html`<span class="verdict-${r.verdictStatus}">${r.verdictStatus}</span>` : html`–`;
+  if (!r.verdictStatus) return html`–`;
+  // Inconclusive concludes the check as a failure; the history says so rather than looking amber.
+  const label = r.verdictStatus === "inconclusive" ? "inconclusive (not a pass)" : r.verdictStatus;
+  return html`<span class="verdict-${r.verdictStatus}">${label}</span>`;
 }
 
 function linkList(l: Links): Html {

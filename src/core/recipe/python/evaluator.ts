@@ -15,7 +15,7 @@ import { ev, lookupConstant } from "./eval/expressions.ts";
 import { Machine, newFrame, type EvalNote, type Frame, type Status } from "./eval/machine.ts";
 import { execBlock } from "./eval/statements.ts";
 
-export { BudgetExceeded, type EvalNote, type Frame } from "./eval/machine.ts";
+export { BudgetExceeded, FILE_STEP_BUDGET, FileBudgetExceeded, type EvalNote, type Frame } from "./eval/machine.ts";
 
 export class Evaluator {
   private readonly m: Machine;

@@ -6,6 +6,7 @@ import { LineIndex, location, type SourceFile } from "../../model/source.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
 import type { ModuleLibrary, ParsedModule } from "./library.ts";
 import { scanModule } from "./module.ts";
+import { tooDeeplyNested } from "./nesting.ts";
 import { buildTree, firstSyntaxError } from "./tree.ts";
 import { extractUnits } from "./units.ts";
 
@@ -13,9 +14,30 @@ export { isRecipeName } from "./units.ts";
 
 export { ModuleLibrary } from "./library.ts";
 
-/** A module's definitions and its first syntax error; undefined when the parser gives no tree. */
+/**
+ * Parsers whose WebAssembly runtime failed inside a parse: its state may be damaged, so the
+ * caller gives the next file a fresh one (extractFiles).
+ */
+const failedParsers = new WeakSet<Parser>();
+
+export function parserFailed(parser: Parser): boolean {
+  return failedParsers.has(parser);
+}
+
+/**
+ * A module's definitions and its first syntax error; undefined when the parser gives no
+ * tree, or the file is nested past what the parser (and Python) take: it never reaches
+ * tree-sitter then.
+ */
 export function parseModule(file: SourceFile, parser: Parser): ParsedModule | undefined {
-  const tree = parser.parse(file.text);
+  if (tooDeeplyNested(file)) return undefined;
+  let tree: ReturnType<Parser["parse"]>;
+  try {
+    tree = parser.parse(file.text);
+  } catch (error) {
+    failedParsers.add(parser);
+    throw new ParserFailure(error);
+  }
   if (!tree) return undefined;
   try {
     const index = new LineIndex(file.text);
@@ -31,6 +53,11 @@ export function parseModule(file: SourceFile, parser: Parser): ParsedModule | un
  */
 export function extractPython(file: SourceFile, parser: Parser, library?: ModuleLibrary): ExtractResult {
   const result = emptyResult();
+  const deep = tooDeeplyNested(file);
+  if (deep) {
+    result.diagnostics.push(deep);
+    return result;
+  }
   try {
     const parsed = library?.isImportTarget(file.path) ? library.parsedModule(file.path) : parseModule(file, parser);
     if (!parsed) {
@@ -42,11 +69,23 @@ export function extractPython(file: SourceFile, parser: Parser, library?: Module
     result.units = extracted.units;
     result.diagnostics.push(...extracted.diagnostics);
   } catch (error) {
+    if (error instanceof ParserFailure) {
+      result.diagnostics.push({ file: file.path, severity: "error", code: "too-complex", message: `not analyzed: the Python parser failed on this file (${error.message})` });
+      return result;
+    }
     // Written not to throw; if it does anyway, the file is reported and analysis goes on.
     const message = error instanceof Error ? error.message : String(error);
     result.diagnostics.push({ file: file.path, severity: "error", code: "unsupported", message: `could not analyze this Python file: ${message}` });
   }
   return result;
+}
+
+/** The parser itself failed (a WebAssembly trap): the file is not analyzed, and the parser is replaced. */
+class ParserFailure extends Error {
+  override name = "ParserFailure";
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message.slice(0, 200) : String(cause).slice(0, 200));
+  }
 }
 
 function syntaxDiagnostic(file: SourceFile, tree: Tree, index: LineIndex): Diagnostic | null {

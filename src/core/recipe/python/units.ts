@@ -10,7 +10,7 @@ import {
   type SettingKey,
 } from "../../model/settings.ts";
 import type { Diagnostic } from "../types.ts";
-import { BudgetExceeded, Evaluator, type EvalNote, type Frame } from "./evaluator.ts";
+import { BudgetExceeded, Evaluator, FILE_STEP_BUDGET, FileBudgetExceeded, type EvalNote, type Frame } from "./evaluator.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
 import type { ModuleLibrary } from "./library.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
@@ -26,9 +26,20 @@ const WORKLOAD_CTOR = /(?:^|\.)\w*Workload\w*Config$/;
 export function extractUnits(mod: ModuleInfo, library?: ModuleLibrary): { units: ConfigUnit[]; diagnostics: Diagnostic[] } {
   const ev = new Evaluator(mod, library);
   const out = { units: [] as ConfigUnit[], diagnostics: [] as Diagnostic[] };
-  for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
-  for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
-  for (const cls of mod.classes.values()) isolate(mod, out, cls.nameNode, () => providerUnit(mod, ev, cls));
+  try {
+    for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
+    for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
+    for (const cls of mod.classes.values()) isolate(mod, out, cls.nameNode, () => providerUnit(mod, ev, cls));
+  } catch (error) {
+    if (!(error instanceof FileBudgetExceeded)) throw error;
+    // Past the file's bound nothing more is read; what was read stays, and the file is not called analyzed.
+    out.diagnostics.push({
+      file: mod.path,
+      severity: "warning",
+      code: "too-complex",
+      message: `not analyzed: the file needs more evaluation than the analyzer does for one file (${FILE_STEP_BUDGET} evaluation steps; ${out.units.length} configuration(s) read before it stopped)`,
+    });
+  }
   return out;
 }
 
@@ -38,6 +49,7 @@ function isolate(mod: ModuleInfo, out: { units: ConfigUnit[]; diagnostics: Diagn
     const unit = make();
     if (unit) out.units.push(unit);
   } catch (error) {
+    if (error instanceof FileBudgetExceeded) throw error;
     const message = error instanceof Error ? error.message : String(error);
     out.diagnostics.push({
       file: mod.path,

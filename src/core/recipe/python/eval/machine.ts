@@ -39,9 +39,17 @@ interface LogEntry {
 /** Thrown when one unit needs more work than any real recipe does; the unit is skipped with a note. */
 export class BudgetExceeded extends Error {}
 
+/**
+ * Thrown when one file needs more work than any real recipe module does (in all its units):
+ * the rest of the file is not analyzed, and a diagnostic says so (units.ts).
+ */
+export class FileBudgetExceeded extends Error {}
+
 export const MAX_DEPTH = 150;
 export const MAX_CALL_DEPTH = 12;
 const STEP_BUDGET = 200_000;
+/** Steps for all units of one file together: 20 units at the per-unit limit. */
+export const FILE_STEP_BUDGET = 4_000_000;
 const MAX_SHORT = 60;
 
 export class Machine {
@@ -51,6 +59,8 @@ export class Machine {
   branchDepth = 0;
   depth = 0;
   private steps = 0;
+  /** Not reset between units: the file's whole evaluation is bounded. */
+  private fileSteps = 0;
   active: FnDef[] = [];
   private constCaches = new Map<ModuleInfo, Map<string, V | "pending">>();
   private moduleFrames = new Map<ModuleInfo, Frame>();
@@ -131,6 +141,7 @@ export class Machine {
   }
 
   tick(): void {
+    if (++this.fileSteps > FILE_STEP_BUDGET) throw new FileBudgetExceeded("file evaluation budget exceeded");
     if (++this.steps > STEP_BUDGET) throw new BudgetExceeded("evaluation budget exceeded");
   }
 
