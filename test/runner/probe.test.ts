@@ -1,7 +1,7 @@
 // The HCP probe (src/runner/probe/sitecustomize.py) under the real python3, against a tiny
 // fake megatron.core.parallel_state (and, where ranks matter, a fake torch.distributed).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerdictParser } from "../../src/core/verdict/parser.ts";
@@ -263,6 +263,21 @@ describe("the probe's key (it signs reports; the training script must not be abl
     expect(r.stdout).toContain("file-env=False");
     expect(parseProbeLine(probeLines(r.stdout)[0]!)).toMatchObject({ ok: true, report: { v: 2 } });
     expect(probeLines(r.stdout)[0]).not.toContain('"mac"');
+  });
+
+  it("the launcher finds torch in a venv's own site-packages (PYTHONPATH naming no torch), as on a runner whose python is a venv's", () => {
+    const venv = join(tempDir("hcp-probe-venv-"), "venv");
+    expect(spawnSync("python3", ["-m", "venv", "--without-pip", venv]).status).toBe(0);
+    const lib = readdirSync(join(venv, "lib")).find((d) => d.startsWith("python"))!;
+    cpSync(join(fakeTorch, "torch"), join(venv, "lib", lib, "site-packages", "torch"), { recursive: true });
+    const r = spawnSync(join(venv, "bin", "python"), ["-u", "-I", "-S", probe.launcher, "--nproc_per_node=2", join(scripts, "no_megatron.py")], {
+      cwd: scripts,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.match(/script: no megatron here/g)).toHaveLength(2); // both ranks ran (their lines may interleave)
+    expect(r.status).toBe(0);
   });
 
   it("the launcher never imports a torch that only the checkout provides (at its root or through PYTHONPATH)", () => {

@@ -69,6 +69,21 @@ def _pth_dirs(site_dir):
     return found
 
 
+def _site_dirs(site):
+    """A venv's lib/pythonX.Y/site-packages (its layout on every distro: Debian's patched
+    getsitepackages would name dist-packages, since without `site` sys.prefix is not the venv),
+    then the site-packages of any base prefix the venv includes."""
+    prefixes = _prefixes()
+    version = "python%d.%d" % sys.version_info[:2]
+    dirs = []
+    for prefix in prefixes:
+        if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+            dirs += [os.path.join(prefix, lib, version, "site-packages") for lib in ("lib", "lib64")]
+        else:
+            dirs += site.getsitepackages([prefix])
+    return dirs
+
+
 def _search_path(checkout, probe_dir):
     """The runner's PYTHONPATH first (as Python orders it), then site-packages, then their .pth dirs."""
     import site
@@ -78,7 +93,7 @@ def _search_path(checkout, probe_dir):
         return os.path.isdir(entry) and not _inside(entry, probe_dir) and not _inside(entry, checkout)
 
     runner = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and allowed(p)]
-    sites = [d for d in site.getsitepackages(_prefixes()) if os.path.isdir(d)]
+    sites = [d for d in _site_dirs(site) if os.path.isdir(d)]
     pth = [d for s in sites for d in _pth_dirs(s) if allowed(d)]
     return runner + sites + pth
 
