@@ -29,6 +29,11 @@ export interface RunOptions {
   notice(message: string): void;
   /** Signals that cancel the run; the default handles SIGTERM and SIGINT. */
   cancelSignals?: readonly NodeJS.Signals[];
+  /**
+   * Bytes the child reads on one more descriptor (3): written whole at the start into a socket
+   * whose writing end is then closed, so once the readers took them nothing is left to read.
+   */
+  extraFd?: { fd: 3; data: Uint8Array };
 }
 
 export interface RunResult {
@@ -107,7 +112,7 @@ export async function runSmokeProcess(options: RunOptions): Promise<RunResult> {
     cwd: options.cwd,
     detached: true,
     cleanup: false,
-    stdin: "ignore",
+    stdio: ["ignore", "pipe", "pipe", ...(options.extraFd ? [options.extraFd.data] : [])],
     all: true,
     buffer: false,
     reject: false,

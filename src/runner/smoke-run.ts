@@ -14,10 +14,10 @@ import type { Writable } from "node:stream";
 import * as z from "zod";
 import { createVerdictParser, requestedLayout, type Verdict, type VerdictOptions } from "../core/verdict/index.ts";
 import { VERSION } from "../version.ts";
-import { buildArgv, buildEnv, RECIPE_RE, type Env } from "./command.ts";
+import { buildArgv, buildEnv, KEY_FD, RECIPE_RE, type Env } from "./command.ts";
 import { checkoutProblem } from "./checkout.ts";
 import { composeOverrides, OverrideError, overridesFromEnv, parseOverrides, type ParsedOverride } from "./overrides.ts";
-import { writeProbeDir } from "./probe.ts";
+import { keyLines, writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
 import { verdictJson, verdictLine, verdictMarkdown, verdictText } from "./report.ts";
 import { commitmentLine, delimiterLine, digestLine, type FileDigest, type ReportedFile } from "../core/smoke/runner-report.ts";
@@ -27,9 +27,10 @@ export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 
 export const SMOKE_RUN_USAGE = `Usage: hcp-bot smoke-run --recipe NAME [options] [-- OVERRIDES...]
 
-Runs \`uv run python -m torch.distributed.run --nproc_per_node=N scripts/training/run_recipe.py
---recipe NAME OVERRIDES... HARNESS...\` in the current checkout (\`python -m ...\` with
---launcher python), with HCP made observable (TORCH_CPP_LOG_LEVEL=INFO and a probe), and
+Runs \`uv run python -u -I -S LAUNCHER --nproc_per_node=N scripts/training/run_recipe.py
+--recipe NAME OVERRIDES... HARNESS...\` in the current checkout (\`python ...\` with
+--launcher python), where LAUNCHER starts torch's own torch.distributed.run with nothing of the
+checkout importable, with HCP made observable (TORCH_CPP_LOG_LEVEL=INFO and a probe), and
 writes the verdict. It refuses to start (exit 2) when the launcher is not on PATH or
 scripts/training/run_recipe.py is not in the checkout, --dry-run included.
 
@@ -192,13 +193,13 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     deps.err(`hcp-bot smoke-run: ${problem}\n`);
     return SMOKE_EXIT.usage;
   }
-  const command = buildArgv(options);
+  const argvWith = (launcherScript: string) => buildArgv({ ...options, launcherScript });
   const duplicatesNotice = options.duplicates.length > 0 ? [`dropped overrides that repeat the harness settings: ${options.duplicates.join(" ")}`] : [];
 
   if (options.dryRun) {
-    const preview = buildEnv(deps.env, "<probe-dir>", "<probe-dir>/key");
-    const reference = options.compare === "none" ? {} : { reference: { argv: buildArgv({ ...options, overrides: referenceOverrides(options.overrides, options.compare) }) } };
-    deps.out(`${JSON.stringify({ argv: command, ...reference, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
+    const preview = buildEnv(deps.env, "<probe-dir>/python");
+    const reference = options.compare === "none" ? {} : { reference: { argv: buildArgv({ ...options, launcherScript: PREVIEW_LAUNCHER, overrides: referenceOverrides(options.overrides, options.compare) }) } };
+    deps.out(`${JSON.stringify({ argv: argvWith(PREVIEW_LAUNCHER), ...reference, env: preview.added, unset: preview.removed, notices: [...duplicatesNotice, ...preview.notices] }, null, 2)}\n`);
     return SMOKE_EXIT.pass;
   }
 
@@ -210,8 +211,11 @@ export async function smokeRun(argv: readonly string[], deps: SmokeRunDeps): Pro
     deps.err(`hcp-bot smoke-run: ${error.message}\n(see \`hcp-bot smoke-run --help\`)\n`);
     return SMOKE_EXIT.usage;
   }
-  return runAndReport(options, command, duplicatesNotice, paths, deps, problem);
+  return runAndReport(options, argvWith, duplicatesNotice, paths, deps, problem);
 }
+
+/** Where --dry-run says the launcher will be (the probe dir is made per run). */
+const PREVIEW_LAUNCHER = "<probe-dir>/launch.py";
 
 interface OutputPaths {
   outDir: string;
@@ -257,7 +261,8 @@ class Digest {
 /** One leg of the run: its command, its files, and what its verdict compares the log with. */
 interface Leg {
   name: "run" | "reference";
-  command: string[];
+  /** The leg's argv, given the launcher script of its probe dir. */
+  command: (launcherScript: string) => string[];
   logPath: string;
   verdictFile: ReportedFile;
   expectHcp: boolean;
@@ -269,6 +274,8 @@ interface Leg {
 
 interface LegOutcome {
   verdict: Verdict;
+  /** The argv the leg ran. */
+  argv: string[];
   result: RunResult;
   series: IterationPoint[];
   digests: [ReportedFile, FileDigest][];
@@ -279,7 +286,7 @@ interface LegOutcome {
 }
 
 /** The real run: probe dir, tee + streaming verdict, then the outputs. Exit 0 only on a pass. */
-async function runAndReport(options: SmokeRunOptions, command: string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps, refusal: string | null): Promise<number> {
+async function runAndReport(options: SmokeRunOptions, command: (launcherScript: string) => string[], notices: string[], paths: OutputPaths, deps: SmokeRunDeps, refusal: string | null): Promise<number> {
   const say = (message: string) => deps.err(`hcp-bot smoke-run: ${message}\n`);
   const { outDir, logPath } = paths;
   await mkdir(outDir, { recursive: true });
@@ -294,8 +301,8 @@ async function runAndReport(options: SmokeRunOptions, command: string[], notices
   const reference = options.compare === "none" ? undefined : await referenceLeg(options, options.compare, run, outDir, say, deps);
   if (reference) legs.push(reference);
 
-  const record = runRecord({ options, command, added: run.added, removed: run.removed, notices: run.notices, result: run.result, startedAt: run.startedAt, logPath, env: deps.env });
-  const referenceRecord = reference ? { reference: { argv: reference.argvUsed, exitCode: reference.result.exitCode, durationMs: reference.result.durationMs, timedOut: reference.result.timedOut, signal: reference.result.signal, log: join(outDir, "reference.log") } } : {};
+  const record = runRecord({ options, command: run.argv, added: run.added, removed: run.removed, notices: run.notices, result: run.result, startedAt: run.startedAt, logPath, env: deps.env });
+  const referenceRecord = reference ? { reference: { argv: reference.argv, exitCode: reference.result.exitCode, durationMs: reference.result.durationMs, timedOut: reference.result.timedOut, signal: reference.result.signal, log: join(outDir, "reference.log") } } : {};
   await writeFile(join(outDir, "run.json"), `${JSON.stringify({ ...record, ...referenceRecord }, null, 2)}\n`);
   const comparison = reference && options.compare !== "none" ? runnerComparison(options, options.compare, run, reference) : undefined;
   const summary = deps.env.GITHUB_STEP_SUMMARY;
@@ -322,7 +329,7 @@ async function referenceLeg(options: SmokeRunOptions, mode: ReferenceMode, run: 
     return undefined;
   }
   const overrides = referenceOverrides(options.overrides, mode);
-  const command = buildArgv({ ...options, overrides });
+  const command = (launcherScript: string) => buildArgv({ ...options, launcherScript, overrides });
   say(`reference leg: the same run with model.cp_comm_type=${mode} and no hierarchical sizes`);
   const leg = await runLeg(
     options,
@@ -332,7 +339,7 @@ async function referenceLeg(options: SmokeRunOptions, mode: ReferenceMode, run: 
     say,
     deps,
   );
-  return { ...leg, argvUsed: command };
+  return leg;
 }
 
 function runnerComparison(options: SmokeRunOptions, mode: ReferenceMode, run: LegOutcome, reference: LegOutcome) {
@@ -347,14 +354,14 @@ function runnerComparison(options: SmokeRunOptions, mode: ReferenceMode, run: Le
 async function runLeg(options: SmokeRunOptions, leg: Leg, notices: string[], outDir: string, say: (m: string) => void, deps: SmokeRunDeps): Promise<LegOutcome & { probeKey: string }> {
   const probe = await writeProbeDir();
   try {
-    const built = buildEnv(deps.env, probe.dir, probe.keyFile);
+    const built = buildEnv(deps.env, probe.dir);
+    const argv = leg.command(probe.launcher);
     const allNotices = [...notices, ...built.notices];
     for (const n of allNotices) say(n);
-    say(`running ${JSON.stringify(leg.command)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
+    say(`running ${JSON.stringify(argv)} (time limit ${formatMs(options.timeoutMs)}; probe ${probe.dir}/sitecustomize.py; outputs in ${outDir})`);
     const startedAt = new Date();
-    const { result, verdict, logDigest, series } = await runJudged(options, leg, built.env, say, deps, probe.key);
+    const { result, verdict, logDigest, series } = await runJudged(options, leg, argv, built.env, say, deps, probe.key);
     if (result.spawnError) say(`could not start the run: ${result.spawnError}`);
-    if (!result.spawnError && !(await probe.keyTaken())) say("the torchrun launcher's probe never took its key: no HCP-PROBE report of this run can be authenticated");
     // The run's processes are gone: the key can no longer sign anything, so it is revealed for
     // the bot (and anyone with the log) to verify the reports with.
     const verdictFile = runnerVerdictJson(verdict, probe.key, options.nproc);
@@ -362,7 +369,7 @@ async function runLeg(options: SmokeRunOptions, leg: Leg, notices: string[], out
     const verdictDigest = new Digest();
     verdictDigest.update(verdictFile);
     const logName: ReportedFile = leg.name === "run" ? "smoke.log" : "reference.log";
-    return { verdict, result, series, digests: [[logName, logDigest], [leg.verdictFile, verdictDigest.done()]], notices: allNotices, added: built.added, removed: built.removed, startedAt, probeKey: probe.key };
+    return { verdict, argv, result, series, digests: [[logName, logDigest], [leg.verdictFile, verdictDigest.done()]], notices: allNotices, added: built.added, removed: built.removed, startedAt, probeKey: probe.key };
   } finally {
     await probe.remove();
   }
@@ -385,6 +392,7 @@ function probeKeyLine(probeKey: string, worldSize: number, log: string): string 
 async function runJudged(
   options: SmokeRunOptions,
   leg: Leg,
+  argv: string[],
   env: Record<string, string>,
   say: (message: string) => void,
   deps: SmokeRunDeps,
@@ -410,8 +418,10 @@ async function runJudged(
       series.push(chunk);
     });
     result = leg.refusal ? await refused(leg.refusal, consume) : await runSmokeProcess({
-      argv: leg.command,
+      argv,
       env,
+      // The ranks' key lines, on a descriptor only the launcher's children read (launch.py).
+      extraFd: { fd: KEY_FD, data: keyLines(probeKey, options.nproc) },
       cwd: deps.cwd,
       timeoutMs: options.timeoutMs,
       graceMs: options.graceMs,

@@ -33,9 +33,9 @@ const ALLOWED = [
   /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|icon\.svg))$/,
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
-  /^src\/runner\/probe\/sitecustomize\.py$/,
+  /^src\/runner\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";

@@ -124,7 +124,11 @@ describe("harness composition", () => {
     const composed = composeOverrides(user, { iters: plan.iters, nproc: plan.gpus });
     const keys = composed.overrides.map((o) => o.slice(0, o.indexOf("=")));
     expect(new Set(keys).size).toBe(keys.length);
-    const runnerArgv = buildArgv({ recipe: plan.recipe, nproc: plan.gpus, overrides: composed.overrides });
+    const launched = buildArgv({ recipe: plan.recipe, nproc: plan.gpus, overrides: composed.overrides, launcherScript: "/probe/launch.py" });
+    // The runner starts torch's launcher isolated, where the bot's plan says `-m torch.distributed.run`.
+    expect(launched.slice(0, 7)).toEqual(["uv", "run", "python", "-u", "-I", "-S", "/probe/launch.py"]);
+    expect(plan.argv.slice(0, 5)).toEqual(["uv", "run", "python", "-m", "torch.distributed.run"]);
+    const runnerArgv = [...plan.argv.slice(0, 5), ...launched.slice(7)];
     // Same words, possibly in another order (the runner puts its fixed settings last).
     expect([...runnerArgv].sort()).toEqual([...new Set([...plan.argv, "validation.eval_interval=0"])].sort());
     expect(runnerArgv.slice(0, 9)).toEqual(plan.argv.slice(0, 9));
@@ -138,16 +142,17 @@ describe("harness composition", () => {
 describe("environment", () => {
   it("adds the observability settings and keeps the rest of the parent environment", () => {
     const built = buildEnv({ PATH: "/bin", HF_HOME: "/hf", TORCH_DISTRIBUTED_DEBUG: "detail", PYTHONPATH: "/a" }, "/probe");
-    expect(built.env).toEqual({ PATH: "/bin", HF_HOME: "/hf", PYTHONPATH: "/probe:/a", TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", HCP_PROBE_KEY_FILE: "/probe/key" });
+    expect(built.env).toEqual({ PATH: "/bin", HF_HOME: "/hf", PYTHONPATH: "/probe:/a", TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", HCP_PROBE_KEY_FD: "0" });
     expect(built.removed).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
     expect(buildEnv({}, "/probe").env.PYTHONPATH).toBe("/probe");
   });
 
-  it("names the run's key file, never a key; a key in the runner's environment is removed", () => {
-    const built = buildEnv({ PATH: "/bin", HCP_PROBE_KEY: "ab".repeat(32), HCP_PROBE_KEY_FILE: "/elsewhere" }, "/probe", "/probe/key");
+  it("names the ranks' key descriptor, never a key or a key file; those in the runner's environment are removed", () => {
+    const built = buildEnv({ PATH: "/bin", HCP_PROBE_KEY: "ab".repeat(32), HCP_PROBE_KEY_FILE: "/elsewhere" }, "/probe");
     expect(built.env.HCP_PROBE_KEY).toBeUndefined();
-    expect(built.env.HCP_PROBE_KEY_FILE).toBe("/probe/key");
-    expect(built.removed).toEqual(["HCP_PROBE_KEY"]);
+    expect(built.env.HCP_PROBE_KEY_FILE).toBeUndefined();
+    expect(built.env.HCP_PROBE_KEY_FD).toBe("0");
+    expect(built.removed).toEqual(["HCP_PROBE_KEY", "HCP_PROBE_KEY_FILE"]);
     expect(built.notices).toContain("HCP_PROBE_KEY removed from the environment: the probe signs only with the key this run makes");
   });
 });

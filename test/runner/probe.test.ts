@@ -1,7 +1,7 @@
 // The HCP probe (src/runner/probe/sitecustomize.py) under the real python3, against a tiny
 // fake megatron.core.parallel_state (and, where ranks matter, a fake torch.distributed).
-import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerdictParser } from "../../src/core/verdict/parser.ts";
@@ -38,7 +38,8 @@ beforeAll(async () => {
       "    except OSError:",
       "        return 'unreadable'",
       "    return any(m.group(1) != b'0' * 64 for m in re.finditer(rb'HCP_PROBE_KEY=([0-9a-f]{64})', data))",
-      "print('script: key in os.environ=%s self=%s parent=%s file-env=%s' % ('HCP_PROBE_KEY' in os.environ, holds('/proc/self/environ'), holds('/proc/%d/environ' % os.getppid()), 'HCP_PROBE_KEY_FILE' in os.environ), flush=True)",
+      "import sys",
+      "print('script: key in os.environ=%s self=%s parent=%s file-env=%s fd-env=%s stdin=%d' % ('HCP_PROBE_KEY' in os.environ, holds('/proc/self/environ'), holds('/proc/%d/environ' % os.getppid()), 'HCP_PROBE_KEY_FILE' in os.environ, 'HCP_PROBE_KEY_FD' in os.environ, len(sys.stdin.buffer.read())), flush=True)",
       "from megatron.core import parallel_state",
       `parallel_state.${init}`,
     ].join("\n"),
@@ -58,7 +59,8 @@ interface PyRun {
   stderr: string;
 }
 
-function python(script: string, opts: { mode?: string; torch?: boolean; env?: Record<string, string>; pythonPath?: string[] } = {}): PyRun {
+/** Runs a script with the probe; `key` is written to its stdin (a pipe) with HCP_PROBE_KEY_FD=0, as a rank gets it. */
+function python(script: string, opts: { mode?: string; torch?: boolean; env?: Record<string, string>; pythonPath?: string[]; key?: string } = {}): PyRun {
   const path = [probe.dir, ...(opts.pythonPath ?? []), ...(opts.torch ? [fakeTorch] : []), fakeMegatron];
   const r = spawnSync("python3", [join(scripts, script)], {
     encoding: "utf8",
@@ -70,8 +72,10 @@ function python(script: string, opts: { mode?: string; torch?: boolean; env?: Re
       RANK: "2",
       WORLD_SIZE: "4",
       FAKE_MCORE_MODE: opts.mode ?? "hcp",
+      ...(opts.key === undefined ? {} : { HCP_PROBE_KEY_FD: "0" }),
       ...opts.env,
     },
+    ...(opts.key === undefined ? {} : { input: `${opts.key}\n` }),
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -142,7 +146,7 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
 
   it("a flat run reports levels null, which the parser reads as HCP not active once the report is signed", () => {
     const key = "ab".repeat(32);
-    const r = python("module.py", { mode: "flat", torch: true, env: { HCP_PROBE_KEY: key } });
+    const r = python("module.py", { mode: "flat", torch: true, key });
     const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
     expect(parsed?.ok && parsed.report.levels).toBeNull();
     expect(verdictFor(r.stdout, key).hcp.active).toBe(false);
@@ -150,7 +154,7 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
   });
 
   it("a probe failure never breaks the script: it prints an error report and a diagnostic, and the run goes on", () => {
-    const r = python("module.py", { mode: "groups-raise", torch: true, env: { HCP_PROBE_KEY: "ab".repeat(32) } });
+    const r = python("module.py", { mode: "groups-raise", torch: true, key: "ab".repeat(32) });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("script: after init");
     const parsed = parseProbeLine(probeLines(r.stdout)[0]!);
@@ -196,52 +200,108 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
 });
 
 describe("the probe's key (it signs reports; the training script must not be able to read it)", { timeout: 30_000 }, () => {
-  it("a rank takes the key before user code runs: not in os.environ, not in /proc/self/environ; its report's MAC verifies", () => {
-    const r = python("look_for_key.py", { torch: true, env: { HCP_PROBE_KEY: KEY } });
+  it("a rank takes its key line from fd 0 before user code runs: no key or marker in its environment, /dev/null as stdin; its report's MAC verifies", () => {
+    const r = python("look_for_key.py", { torch: true, key: KEY });
     expect(r.status).toBe(0);
     expect(r.stderr).toBe("");
-    expect(r.stdout).toContain("script: key in os.environ=False self=False parent=False file-env=False");
+    expect(r.stdout).toContain("script: key in os.environ=False self=False parent=False file-env=False fd-env=False stdin=0");
     const [report] = parseProbeReports(probeLines(r.stdout)[0]!);
     expect(report?.ok && verifyProbeMac(report.json, KEY)).toBe(true);
     expect(report?.ok && verifyProbeMac(report.json, "0".repeat(64))).toBe(false);
     expect(verdictFor(r.stdout, KEY).hcp).toMatchObject({ active: true, probeReports: 1, untrustedReports: 0 });
   });
 
-  it("the torchrun launcher reads and deletes the key file and hands the key to every rank; no rank can read it, not even in its parent's /proc/PID/environ", () => {
-    const keyFile = join(tempDir("hcp-probe-key-"), "key");
-    writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
+  it("the launcher (python -I -S launch.py) passes the key lines on fd 3 to torchrun's ranks as fd 0: each rank takes one, none sees it elsewhere", async () => {
     const path = [probe.dir, fakeTorch, fakeMegatron].join(delimiter);
-    const r = spawnSync("python3", ["-m", "torch.distributed.run", "--nproc_per_node=4", join(scripts, "look_for_key.py")], {
-      encoding: "utf8",
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PYTHONPATH: path, PYTHONDONTWRITEBYTECODE: "1", HCP_PROBE_KEY_FILE: keyFile },
+    const child = spawn("python3", ["-u", "-I", "-S", probe.launcher, "--nproc_per_node=4", join(scripts, "look_for_key.py")], {
+      cwd: scripts,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PYTHONPATH: path, PYTHONDONTWRITEBYTECODE: "1", HCP_PROBE_KEY_FD: "0" },
     });
-    expect(r.status).toBe(0);
-    expect(r.stderr).toBe("");
-    expect(existsSync(keyFile)).toBe(false);
-    expect(r.stdout.match(/script: key in os\.environ=False self=False parent=False file-env=False/g)).toHaveLength(4);
+    (child.stdio[3] as NodeJS.WritableStream).end(`${KEY}\n`.repeat(4));
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).toBe("");
+    expect(status).toBe(0);
+    expect(stdout.match(/script: key in os\.environ=False self=False parent=False file-env=False fd-env=False stdin=0/g)).toHaveLength(4);
     // Each report begins its own line (a leading newline in one write), whatever the ranks interleave.
-    const lines = probeLines(r.stdout);
+    const lines = probeLines(stdout);
     expect(lines).toHaveLength(4);
     const reports = lines.flatMap((l) => parseProbeReports(l));
     expect(reports.map((p) => p.ok && verifyProbeMac(p.json, KEY))).toEqual([true, true, true, true]);
-    const v = verdictFor(r.stdout, KEY);
+    const v = verdictFor(stdout, KEY);
     expect(v.hcp).toMatchObject({ active: true, probeReports: 4, ranksReported: [0, 1, 2, 3], levelSizes: [2, 2] });
   });
 
-  it("a process that is not the launcher leaves the key file alone, and signs nothing", () => {
+  it("one key line per rank: a second reader of a one-line channel gets nothing and signs nothing", async () => {
+    const child = spawn("python3", ["-u", "-I", "-S", probe.launcher, "--nproc_per_node=2", join(scripts, "module.py")], {
+      cwd: scripts,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PYTHONPATH: [probe.dir, fakeTorch, fakeMegatron].join(delimiter), PYTHONDONTWRITEBYTECODE: "1", HCP_PROBE_KEY_FD: "0" },
+    });
+    (child.stdio[3] as NodeJS.WritableStream).end(`${KEY}\n`); // one line, two ranks
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    await new Promise((resolve) => child.on("close", resolve));
+    const signed = probeLines(stdout).filter((l) => l.includes('"mac"'));
+    expect(signed).toHaveLength(1);
+    expect(probeLines(stdout)).toHaveLength(2);
+    expect(stderr).toMatch(/^\[hcp-bot probe\] no key arrived for this process \(0 bytes\); reports stay unsigned$/m);
+  });
+
+  it("HCP_PROBE_KEY or HCP_PROBE_KEY_FILE in the environment is never a key: the report stays unsigned and the script sees neither", () => {
     const keyFile = join(tempDir("hcp-probe-key-"), "key");
     writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
-    const r = python("module.py", { torch: true, env: { HCP_PROBE_KEY_FILE: keyFile } });
+    const r = python("look_for_key.py", { torch: true, env: { HCP_PROBE_KEY: KEY, HCP_PROBE_KEY_FILE: keyFile } });
     expect(r.status).toBe(0);
-    expect(existsSync(keyFile)).toBe(true);
+    expect(r.stdout).toContain("key in os.environ=False");
+    expect(r.stdout).toContain("file-env=False");
     expect(parseProbeLine(probeLines(r.stdout)[0]!)).toMatchObject({ ok: true, report: { v: 2 } });
     expect(probeLines(r.stdout)[0]).not.toContain('"mac"');
   });
 
-  it("a malformed key is refused with a diagnostic: the report stays unsigned and the script still runs", () => {
-    const r = python("look_for_key.py", { torch: true, env: { HCP_PROBE_KEY: "not-a-key" } });
+  it("the launcher finds torch in a venv's own site-packages (PYTHONPATH naming no torch), as on a runner whose python is a venv's", () => {
+    const venv = join(tempDir("hcp-probe-venv-"), "venv");
+    expect(spawnSync("python3", ["-m", "venv", "--without-pip", venv]).status).toBe(0);
+    const lib = readdirSync(join(venv, "lib")).find((d) => d.startsWith("python"))!;
+    cpSync(join(fakeTorch, "torch"), join(venv, "lib", lib, "site-packages", "torch"), { recursive: true });
+    const r = spawnSync(join(venv, "bin", "python"), ["-u", "-I", "-S", probe.launcher, "--nproc_per_node=2", join(scripts, "no_megatron.py")], {
+      cwd: scripts,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", PYTHONDONTWRITEBYTECODE: "1" },
+    });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.match(/script: no megatron here/g)).toHaveLength(2); // both ranks ran (their lines may interleave)
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/^\[hcp-bot probe\] the run's key is malformed; reports stay unsigned$/m);
+  });
+
+  it("the launcher never imports a torch that only the checkout provides (at its root or through PYTHONPATH)", () => {
+    const checkout = tempDir("hcp-probe-checkout-");
+    for (const dir of [join(checkout, "torch", "distributed"), join(checkout, "vendor", "torch", "distributed")]) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "run.py"), "print('the checkout launched')\n");
+      writeFileSync(join(dir, "..", "__init__.py"), "");
+      writeFileSync(join(dir, "__init__.py"), "");
+    }
+    const r = spawnSync("python3", ["-u", "-I", "-S", probe.launcher, "--nproc_per_node=1", "x.py"], {
+      cwd: checkout,
+      encoding: "utf8",
+      // The runner's PYTHONPATH names a folder inside the checkout (and the checkout itself): never used by the launcher.
+      env: { PATH: process.env.PATH ?? "", PYTHONPATH: [checkout, join(checkout, "vendor")].join(delimiter) },
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe("[hcp-bot launcher] torch is not importable from the environment (outside the checkout): no run\n");
+  });
+
+  it("a malformed key is refused with a diagnostic: the report stays unsigned and the script still runs", () => {
+    const r = python("look_for_key.py", { torch: true, key: "not-a-key" });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^\[hcp-bot probe\] no key arrived for this process \(10 bytes\); reports stay unsigned$/m);
     expect(r.stdout).toContain("script: key in os.environ=False");
     expect(probeLines(r.stdout)[0]).not.toContain('"mac"');
   });

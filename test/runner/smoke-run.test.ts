@@ -3,7 +3,7 @@
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseProbeReports, requestedLayout, verdictOf, verifyProbeMac } from "../../src/core/verdict/index.ts";
@@ -96,11 +96,14 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
   it("runs exactly the seed's command, user overrides, then the harness overrides", async () => {
     await run;
     const rec = readJson<Recorded>(record);
+    // torch's own launcher, isolated (python -I -S), from the probe dir: never `-m torch.distributed.run`.
     expect(rec.argv).toEqual([
       "run",
       "python",
-      "-m",
-      "torch.distributed.run",
+      "-u",
+      "-I",
+      "-S",
+      join(dirname(rec.probe.dir), "launch.py"),
       "--nproc_per_node=4",
       "scripts/training/run_recipe.py",
       "--recipe",
@@ -112,7 +115,7 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
     expect(rec.cwd).toBe(join(cwd, "checkout"));
   });
 
-  it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed, the key only as a file", async () => {
+  it("makes HCP observable: INFO C++ logs, unbuffered Python, the probe first on PYTHONPATH, DETAIL removed, no key and no key file in the environment", async () => {
     const r = await run;
     const rec = readJson<Recorded>(record);
     expect(rec.env.TORCH_CPP_LOG_LEVEL).toBe("INFO");
@@ -121,14 +124,16 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
     expect(rec.env.PYTHONPATH).toBe([rec.probe.dir, join(fixtures, "python-torch"), join(fixtures, "python")].join(delimiter));
     expect(rec.probe.sitecustomize).toBe(true);
     expect(rec.probe.dir).toMatch(/hcp-bot-probe-/);
-    // uv's environment names the key file, never the key (its /proc/PID/environ is readable).
+    // uv's environment holds no key and names no key file (its /proc/PID/environ is readable):
+    // only the descriptor the ranks read their key line from.
     expect(rec.env.HCP_PROBE_KEY).toBeNull();
-    expect(rec.env.HCP_PROBE_KEY_FILE).toBe(join(rec.probe.dir, "key"));
+    expect(rec.env.HCP_PROBE_KEY_FILE).toBeNull();
+    expect(rec.env.HCP_PROBE_KEY_FD).toBe("0");
     expect(existsSync(rec.probe.dir)).toBe(false); // cleaned up afterwards
     expect(r.stderr).toMatch(/TORCH_DISTRIBUTED_DEBUG=DETAIL removed: .*HCP group names/);
     expect(r.stderr).toMatch(/TORCH_CPP_LOG_LEVEL=WARNING replaced by INFO/);
     expect(r.stderr).toMatch(/HCP_PROBE_KEY removed from the environment/);
-    expect(r.stderr).not.toMatch(/never took its key|\[hcp-bot probe\]/);
+    expect(r.stderr).not.toMatch(/\[hcp-bot (probe|launcher)\]/);
   });
 
   it("tees the merged output: the log file is what our stdout carried live, one signed report per rank on its own line", async () => {
@@ -201,7 +206,6 @@ describe("smoke-run: runs that did something else do not pass", { timeout: 30_00
     expect(r.code).toBe(1);
     const v = verdictIn(cwd);
     expect(v).toMatchObject({ status: "inconclusive", cause: { kind: "hcp-unverified" }, hcp: { probeReports: 0, untrustedReports: 4 } });
-    expect(r.stderr).toMatch(/never took its key/); // no launcher probe ran
   });
 
   it("the mismatched replay (a CP=2 [2, 1] log against a CP=4 [2, 2] request) does not pass, and the log is exactly what was streamed", async () => {
@@ -291,7 +295,6 @@ describe("smoke-run: a probe outside torchrun", { timeout: 30_000 }, () => {
     const v = verdictIn(cwd);
     expect(v.status).toBe("inconclusive");
     expect(v.hcp).toMatchObject({ probeReports: 0, untrustedReports: 1 });
-    expect(r.stderr).toMatch(/never took its key/);
   });
 });
 
@@ -551,8 +554,10 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
       "uv",
       "run",
       "python",
-      "-m",
-      "torch.distributed.run",
+      "-u",
+      "-I",
+      "-S",
+      "<probe-dir>/launch.py",
       "--nproc_per_node=8",
       "scripts/training/run_recipe.py",
       "--recipe",
@@ -563,7 +568,7 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
       "train.micro_batch_size=1",
       ...fixed(3), // the user's exact repeats of these were dropped: each key once
     ]);
-    expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>", HCP_PROBE_KEY_FILE: "<probe-dir>/key" });
+    expect(out.env).toEqual({ TORCH_CPP_LOG_LEVEL: "INFO", PYTHONUNBUFFERED: "1", PYTHONPATH: "<probe-dir>/python", HCP_PROBE_KEY_FD: "0" });
     expect(out.unset).toEqual(["TORCH_DISTRIBUTED_DEBUG"]);
     expect(out.notices[0]).toBe("dropped overrides that repeat the harness settings: checkpoint.save=null logger.log_interval=1");
     expect(existsSync(record)).toBe(false);
@@ -579,6 +584,6 @@ describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { argv: string[]; unset: string[] };
     expect(out.unset).toEqual([]);
-    expect(out.argv.slice(9)).toEqual([...defaults(4), ...fixed()]);
+    expect(out.argv.slice(11)).toEqual([...defaults(4), ...fixed()]);
   });
 });

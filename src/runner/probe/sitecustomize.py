@@ -7,8 +7,8 @@
 #
 # How:
 #   1. `hcp-bot smoke-run` writes this file to a fresh temp dir and puts that dir first on
-#      PYTHONPATH. Python's `site` module imports `sitecustomize` at start-up, in the torchrun
-#      launcher and in every rank it spawns (they inherit the environment).
+#      PYTHONPATH. Python's `site` module imports `sitecustomize` at start-up in every rank torchrun
+#      spawns (they inherit the environment); not in the launcher, which runs without `site`.
 #   2. At start-up it takes the run's secret (see "The key" below) and inserts a meta-path
 #      finder (cheap, no imports of torch/megatron).
 #   3. When something imports `megatron.core.parallel_state`, the finder lets the normal
@@ -31,39 +31,36 @@
 #      shadowed by this one, so it is looked up on the remaining sys.path entries and run too.
 #
 # The key (an HMAC-SHA256 key, new for every run): any code can print a line that looks like a
-# report, so a report counts only with a MAC the runner can verify. The key must not be where
-# the training script can simply read it:
-#   - smoke-run writes it to a 0600 file in the probe dir and names the file in
-#     HCP_PROBE_KEY_FILE; it is never in the environment of `uv` or of the launcher, whose
-#     /proc/PID/environ any process of the same user can read.
-#   - the torchrun launcher's probe (and only it: `python -m torch.distributed.run` or
-#     `torchrun` in sys.orig_argv) reads the file, deletes it and puts the key in its own
-#     os.environ as HCP_PROBE_KEY. That is a putenv on the heap, not the initial environment
-#     block that /proc/self/environ shows; torchrun copies os.environ into every rank.
-#   - each process that finds HCP_PROBE_KEY in its environment (a rank) takes it before any
-#     user code runs: it overwrites the value in its initial environment block (ctypes; what
-#     /proc/self/environ shows), removes it from os.environ (so the script and its children
-#     never see it), keeps only a keyed HMAC object, and signs nothing unless
-#     /proc/self/environ no longer holds the key.
-# This stops a print, a copied log line, os.environ and /proc/*/environ. It cannot stop code in
-# the same process that goes looking for the HMAC object (gc, frames), a ptrace of the process,
-# or code that runs before this file (a .pth file of an installed package, a build backend run
-# by `uv run` before the launcher): in-process evidence is only as trustworthy as the code that
+# report, so a report counts only with a MAC the runner can verify. The key is in no process's
+# environment and no file at any time:
+#   - smoke-run writes one key line per rank into a socket that becomes fd 3 of the launcher
+#     (src/runner/probe/launch.py, `python -I -S`: nothing of the checkout runs there, and this
+#     file is not loaded there). The launcher moves it to fd 0, which torchrun's ranks inherit.
+#   - HCP_PROBE_KEY_FD=0 (a marker, not the key) tells a rank's probe to read exactly one line
+#     from fd 0; then fd 0 becomes /dev/null and the marker leaves os.environ, so the script and
+#     its children find neither. The probe keeps only a keyed HMAC object.
+#   - one line per rank: once every rank took its line the socket is empty, and smoke-run has
+#     closed its end, so a later reader (a child, /proc/<launcher>/fd/0) gets nothing.
+# What this cannot stop: code that runs inside a rank process, before this file (a .pth
+# `import` line of an installed package) or after it (the script, a sitecustomize this file
+# chains to), can read fd 0 or reach the HMAC object (gc, frames), and so sign reports; so can a
+# ptrace of a rank, and, under `uv run`, code that runs before the launcher (a build backend, a
+# torch the PR's lock points at). In-process evidence is only as trustworthy as the code that
 # runs beside it. The runner reveals the key only after the whole run has exited.
 #
-# Python 3.8+ (signing needs 3.10+: sys.orig_argv finds the launcher); only the standard
-# library at start-up.
+# Python 3.8+; only the standard library at start-up.
 
 import sys
 
 _TARGET = "megatron.core.parallel_state"
 _PREFIX = "HCP-PROBE "
 _VERSION = 2
-_KEY_ENV = "HCP_PROBE_KEY"
-_KEY_FILE_ENV = "HCP_PROBE_KEY_FILE"
+_KEY_FD_ENV = "HCP_PROBE_KEY_FD"
+# Variables an older runner (or anyone) might set: never a key source, and never left visible.
+_STALE_ENV = ("HCP_PROBE_KEY", "HCP_PROBE_KEY_FILE")
+_KEY_LINE = 65  # 64 hex digits and a newline
 # What the MAC covers besides the report's JSON text (the verifier prepends the same bytes).
 _MAC_CONTEXT = b"hcp-probe-report/v2\n"
-_LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 
 # The keyed HMAC of this process (an object, never the key itself), or None: reports unsigned.
 _signer = [None]
@@ -97,89 +94,57 @@ def _key_from_hex(text):
         return None
 
 
-def _is_torchrun_launcher():
-    """`python -m torch.distributed.run …` or the `torchrun` script (sys.orig_argv: Python 3.10+)."""
+def _key_channel(fd):
+    """True when FD is a socket or pipe (smoke-run's key channel), never a terminal or a file."""
     import os
+    import stat
 
-    argv = list(getattr(sys, "orig_argv", None) or [])
-    for i, arg in enumerate(argv):
-        if arg == "-m" and i + 1 < len(argv) and argv[i + 1] in _LAUNCHER_MODULES:
-            return True
-        if arg.startswith("-m") and arg[2:] in _LAUNCHER_MODULES:
-            return True
-    return len(argv) > 1 and os.path.basename(argv[1]) == "torchrun"
-
-
-def _hand_key_to_ranks():
-    """Launcher: key file -> os.environ (heap), so torchrun passes it to every rank it spawns."""
-    import os
-
-    path = os.environ.pop(_KEY_FILE_ENV, None)
-    if not path:
-        return
     try:
-        with open(path, "rb") as f:
-            text = f.read(256).decode("ascii", "replace")
-        os.unlink(path)
-    except OSError as e:
-        _diag("could not take the run's key (%s); reports stay unsigned" % (type(e).__name__,))
-        return
-    if _key_from_hex(text) is None:
-        _diag("the run's key file is malformed; reports stay unsigned")
-        return
-    os.environ[_KEY_ENV] = text.strip()
-
-
-def _scrub_initial_environ(name):
-    """Overwrites NAME's value in the initial environment block (what /proc/self/environ shows)."""
-    import ctypes
-
-    environ = ctypes.POINTER(ctypes.c_void_p).in_dll(ctypes.CDLL(None), "environ")
-    prefix = (name + "=").encode("ascii")
-    scrubbed = False
-    i = 0
-    while environ[i]:
-        address = environ[i]
-        entry = ctypes.string_at(address)
-        if entry.startswith(prefix):
-            ctypes.memset(address + len(prefix), ord("0"), len(entry) - len(prefix))
-            scrubbed = True
-        i += 1
-    return scrubbed
-
-
-def _initial_environ_holds(secret):
-    try:
-        with open("/proc/self/environ", "rb") as f:
-            return secret.encode("ascii") in f.read()
+        mode = os.fstat(fd).st_mode
     except OSError:
-        return False  # no /proc: nothing shows the initial environment there
+        return False
+    return stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode)
+
+
+def _read_key_line(fd):
+    """One read of one line: ranks share the channel, so a rank never reads past its own line."""
+    import os
+
+    data = os.read(fd, _KEY_LINE)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(devnull, fd)  # the script's stdin is /dev/null, as before the run had a key
+    finally:
+        os.close(devnull)
+    return data.decode("ascii", "replace")
 
 
 def _take_key():
-    """Rank: the key out of every place the script could read it, into a keyed HMAC object."""
+    """Rank: one key line from the channel smoke-run opened, into a keyed HMAC object."""
     import os
 
-    text = os.environ.get(_KEY_ENV)
-    if text is None:
+    for name in _STALE_ENV:
+        os.environ.pop(name, None)
+    marker = os.environ.pop(_KEY_FD_ENV, None)
+    if marker is None:
         return
-    os.environ.pop(_KEY_FILE_ENV, None)
     try:
-        scrubbed = _scrub_initial_environ(_KEY_ENV)
-    except Exception as e:
-        scrubbed = False
-        _diag("could not clear the key from the initial environment (%s: %s)" % (type(e).__name__, e))
-    del os.environ[_KEY_ENV]  # unsetenv: the script and its children never see it
+        fd = int(marker)
+    except ValueError:
+        _diag("%s is not a descriptor number; reports stay unsigned" % _KEY_FD_ENV)
+        return
+    if not _key_channel(fd):
+        _diag("no key channel on fd %d; reports stay unsigned" % fd)
+        return
+    text = _read_key_line(fd)
     key = _key_from_hex(text)
     if key is None:
-        _diag("the run's key is malformed; reports stay unsigned")
-    elif not scrubbed or _initial_environ_holds(text.strip()):
-        _diag("the key is still readable in /proc/self/environ; reports stay unsigned")
-    else:
-        import hashlib
-        import hmac
+        _diag("no key arrived for this process (%d bytes); reports stay unsigned" % len(text))
+        return
+    import hashlib
+    import hmac
 
-        _signer[0] = hmac.new(key, _MAC_CONTEXT, hashlib.sha256)
+    _signer[0] = hmac.new(key, _MAC_CONTEXT, hashlib.sha256)
     del text, key
 
 
@@ -384,10 +349,7 @@ def _chain_next_sitecustomize():
 
 def _install():
     try:
-        if _is_torchrun_launcher():
-            _hand_key_to_ranks()
-        else:
-            _take_key()
+        _take_key()
     except Exception as e:
         _diag("could not take the run's key (%s: %s); reports stay unsigned" % (type(e).__name__, e))
     try:
