@@ -7,7 +7,6 @@ import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino, type Logger } from "pino";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
@@ -25,6 +24,7 @@ import { watchAnswers, type AnswerWatch } from "./answers.ts";
 import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
+import { createLogger } from "./logger.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
 
 export interface RunningServer {
@@ -112,18 +112,6 @@ function freePort(host: string): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/**
- * JSON lines (pino's own format) unless LOG_FORMAT=pretty: then one readable line per
- * event, written synchronously so nothing is lost when the process stops.
- */
-async function createLogger(settings: ServerSettings): Promise<Logger> {
-  const options = { level: settings.logLevel, name: "hcp-bot" };
-  if (settings.logFormat !== "pretty") return pino(options);
-  const { default: pretty } = await import("pino-pretty");
-  const colorize = process.stdout.isTTY === true && !process.env.NO_COLOR;
-  return pino(options, pretty({ sync: true, colorize, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" }));
 }
 
 /**
