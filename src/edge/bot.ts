@@ -77,6 +77,8 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       const path = new URL(request.url).pathname;
       try {
         if (path === "/healthz" && request.method === "GET") return await health(request);
+        // A load balancer's or uptime checker's HEAD: the GET's status and headers, no body.
+        if (path === "/healthz" && request.method === "HEAD") return withoutBody(await health(request));
         if (path === settings.webhookPath) return request.method === "POST" ? await acceptWebhook(request, settings.webhookSecret!, accept, log) : json(405, { error: "POST only" });
         return await (await work()).fetch(request, path);
       } catch (error) {
@@ -92,6 +94,10 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       await w.sweep();
     },
   };
+}
+
+function withoutBody(response: Response): Response {
+  return new Response(null, { status: response.status, headers: response.headers });
 }
 
 /** A bot whose settings are wrong answers every request with the one-line reason (and logs it). */

@@ -72,7 +72,8 @@ function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): st
 function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined, durable?: DurableWork): Handler {
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
-    if (req.method !== "GET" || path !== "/healthz") return false;
+    // HEAD is a load balancer's or uptime checker's GET without the body (Node leaves the body out of a HEAD answer).
+    if ((req.method !== "GET" && req.method !== "HEAD") || path !== "/healthz") return false;
     if (durable?.draining) {
       res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ status: "draining" }));
       return true;

@@ -58,6 +58,13 @@ describe("hcp-bot serve without credentials", () => {
     expect(await res.json()).toEqual({ status: "ok" }); // details only with HCP_HEALTH_TOKEN
   });
 
+  it("answers HEAD /healthz as GET, without the body", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.text()).toBe("");
+  });
+
   it("keeps an idle keep-alive connection past Node's 5 s default, so a proxy's next request on it is answered", async () => {
     const socket = connect(port, "127.0.0.1");
     let text = "";

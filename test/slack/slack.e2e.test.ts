@@ -221,6 +221,14 @@ describe("the Slack endpoint", () => {
     const big = await command("", { rawBody: `text=${"a".repeat(70_000)}` });
     expect(big.status).toBe(413);
   });
+
+  it("answers Slack's signed certificate check (ssl_check=1) with 200, and an unsigned one with 401", async () => {
+    const check = await command("", { rawBody: "ssl_check=1&token=legacy-verification-token" });
+    expect(check.status).toBe(200);
+    expect(check.json).toEqual({});
+    const unsigned = await fetch(`${bot.url}/slack/events`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "ssl_check=1" });
+    expect(unsigned.status).toBe(401);
+  });
 });
 
 describe("who may use /hcp from Slack", () => {
