@@ -71,6 +71,12 @@ describe("the App key on edge runtimes", () => {
     const bad = denoWith(settings(BAD_KEY));
     expect(bad.status).toBe(1);
     expect(bad.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is not a usable RSA private key/);
+    // One base64 character changed in the modulus: it imports, but a test signature does not verify.
+    const lines = appKeys.privateKey.split("\n");
+    lines[2] = `${lines[2]!.slice(0, 30)}${lines[2]![30] === "A" ? "B" : "A"}${lines[2]!.slice(31)}`;
+    const flipped = denoWith(settings(lines.join("\n")));
+    expect(flipped.status).toBe(1);
+    expect(flipped.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is damaged: a signature made with it does not verify with its own public half/);
     const missing = denoWith({ ...settings(BAD_KEY), APP_ID: "" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/APP_ID is missing/);

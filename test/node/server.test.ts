@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { connect } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appKeys } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
@@ -107,8 +108,17 @@ describe("hcp-bot serve without credentials", () => {
   });
 });
 
+/** The test App key with one base64 character of its modulus changed: it still parses, but signs nothing GitHub would accept. */
+const FLIPPED_KEY = (() => {
+  const lines = appKeys.privateKey.split("\n");
+  const line = lines[2]!;
+  lines[2] = `${line.slice(0, 30)}${line[30] === "A" ? "B" : "A"}${line.slice(31)}`;
+  return lines.join("\n");
+})();
+
 describe("hcp-bot serve with a malformed setting", () => {
   it.each([
+    [{ APP_ID: "12", WEBHOOK_SECRET: "s", PRIVATE_KEY: FLIPPED_KEY }, /^hcp-bot: configuration error: PRIVATE_KEY is damaged: a signature made with it does not verify with its own public half/],
     [{ PORT: "eighty" }, /^hcp-bot: configuration error: PORT must be a number between 0 and 65535\n$/],
     [{ APP_ID: "12", WEBHOOK_SECRET: "s" }, /^hcp-bot: configuration error: PRIVATE_KEY or PRIVATE_KEY_PATH is missing/],
     [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],
