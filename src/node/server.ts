@@ -25,6 +25,7 @@ import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
 import { createLogger } from "./logger.ts";
+import { writeEnvFile } from "./env-file.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
 
 export interface RunningServer {
@@ -210,9 +211,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
     // webhooks are proxied only when WEBHOOK_PROXY_URL names a channel.
     if (!settings.webhookProxyUrl) process.env.NO_SMEE_SETUP ??= "true";
     await server.loadHandlerFactory(
-      // Probot's own updateEnv writes the new credentials to .env; `hcp-bot serve` loads it on the next start.
+      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
       // Probot's setup factory is internal and untyped for us; loadHandlerFactory takes what it returns.
-      setupAppFactory({ host: settings.host, port: settings.port, log }) as never,
+      setupAppFactory({ host: settings.host, port: settings.port, log, updateEnv: writeEnvFile }) as never,
     );
   }
   const http = await server.start();

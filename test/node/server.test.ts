@@ -2,8 +2,8 @@
 // (no credentials) and with a malformed setting; the Dockerfile's HEALTHCHECK command
 // against the running server.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { promisify } from "node:util";
@@ -115,6 +115,41 @@ const FLIPPED_KEY = (() => {
   lines[2] = `${line.slice(0, 30)}${line[30] === "A" ? "B" : "A"}${line.slice(31)}`;
   return lines.join("\n");
 })();
+
+describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
+  it("answers this machine only unless HOST says otherwise, and writes the imported credentials to a .env only its owner can read", async () => {
+    // A folder of its own (the setup flow writes .env there), with the files Probot reads.
+    const cwd = mkdtempSync(join(tmpdir(), "hcp-setup-cwd-"));
+    for (const file of ["app.yml", "package.json"]) copyFileSync(join(root, file), join(cwd, file));
+    const child = spawn(process.execPath, [bin, "serve"], { cwd, env: cleanEnv({ PORT: "0", HCP_DATA_DIR: cwd }) });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => {
+          err += d.toString();
+          const m = /localhost:(\d+)\//.exec(err);
+          if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      });
+      const reach = (host: string) => new Promise<boolean>((resolve) => {
+        const socket = connect(port, host, () => (socket.destroy(), resolve(true)));
+        socket.on("error", () => resolve(false));
+      });
+      expect(await reach("127.0.0.1")).toBe(true);
+      const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal);
+      expect(outside, "a non-loopback address to try").toBeDefined();
+      expect(await reach(outside!.address)).toBe(false);
+      const imported = await fetch(`http://127.0.0.1:${port}/probot/import`, { method: "POST", body: JSON.stringify({ appId: "1234", pem: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----", webhook_secret: "imported-secret" }) });
+      expect(imported.status).toBe(200);
+      const env = join(cwd, ".env");
+      expect(statSync(env).mode & 0o777).toBe(0o600);
+      expect(readFileSync(env, "utf8")).toMatch(/^APP_ID=1234$/m);
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 30_000);
+});
 
 describe("hcp-bot serve with a malformed setting", () => {
   it.each([
