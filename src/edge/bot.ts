@@ -35,6 +35,8 @@ export interface EdgeBot {
   recover(): Promise<void>;
   /** Every minute: recover, then the queue-timeout sweep. */
   scheduled(): Promise<void>;
+  /** Before the process stops: the jobs it runs go back to the store (none ran if the work never loaded). */
+  handBack(): Promise<number>;
 }
 
 export { jobPolicy };
@@ -93,6 +95,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       await w.recover();
       await w.sweep();
     },
+    handBack: async () => (loading ? (await loading).handBack() : 0),
   };
 }
 
@@ -109,5 +112,6 @@ export function misconfigured(error: unknown, log: HostLog): EdgeBot {
     runJob: async () => ({ kind: "wait", seconds: 60, reason: "delayed" }),
     recover: async () => {},
     scheduled: async () => {},
+    handBack: async () => 0,
   };
 }
