@@ -184,6 +184,8 @@ async function serve(io: Io): Promise<number> {
   let settings;
   try {
     settings = readServerSettings(process.env);
+    // A damaged App key parses; only a test signature shows it (src/edge/key.ts, as on the edge hosts).
+    if (settings.mode === "app") await (await import("./edge/key.ts")).checkPrivateKey(settings.privateKey!);
   } catch (error) {
     if (error instanceof SettingsError) {
       io.err(`hcp-bot: configuration error: ${error.message}\n`);

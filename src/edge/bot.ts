@@ -35,6 +35,8 @@ export interface EdgeBot {
   recover(): Promise<void>;
   /** Every minute: recover, then the queue-timeout sweep. */
   scheduled(): Promise<void>;
+  /** Before the process stops: the jobs it runs go back to the store (none ran if the work never loaded). */
+  handBack(): Promise<number>;
 }
 
 export { jobPolicy };
@@ -77,6 +79,8 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       const path = new URL(request.url).pathname;
       try {
         if (path === "/healthz" && request.method === "GET") return await health(request);
+        // A load balancer's or uptime checker's HEAD: the GET's status and headers, no body.
+        if (path === "/healthz" && request.method === "HEAD") return withoutBody(await health(request));
         if (path === settings.webhookPath) return request.method === "POST" ? await acceptWebhook(request, settings.webhookSecret!, accept, log) : json(405, { error: "POST only" });
         return await (await work()).fetch(request, path);
       } catch (error) {
@@ -91,7 +95,12 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
       await w.recover();
       await w.sweep();
     },
+    handBack: async () => (loading ? (await loading).handBack() : 0),
   };
+}
+
+function withoutBody(response: Response): Response {
+  return new Response(null, { status: response.status, headers: response.headers });
 }
 
 /** A bot whose settings are wrong answers every request with the one-line reason (and logs it). */
@@ -103,5 +112,6 @@ export function misconfigured(error: unknown, log: HostLog): EdgeBot {
     runJob: async () => ({ kind: "wait", seconds: 60, reason: "delayed" }),
     recover: async () => {},
     scheduled: async () => {},
+    handBack: async () => 0,
   };
 }

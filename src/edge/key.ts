@@ -63,13 +63,34 @@ export function normalizePrivateKey(pem: string): { pem: string; der: Uint8Array
   throw new SettingsError("PRIVATE_KEY must be a PEM private key (-----BEGIN RSA PRIVATE KEY----- ... -----END RSA PRIVATE KEY-----)");
 }
 
-/** Imports the key for RS256 once, so a damaged key stops start-up with a clear error. */
+const PROOF = new TextEncoder().encode("hcp-bot: does this private key match its public half?");
+
+/**
+ * A key can parse and import yet be damaged (one base64 character flipped in its modulus or
+ * primes): every JWT it signs would then be refused by GitHub. A test signature, verified
+ * with the public half the key itself names, tells the two apart at start.
+ */
+async function provesItself(der: Uint8Array): Promise<boolean> {
+  const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+  const key = await crypto.subtle.importKey("pkcs8", der as Uint8Array<ArrayBuffer>, algorithm, true, ["sign"]);
+  const { n, e } = await crypto.subtle.exportKey("jwk", key);
+  const publicHalf = await crypto.subtle.importKey("jwk", { kty: "RSA", n, e, alg: "RS256", ext: true }, algorithm, false, ["verify"]);
+  const signature = await crypto.subtle.sign(algorithm, key, PROOF);
+  return crypto.subtle.verify(algorithm, publicHalf, signature, PROOF);
+}
+
+/**
+ * Imports the key for RS256 once and proves it signs what its public half verifies, so a
+ * damaged key stops start-up with a clear error (the edge hosts and the Node server alike).
+ */
 export async function checkPrivateKey(pem: string): Promise<string> {
   const key = normalizePrivateKey(pem);
+  let consistent: boolean;
   try {
-    await crypto.subtle.importKey("pkcs8", key.der as Uint8Array<ArrayBuffer>, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+    consistent = await provesItself(key.der);
   } catch (error) {
     throw new SettingsError(`PRIVATE_KEY is not a usable RSA private key (${(error as Error).message}): use the .pem file GitHub generated for the App`);
   }
+  if (!consistent) throw new SettingsError("PRIVATE_KEY is damaged: a signature made with it does not verify with its own public half (a changed character?); use the .pem file GitHub generated for the App");
   return key.pem;
 }

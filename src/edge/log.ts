@@ -1,6 +1,8 @@
 // Logs on edge runtimes: one JSON line per entry on the console (Workers and Deno Deploy
-// collect those), with the LOG_LEVEL the Node server takes.
+// collect those), with the LOG_LEVEL the Node server takes, and the same secrets taken out
+// as on Node (src/host/redact.ts): headers, tokens and one-time codes never reach the console.
 import type { HostLog } from "../github/host.ts";
+import { redactFields, scrubUrl } from "../host/redact.ts";
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: 100 } as const;
 
@@ -14,7 +16,8 @@ export function consoleLog(level: string | undefined, base: Record<string, unkno
   const min = LEVELS[(level ?? "info") as keyof typeof LEVELS] ?? LEVELS.info;
   const line = (name: "info" | "warn" | "error", obj: object, msg?: string) => {
     if (LEVELS[name] < min) return;
-    const text = JSON.stringify({ level: name, time: new Date().toISOString(), ...base, ...errorFields(obj), ...(msg ? { msg } : {}) });
+    const fields = redactFields(errorFields(obj)) as object;
+    const text = JSON.stringify({ level: name, time: new Date().toISOString(), ...base, ...fields, ...(msg ? { msg: scrubUrl(msg) } : {}) });
     if (name === "error") console.error(text);
     else if (name === "warn") console.warn(text);
     else console.log(text);

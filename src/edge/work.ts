@@ -23,6 +23,8 @@ export interface EdgeWork {
   recover(): Promise<void>;
   /** The queue-timeout sweep of queued smoke runs. */
   sweep(): Promise<void>;
+  /** Gives the jobs running here back to the store, to run again at once elsewhere (or after a restart). */
+  handBack(): Promise<number>;
 }
 
 export function createEdgeWork(settings: ServerSettings, privateKey: string, policy: JobPolicy, runtime: EdgeRuntime, accept: Accept): EdgeWork {
@@ -86,5 +88,6 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
       for (const job of await jobs.stale()) await runtime.dispatch(job);
     },
     sweep: async () => sweep?.(),
+    handBack: () => jobs.handBack(),
   };
 }

@@ -237,7 +237,8 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
   const credentials = [e.APP_ID, privateKey, e.WEBHOOK_SECRET];
   if (credentials.every((c) => c === undefined)) {
     if (e.NODE_ENV === "production") throw new SettingsError("APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET are required when NODE_ENV=production; without them the bot only serves its setup page");
-    return { ...base, mode: "setup", logLevel: base.logLevel };
+    // The setup flow writes the App's credentials: it answers this machine only, unless HOST says otherwise.
+    return { ...base, mode: "setup", host: e.HOST ?? "127.0.0.1", logLevel: base.logLevel };
   }
   if (!e.APP_ID) throw new SettingsError("APP_ID is missing (the other GitHub App credentials are set)");
   if (!privateKey) throw new SettingsError("PRIVATE_KEY or PRIVATE_KEY_PATH is missing (the other GitHub App credentials are set)");

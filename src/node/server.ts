@@ -7,7 +7,6 @@ import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { pino, type Logger } from "pino";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
@@ -25,6 +24,8 @@ import { watchAnswers, type AnswerWatch } from "./answers.ts";
 import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "../web/mount.ts";
+import { createLogger } from "./logger.ts";
+import { writeEnvFile } from "./env-file.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
 
 export interface RunningServer {
@@ -72,7 +73,8 @@ function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): st
 function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined, durable?: DurableWork): Handler {
   return async (req, res) => {
     const path = (req.url ?? "").split("?")[0];
-    if (req.method !== "GET" || path !== "/healthz") return false;
+    // HEAD is a load balancer's or uptime checker's GET without the body (Node leaves the body out of a HEAD answer).
+    if ((req.method !== "GET" && req.method !== "HEAD") || path !== "/healthz") return false;
     if (durable?.draining) {
       res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ status: "draining" }));
       return true;
@@ -112,18 +114,6 @@ function freePort(host: string): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-/**
- * JSON lines (pino's own format) unless LOG_FORMAT=pretty: then one readable line per
- * event, written synchronously so nothing is lost when the process stops.
- */
-async function createLogger(settings: ServerSettings): Promise<Logger> {
-  const options = { level: settings.logLevel, name: "hcp-bot" };
-  if (settings.logFormat !== "pretty") return pino(options);
-  const { default: pretty } = await import("pino-pretty");
-  const colorize = process.stdout.isTTY === true && !process.env.NO_COLOR;
-  return pino(options, pretty({ sync: true, colorize, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" }));
 }
 
 /**
@@ -221,9 +211,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
     // webhooks are proxied only when WEBHOOK_PROXY_URL names a channel.
     if (!settings.webhookProxyUrl) process.env.NO_SMEE_SETUP ??= "true";
     await server.loadHandlerFactory(
-      // Probot's own updateEnv writes the new credentials to .env; `hcp-bot serve` loads it on the next start.
+      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
       // Probot's setup factory is internal and untyped for us; loadHandlerFactory takes what it returns.
-      setupAppFactory({ host: settings.host, port: settings.port, log }) as never,
+      setupAppFactory({ host: settings.host, port: settings.port, log, updateEnv: writeEnvFile }) as never,
     );
   }
   const http = await server.start();

@@ -136,6 +136,11 @@ function parseForAck(text: string) {
   return parseSlackCommand(`check ${spec.rest}`);
 }
 
+function isSslCheck(body: string): boolean {
+  const fields = new URLSearchParams(body);
+  return fields.get("ssl_check") === "1" && !fields.has("command");
+}
+
 export type VerifiedRequest = { ok: true; payload: SlashCommand } | { ok: false; response: SlackHttpResponse };
 
 export interface SlackCore {
@@ -161,6 +166,8 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
       deps.hmacSha256,
     );
     if (!verified.ok) return { ok: false, response: json(401, { error: `invalid request signature: ${verified.reason}` }) };
+    // Slack checks the certificate with a signed `ssl_check=1` form (no command): it wants a 200.
+    if (isSslCheck(request.body)) return { ok: false, response: { status: 200, headers: {}, body: "" } };
     const form = parseSlashCommandForm(request.body, request.header("content-type"));
     if (!form.ok) return { ok: false, response: json(400, { error: form.error }) };
     return { ok: true, payload: form.command };

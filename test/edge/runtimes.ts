@@ -14,8 +14,11 @@ export interface EdgeProcess {
   url: string;
   /** The minute's cron: restart stale jobs, run the queue-timeout sweep. */
   scheduled(): Promise<void>;
-  /** The runtime dies where it stands (an isolate evicted, a process killed) and comes back on the same state after `afterMs`. */
-  interrupt(afterMs: number): Promise<void>;
+  /**
+   * The runtime dies where it stands (an isolate evicted, a process killed) and comes back on
+   * the same state after `afterMs`; on Deno `signal` says how it is told (SIGINT: as Deno Deploy does).
+   */
+  interrupt(afterMs: number, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
   /** What the runtime printed (Deno) on stderr, for failures. */
   output(): string;
@@ -83,8 +86,8 @@ async function startOnDeno(env: Record<string, string>): Promise<EdgeProcess> {
     },
     // Deno.cron ticks once a minute; the entry also restarts stale jobs at start and every lease period.
     async scheduled() {},
-    async interrupt(afterMs) {
-      await kill("SIGKILL");
+    async interrupt(afterMs, signal = "SIGKILL") {
+      await kill(signal);
       await sleep(afterMs);
       current = await spawnDeno(env, port);
     },

@@ -217,6 +217,19 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(health).toMatchObject({ status: "ok", runtime, store: { kind: runtime === "workerd" ? "durable-object" : "deno-kv", ok: true }, slack: "on", verdictScanner: "webassembly" });
     });
 
+    it("answers HEAD /healthz as GET without a body, and Slack's signed ssl_check=1 with 200", async () => {
+      const head = await fetch(`${bot.url}/healthz`, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(await head.text()).toBe("");
+      const body = "ssl_check=1&token=legacy-verification-token";
+      const ts = Math.floor(Date.now() / 1000);
+      const signature = `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${ts}:${body}`).digest("hex")}`;
+      const check = await fetch(`${bot.url}/slack/events`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": signature }, body });
+      expect(check.status).toBe(200);
+      expect(await check.text()).toBe("");
+    });
+
     it("reviews an opened PR once: check run, inline suggestion, summary; a redelivery does nothing", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
       const id = randomUUID();

@@ -14,6 +14,12 @@ import { startEdge } from "./runtimes.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const BAD_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAK\n-----END RSA PRIVATE KEY-----\n";
+/** The App key with one base64 character of its modulus changed: it parses, and signs nothing GitHub accepts. */
+const FLIPPED_KEY = (() => {
+  const lines = appKeys.privateKey.split("\n");
+  lines[2] = `${lines[2]!.slice(0, 30)}${lines[2]![30] === "A" ? "B" : "A"}${lines[2]!.slice(31)}`;
+  return lines.join("\n");
+})();
 const settings = (key: string) => ({ APP_ID: "5", PRIVATE_KEY: key, WEBHOOK_SECRET: "s", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-edge-settings-")), LOG_LEVEL: "silent" as const });
 
 describe("the App key on edge runtimes", () => {
@@ -33,13 +39,16 @@ describe("the App key on edge runtimes", () => {
     await expect(checkPrivateKey("-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----")).rejects.toThrow(/unencrypted/);
   });
 
-  it("workerd answers every request with the reason (503) when the key is malformed", async () => {
-    const worker = await startWorkerd({ ...settings(BAD_KEY), HOST: "127.0.0.1", PORT: "0" });
+  it.each([
+    ["malformed", BAD_KEY, /^PRIVATE_KEY is not a usable RSA private key/],
+    ["damaged (one base64 character changed)", FLIPPED_KEY, /^PRIVATE_KEY is (damaged: a signature made with it does not verify|not a usable RSA private key)/],
+  ])("workerd answers every request with the reason (503) when the key is %s", async (_what, key, reason) => {
+    const worker = await startWorkerd({ ...settings(key), HOST: "127.0.0.1", PORT: "0" });
     try {
       for (const [path, init] of [["/healthz", {}], ["/api/github/webhooks", { method: "POST", body: "{}" }]] as const) {
         const res = await fetch(`${worker.url}${path}`, init);
         expect(res.status).toBe(503);
-        expect(((await res.json()) as { error: string }).error).toMatch(/^PRIVATE_KEY is not a usable RSA private key/);
+        expect(((await res.json()) as { error: string }).error).toMatch(reason);
       }
     } finally {
       await worker.stop();
@@ -71,6 +80,10 @@ describe("the App key on edge runtimes", () => {
     const bad = denoWith(settings(BAD_KEY));
     expect(bad.status).toBe(1);
     expect(bad.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is not a usable RSA private key/);
+    // One base64 character changed in the modulus (Deno's WebCrypto refuses it at the import, workerd's signs with it).
+    const flipped = denoWith(settings(FLIPPED_KEY));
+    expect(flipped.status).toBe(1);
+    expect(flipped.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY is (damaged|not a usable RSA private key)/);
     const missing = denoWith({ ...settings(BAD_KEY), APP_ID: "" });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/APP_ID is missing/);

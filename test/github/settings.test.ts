@@ -20,7 +20,10 @@ const { privateKey } = generateKeyPairSync("rsa", {
 describe("server settings from the environment", () => {
   it("is in setup mode with no credentials, with Probot's defaults", () => {
     const s = readServerSettings({});
-    expect(s).toMatchObject({ mode: "setup", port: 3000, host: "0.0.0.0", baseUrl: "https://api.github.com", webhookPath: "/api/github/webhooks" });
+    // The setup flow writes the App's credentials: this machine only, unless HOST says otherwise.
+    expect(s).toMatchObject({ mode: "setup", port: 3000, host: "127.0.0.1", baseUrl: "https://api.github.com", webhookPath: "/api/github/webhooks" });
+    expect(readServerSettings({ HOST: "0.0.0.0" }).host).toBe("0.0.0.0");
+    expect(readServerSettings({ APP_ID: "1", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "s" }).host).toBe("0.0.0.0");
   });
 
   it("reads a full app configuration, GHE host included, and a key from a file", () => {

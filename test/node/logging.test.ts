@@ -24,7 +24,7 @@ function setupEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  * Runs `argv` until its output shows the server listening, asks /healthz once (an HTTP
  * request line), then stops it and returns everything it wrote.
  */
-function serveUntilListening(argv: string[], env: NodeJS.ProcessEnv): Promise<Served> {
+function serveUntilListening(argv: string[], env: NodeJS.ProcessEnv, ask: (port: string) => Promise<unknown> = askHealth): Promise<Served> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -38,7 +38,7 @@ function serveUntilListening(argv: string[], env: NodeJS.ProcessEnv): Promise<Se
       const port = /localhost:(\d+)\//.exec(stdout + stderr)?.[1];
       if (!port || asked || !/Listening on/.test(stdout)) return;
       asked = true;
-      await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.text());
+      await ask(port);
       setTimeout(() => process.kill(-child.pid!, "SIGTERM"), 300);
     };
     child.stdout!.setEncoding("utf8").on("data", (d: string) => ((stdout += d), void check()));
@@ -50,7 +50,9 @@ function serveUntilListening(argv: string[], env: NodeJS.ProcessEnv): Promise<Se
   });
 }
 
-const serve = (env: NodeJS.ProcessEnv) => serveUntilListening([process.execPath, bin, "serve"], env);
+const askHealth = (port: string) => fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.text());
+
+const serve = (env: NodeJS.ProcessEnv, ask?: (port: string) => Promise<unknown>) => serveUntilListening([process.execPath, bin, "serve"], env, ask);
 /** The same under a pseudo-terminal: stdout and stderr are a TTY. */
 const serveOnTerminal = (env: NodeJS.ProcessEnv) =>
   serveUntilListening(["script", "-qec", `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} serve`, "/dev/null"], { TERM: "xterm", ...env });
@@ -102,5 +104,39 @@ describe("hcp-bot serve logging", { timeout: 60_000 }, () => {
     expect(r.stderr).toMatch(/LOG_FORMAT must be pretty or json/);
     expect(() => readServerSettings({ WEBHOOK_PROXY_URL: "smee.io/abc" })).toThrow(/WEBHOOK_PROXY_URL must be an http\(s\) URL/);
     expect(readServerSettings({ WEBHOOK_PROXY_URL: "https://smee.io/abc123" }).webhookProxyUrl).toBe("https://smee.io/abc123");
+  });
+
+  describe("secrets never reach the log", () => {
+    const TOKEN = "operator-health-token-0123456789";
+    const SESSION = "s3ss10n-v4lue-that-replays";
+    const HUB = `sha256=${"ab".repeat(32)}`;
+    const SLACK = `v0=${"cd".repeat(32)}`;
+    const CODE = "0ne-t1me-c0de";
+    /** One request carrying every credential a client sends, on a URL with one-time codes in its query. */
+    const askWithSecrets = async (port: string) => {
+      const headers = { authorization: `Bearer ${TOKEN}`, cookie: `__Host-hcp_session=${SESSION}; theme=dark`, "x-hub-signature-256": HUB, "x-hub-signature": `sha1=${"ef".repeat(20)}`, "x-slack-signature": SLACK };
+      await fetch(`http://127.0.0.1:${port}/healthz`, { headers }).then((r) => r.text());
+      await fetch(`http://127.0.0.1:${port}/auth/callback?code=${CODE}&state=${CODE}-state&keep=visible`, { headers }).then((r) => r.text());
+    };
+    const SECRETS = [TOKEN, SESSION, HUB.slice(7), SLACK.slice(3), "ef".repeat(20), CODE];
+
+    it("JSON: the request is logged with its credentials redacted and the rest kept", async () => {
+      const r = await serve(setupEnv({ LOG_FORMAT: "json", HCP_HEALTH_TOKEN: TOKEN }), askWithSecrets);
+      for (const secret of SECRETS) expect(r.stdout).not.toContain(secret);
+      const entries = lines(r.stdout).map((l) => JSON.parse(l) as { msg: string; req?: { url: string; headers: Record<string, string> } });
+      const health = entries.find((e) => e.req?.url === "/healthz")!;
+      expect(health.req!.headers).toMatchObject({ authorization: "[Redacted]", cookie: "[Redacted]", "x-hub-signature-256": "[Redacted]", "x-hub-signature": "[Redacted]", "x-slack-signature": "[Redacted]", host: expect.stringMatching(/^127\.0\.0\.1:/) });
+      const callback = entries.find((e) => e.req?.url.startsWith("/auth/callback"))!;
+      expect(callback.req!.url).toBe("/auth/callback?code=[Redacted]&state=[Redacted]&keep=visible");
+      expect(callback.msg).toMatch(/^GET \/auth\/callback\?code=\[Redacted\]&state=\[Redacted\]&keep=visible \d{3} - \d+ms$/);
+    });
+
+    it("pretty: one line per event, without the credentials", async () => {
+      const r = await serve(setupEnv({ LOG_FORMAT: "pretty", HCP_HEALTH_TOKEN: TOKEN }), askWithSecrets);
+      for (const secret of SECRETS) expect(r.stdout).not.toContain(secret);
+      const out = lines(r.stdout);
+      expect(out.filter((l) => !/^\[\d\d:\d\d:\d\d\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) \((hcp-bot|http)\)/.test(l))).toEqual([]);
+      expect(out.some((l) => /GET \/healthz 200 - \d+ms$/.test(l))).toBe(true);
+    });
   });
 });

@@ -2,12 +2,13 @@
 // (no credentials) and with a malformed setting; the Dockerfile's HEALTHCHECK command
 // against the running server.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appKeys } from "../support/bot-harness.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
@@ -58,6 +59,13 @@ describe("hcp-bot serve without credentials", () => {
     expect(await res.json()).toEqual({ status: "ok" }); // details only with HCP_HEALTH_TOKEN
   });
 
+  it("answers HEAD /healthz as GET, without the body", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.text()).toBe("");
+  });
+
   it("keeps an idle keep-alive connection past Node's 5 s default, so a proxy's next request on it is answered", async () => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
@@ -100,8 +108,52 @@ describe("hcp-bot serve without credentials", () => {
   });
 });
 
+/** The test App key with one base64 character of its modulus changed: it still parses, but signs nothing GitHub would accept. */
+const FLIPPED_KEY = (() => {
+  const lines = appKeys.privateKey.split("\n");
+  const line = lines[2]!;
+  lines[2] = `${line.slice(0, 30)}${line[30] === "A" ? "B" : "A"}${line.slice(31)}`;
+  return lines.join("\n");
+})();
+
+describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
+  it("answers this machine only unless HOST says otherwise, and writes the imported credentials to a .env only its owner can read", async () => {
+    // A folder of its own (the setup flow writes .env there), with the files Probot reads.
+    const cwd = mkdtempSync(join(tmpdir(), "hcp-setup-cwd-"));
+    for (const file of ["app.yml", "package.json"]) copyFileSync(join(root, file), join(cwd, file));
+    const child = spawn(process.execPath, [bin, "serve"], { cwd, env: cleanEnv({ PORT: "0", HCP_DATA_DIR: cwd }) });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let err = "";
+        child.stderr!.on("data", (d: Buffer) => {
+          err += d.toString();
+          const m = /localhost:(\d+)\//.exec(err);
+          if (m) resolve(Number(m[1]));
+        });
+        child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+      });
+      const reach = (host: string) => new Promise<boolean>((resolve) => {
+        const socket = connect(port, host, () => (socket.destroy(), resolve(true)));
+        socket.on("error", () => resolve(false));
+      });
+      expect(await reach("127.0.0.1")).toBe(true);
+      const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal);
+      expect(outside, "a non-loopback address to try").toBeDefined();
+      expect(await reach(outside!.address)).toBe(false);
+      const imported = await fetch(`http://127.0.0.1:${port}/probot/import`, { method: "POST", body: JSON.stringify({ appId: "1234", pem: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----", webhook_secret: "imported-secret" }) });
+      expect(imported.status).toBe(200);
+      const env = join(cwd, ".env");
+      expect(statSync(env).mode & 0o777).toBe(0o600);
+      expect(readFileSync(env, "utf8")).toMatch(/^APP_ID=1234$/m);
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 30_000);
+});
+
 describe("hcp-bot serve with a malformed setting", () => {
   it.each([
+    [{ APP_ID: "12", WEBHOOK_SECRET: "s", PRIVATE_KEY: FLIPPED_KEY }, /^hcp-bot: configuration error: PRIVATE_KEY is damaged: a signature made with it does not verify with its own public half/],
     [{ PORT: "eighty" }, /^hcp-bot: configuration error: PORT must be a number between 0 and 65535\n$/],
     [{ APP_ID: "12", WEBHOOK_SECRET: "s" }, /^hcp-bot: configuration error: PRIVATE_KEY or PRIVATE_KEY_PATH is missing/],
     [{ NODE_ENV: "production" }, /required when NODE_ENV=production/],

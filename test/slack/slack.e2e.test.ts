@@ -224,6 +224,14 @@ describe("the Slack endpoint", () => {
     // A client that writes the whole oversized body before it reads still reads the 413.
     for (let i = 0; i < 3; i++) expect(await postWholeThenRead({ url: `${bot.url}/slack/events`, headers: { "content-type": "application/x-www-form-urlencoded" }, prefix: "text=", bytes: 120 * 1024 })).toEqual({ status: 413 });
   });
+
+  it("answers Slack's signed certificate check (ssl_check=1) with 200, and an unsigned one with 401", async () => {
+    const check = await command("", { rawBody: "ssl_check=1&token=legacy-verification-token" });
+    expect(check.status).toBe(200);
+    expect(check.json).toEqual({});
+    const unsigned = await fetch(`${bot.url}/slack/events`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "ssl_check=1" });
+    expect(unsigned.status).toBe(401);
+  });
 });
 
 describe("who may use /hcp from Slack", () => {

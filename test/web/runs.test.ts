@@ -93,6 +93,24 @@ describe("the runs pages", () => {
     expect(opened).toMatchObject({ state: evilState, returnTo: "/runs" });
   });
 
+  it("refuse a return target with CR/LF, U+2028 or other unsendable characters up front (400), never a 500 at the callback", async () => {
+    const { get } = routes();
+    for (const bad of ["/runs?x=1\r\nSet-Cookie: a=b", "/runs?x=\n", "/runs?x=\u2028", "/runs?x=\u0000", "/runs?x=a b"]) {
+      const res = (await get(`/auth/login?return=${encodeURIComponent(bad)}`))!;
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.headers.getSetCookie()).toEqual([]);
+      expect(await res.text()).toContain("printable characters");
+    }
+    // A good one still signs in and comes back there, through the fake GitHub.
+    const login = (await get(`/auth/login?return=${encodeURIComponent("/runs?repo=acme/open&page=2")}`))!;
+    const state = new URL(login.headers.get("location")!).searchParams.get("state")!;
+    const authorized = await fetch(`${gh.url}/login/oauth/authorize`, { method: "POST", redirect: "manual", body: new URLSearchParams({ client_id: CLIENT.clientId, redirect_uri: "http://bot.test/auth/callback", state, login: "member" }) });
+    const code = new URL(authorized.headers.get("location")!).searchParams.get("code")!;
+    const back = (await get(`/auth/callback?code=${code}&state=${state}`, { cookie: login.headers.getSetCookie()[0]!.split(";")[0]! }))!;
+    expect(back.status).toBe(302);
+    expect(back.headers.get("location")).toBe("/runs?repo=acme/open&page=2");
+  });
+
   it("refuse forged, tampered and state-as-session cookies", async () => {
     const { get } = routes();
     const token = gh.addUserToken("member");

@@ -20,6 +20,7 @@ interface DenoApi {
   serve(options: { hostname: string; port: number; onListen(addr: { hostname: string; port: number }): void }, handler: (request: Request) => Promise<Response>): { finished: Promise<void> };
   cron(name: string, schedule: string, handler: () => Promise<void>): Promise<void>;
   exit(code: number): never;
+  addSignalListener(signal: "SIGINT" | "SIGTERM", handler: () => void): void;
 }
 
 const Deno = (globalThis as unknown as { Deno: DenoApi }).Deno;
@@ -92,3 +93,18 @@ Deno.serve(
       if (!afterFirstAnswerStarted) soon(0, afterFirstAnswer);
     }),
 );
+
+// Deno Deploy sends SIGINT before it shuts an isolate down: the jobs running here go back to
+// the store at once (as the Node server's SIGTERM drain does), rather than waiting out a
+// lease nobody renews (two minutes by default) before another process may take them.
+let stopping = false;
+const handBackAndExit = () => {
+  if (stopping) return;
+  stopping = true;
+  void bot
+    .handBack()
+    .then((n) => n > 0 && log.info({ jobs: n }, "handed unfinished jobs back to the store"))
+    .catch((error: unknown) => log.warn({ err: error }, "handing jobs back failed; their leases pass by themselves"))
+    .finally(() => Deno.exit(0));
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, handBackAndExit);

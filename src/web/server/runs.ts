@@ -36,7 +36,11 @@ export interface RunsOptions {
 const REPO = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 const LOGIN = /^[A-Za-z0-9-]{1,39}(\[bot\])?$/;
 const CURSOR = /^(\d{1,15})\.([A-Za-z0-9_-]{1,100})$/;
-const RETURN_TO = /^\/runs(\/[A-Za-z0-9_-]+)?(\?[^#]*)?$/;
+// The query is printable ASCII only: a CR, LF, U+2028 or any other character a Location
+// header cannot carry would pass a looser check and make the callback's redirect throw (a 500).
+const RETURN_TO = /^\/runs(\/[A-Za-z0-9_-]+)?(\?[\x21-\x22\x24-\x7e]*)?$/;
+/** What a return target may never hold, whatever else it is: control, non-ASCII or space characters. */
+const UNSENDABLE = /[^\x21-\x7e]/;
 
 function redirect(location: string, cookies: string[] = [], status = 302): Response {
   const headers = new Headers({ location, "cache-control": "no-store" });
@@ -81,6 +85,7 @@ export function createRunsRoutes(o: RunsOptions): (request: Request, url: URL) =
 
   async function login(url: URL): Promise<Response> {
     const wanted = url.searchParams.get("return") ?? "/runs";
+    if (UNSENDABLE.test(wanted)) return notice("Sign-in refused", html`<p>The page to come back to must be a /runs address of printable characters.</p><p><a class="signin" href="/auth/login">Sign in</a></p>`, 400);
     const returnTo = RETURN_TO.test(wanted) ? wanted : "/runs";
     const state = randomToken();
     const cookie = await sealer.seal("oauth-state", { state, returnTo, exp: now() + STATE_TTL_MS });
@@ -102,7 +107,7 @@ export function createRunsRoutes(o: RunsOptions): (request: Request, url: URL) =
     if (!user) return notice("Sign-in failed", html`<p>GitHub did not say who signed in.</p>${again}`, 502);
     const session = await sealer.seal("session", { login: user, token: token.token, csrf: randomToken(), exp: now() + SESSION_TTL_MS });
     const secure = secureFor(url);
-    return redirect(saved.returnTo, [setCookie(n.session, session, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 }), clearCookie(n.state, { secure })]);
+    return redirect(RETURN_TO.test(saved.returnTo) ? saved.returnTo : "/runs", [setCookie(n.session, session, { secure, maxAgeSeconds: SESSION_TTL_MS / 1000 }), clearCookie(n.state, { secure })]);
   }
 
   async function logout(request: Request, url: URL): Promise<Response> {
