@@ -120,7 +120,7 @@ function lazyPackage(pkg, exportNames) {
 }
 
 /** Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): the functions recipe/yaml.ts takes from it. */
-const LAZY_YAML = lazyPackage("yaml", ["isMap", "isScalar", "parseAllDocuments", "visit"]);
+const LAZY_YAML = lazyPackage("yaml", ["isAlias", "isMap", "isScalar", "isSeq", "parseAllDocuments", "visit"]);
 
 /**
  * A plain lint uses the model's zod schemas only as types (src/core/model/deferred.ts), so

@@ -29,3 +29,18 @@ export function nvlinkDomainOf(path: string): ConfigUnit["nvlinkDomain"] {
   }
   return undefined;
 }
+
+/**
+ * Upstream's flat recipe names carry the hardware: recipes/utils/naming.py
+ * recipe_function_name builds `{model}_{task}_{N}gpu_{gpu}_{precision}{variant}_config`
+ * (Bridge HEAD 067f987), with the precision tokens of its PRECISION_NAME_MAP. Only a name
+ * that matches that scheme exactly, with a GPU listed here, is read; any other name says nothing.
+ */
+const RECIPE_NAME = /^[a-z0-9][a-z0-9_]*_(?:pretrain|sft|peft)_[1-9][0-9]*gpu_([a-z0-9]+)_(?:bf16|fp8cs|fp8ds|fp8mx|fp8sc|nvfp4)(?:_[a-z0-9_]+)?_config$/;
+
+export function nvlinkDomainOfName(name: string): ConfigUnit["nvlinkDomain"] {
+  const gpu = RECIPE_NAME.exec(name)?.[1];
+  const domain = gpu ? DOMAIN_BY_GPU[gpu] : undefined;
+  if (!domain) return undefined;
+  return { gpus: domain.gpus, source: `${domain.system}, from the recipe name ${name} (Bridge's naming scheme {model}_{task}_{N}gpu_{gpu}_{precision}_config, recipes/utils/naming.py)` };
+}

@@ -13,7 +13,7 @@ import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
 import { runRules } from "../rules/engine.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
-import { nvlinkDomainOf } from "./hardware.ts";
+import { nvlinkDomainOf, nvlinkDomainOfName } from "./hardware.ts";
 
 export interface AnalyzeOptions {
   /** The tree-sitter Python grammar, loaded by the runtime adapter. */
@@ -93,7 +93,8 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   };
   // The hardware folder of a unit's file says how large its NVLink domain is; a launch line gets its recipe's.
   for (const u of units) {
-    const domain = u.nvlinkDomain ?? nvlinkDomainOf(u.location.file);
+    // The recipe's own name (upstream's naming scheme) before the folder: a b300 recipe may live beside h100 code.
+    const domain = u.nvlinkDomain ?? nvlinkDomainOfName(u.kind === "recipe" ? u.name : (u.baseRecipe ?? "")) ?? nvlinkDomainOf(u.location.file);
     if (domain) u.nvlinkDomain = domain;
   }
   const judged = composeUnits(units, files);

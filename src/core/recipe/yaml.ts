@@ -2,6 +2,7 @@
 // one "yaml" unit; string scalars that hold a launch command (card.yaml `command: >`,
 // GitHub workflow `run: |`) become launch units whose locations point into the YAML text.
 import {
+  isAlias,
   isMap,
   isScalar,
   parseAllDocuments,
@@ -26,6 +27,18 @@ import {
   type Value,
 } from "../model/settings.ts";
 import { rejectInput } from "./guards.ts";
+import {
+  aliasContext,
+  AliasLimitError,
+  effectivePairs,
+  mappingOf,
+  tryDeref,
+  MAX_ALIAS_COUNT_PER_VALUE,
+  undefinedAliases,
+  UndefinedAliasError,
+  type AliasContext,
+  type EffectivePair,
+} from "./yaml-aliases.ts";
 import { extractLaunchLines, mayHoldLaunchLine, settingKeyFor } from "./launch/index.ts";
 import { MappedTextBuilder, type MappedText } from "./launch/mapped.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "./types.ts";
@@ -52,7 +65,8 @@ export function extractYaml(file: SourceFile): ExtractResult {
   const index = new LineIndex(file.text);
   let docs: Document.Parsed[];
   try {
-    docs = parseAllDocuments(file.text) as Document.Parsed[];
+    // `merge`: `<<` keys as the YAML 1.1 loader Bridge uses reads them (see yaml-aliases.ts).
+    docs = parseAllDocuments(file.text, { merge: true }) as Document.Parsed[];
   } catch (error) {
     // The library reports problems as document errors; this is a last line of defence.
     const message = error instanceof Error ? error.message : String(error);
@@ -62,7 +76,7 @@ export function extractYaml(file: SourceFile): ExtractResult {
   const ids = new Set<string>();
   for (const doc of docs) {
     result.diagnostics.push(...documentErrors(file, index, doc));
-    const override = overrideUnit(file, index, doc);
+    const override = overrideUnit(file, index, doc, result.diagnostics);
     if (override) result.units.push(override);
     for (const scalar of launchScalars(doc)) {
       const found = extractLaunchLines(scalarView(file.text, scalar), file, index, ids, new Map(), scalar.range?.[0] ?? 0);
@@ -99,45 +113,72 @@ function documentErrors(file: SourceFile, index: LineIndex, doc: Document.Parsed
  * a newer Bridge, a tool's own key: ignored one by one, never costing the rest of the file)
  * from other YAML that happens to have a `model:` mapping (model cards: `model: {hf_id: …}`).
  */
-function overrideShape(root: YAMLMap): "override" | "maybe" | "none" {
+function overrideShape(root: YAMLMap, pairs: readonly EffectivePair[], ctx: AliasContext): "override" | "maybe" | "none" {
   let sections = 0;
-  let foreign = false;
-  for (const item of root.items) {
-    const key = isScalar(item.key) ? item.key.value : undefined;
-    if (typeof key !== "string" || !CONFIG_CONTAINER_FIELDS.has(key)) foreign = true;
-    else if (isMap(item.value)) sections++;
+  // A key that is not a string (`1:`, `[a]:`) is foreign too.
+  let foreign = root.items.some((item) => !isMergeOrStringKey(item));
+  for (const pair of pairs) {
+    if (!CONFIG_CONTAINER_FIELDS.has(pair.key)) foreign = true;
+    else if (mappingOf(pair.value, ctx).map) sections++;
   }
   if (sections === 0) return "none";
   return foreign ? "maybe" : "override";
 }
 
-function ignoredKeys(file: SourceFile, index: LineIndex, root: YAMLMap): ConfigUnit["notes"] {
-  return root.items.flatMap((item) => {
-    const key = isScalar(item.key) ? item.key.value : undefined;
-    if (typeof key === "string" && CONFIG_CONTAINER_FIELDS.has(key)) return [];
-    return [{ message: `${String(key)}: is not a ConfigContainer field; ignored`, location: nodeLocation(file, index, item.key) }];
-  });
+function isMergeOrStringKey(item: Pair): boolean {
+  if (!isScalar(item.key)) return false;
+  const key = item.key.value;
+  return typeof key === "string" || (typeof key === "symbol" && key.description === "<<");
 }
 
-function overrideUnit(file: SourceFile, index: LineIndex, doc: Document.Parsed): ConfigUnit | undefined {
+function ignoredKeys(file: SourceFile, index: LineIndex, root: YAMLMap, pairs: readonly EffectivePair[]): ConfigUnit["notes"] {
+  const odd = root.items.filter((item) => !isMergeOrStringKey(item)).map((item) => ({ key: isScalar(item.key) ? item.key.value : undefined, node: item.key }));
+  const foreign = pairs.filter((p) => !CONFIG_CONTAINER_FIELDS.has(p.key)).map((p) => ({ key: p.key as unknown, node: p.keyNode as unknown }));
+  return [...odd, ...foreign].map(({ key, node }) => ({
+    message: `${String(key)}: is not a ConfigContainer field; ignored`,
+    location: nodeLocation(file, index, node),
+  }));
+}
+
+function overrideUnit(file: SourceFile, index: LineIndex, doc: Document.Parsed, diagnostics: Diagnostic[]): ConfigUnit | undefined {
   const root = doc.contents;
   if (!isMap(root)) return undefined;
-  const shape = overrideShape(root);
+  const ctx = aliasContext(doc);
+  for (const alias of undefinedAliases(ctx)) diagnostics.push(aliasDiagnostic(file, index, new UndefinedAliasError(alias).message, alias));
+  try {
+    return readOverride(file, index, root, ctx);
+  } catch (error) {
+    if (!(error instanceof AliasLimitError)) throw error;
+    diagnostics.push(aliasDiagnostic(file, index, `${error.message}; the settings of this document are not read`, root));
+    return undefined;
+  }
+}
+
+function aliasDiagnostic(file: SourceFile, index: LineIndex, message: string, node: unknown): Diagnostic {
+  return { file: file.path, severity: "error", code: "parse-error", message, location: nodeLocation(file, index, node) };
+}
+
+function readOverride(file: SourceFile, index: LineIndex, root: YAMLMap, ctx: AliasContext): ConfigUnit | undefined {
+  const pairs = effectivePairs(root, ctx);
+  const shape = overrideShape(root, pairs, ctx);
   if (shape === "none") return undefined;
   const settings: Partial<Record<SettingKey, Setting>> = {};
   const anchors: ConfigUnit["anchors"] = {};
-  const notes: ConfigUnit["notes"] = ignoredKeys(file, index, root);
+  const notes: ConfigUnit["notes"] = ignoredKeys(file, index, root, pairs);
   for (const section of SECTIONS) {
-    const pair = root.items.find((p) => isScalar(p.key) && p.key.value === section);
-    const anchor = pair ? sectionAnchor(file, index, pair) : missingSectionAnchor(file, index, section);
+    const pair = pairs.find((p) => p.key === section);
+    // A section that is an alias or comes from a merge is shared text: no insertion point.
+    const shared = pair && (pair.viaAlias || isAlias(pair.value));
+    const anchor = !pair ? missingSectionAnchor(file, index, section) : shared ? undefined : sectionAnchor(file, index, pair);
     if (anchor) anchors[section] = anchor;
-    if (pair && isMap(pair.value)) collectSettings(file, index, section, pair.value, settings);
-    else if (pair && isMap(pair.value) === false && pair.value !== null && !isEmptyScalar(pair.value)) {
+    const { map, viaAlias } = pair ? mappingOf(pair.value, ctx) : { map: undefined, viaAlias: false };
+    if (pair && map) collectSettings({ file, index, ctx }, section, map, settings, Boolean(pair.viaAlias || viaAlias));
+    else if (pair && pair.value !== null && !isEmptyScalar(pair.value)) {
       notes.push({ message: `${section}: is not a mapping; its settings are not read`, location: nodeLocation(file, index, pair.value) });
     }
   }
   if (shape === "maybe" && Object.keys(settings).length === 0) return undefined;
-  const start = root.range[0];
+  const start = root.range?.[0] ?? 0;
   return {
     id: file.path,
     kind: "yaml",
@@ -155,31 +196,48 @@ function isEmptyScalar(node: unknown): boolean {
   return isScalar(node) && (node.value === null || node.value === "");
 }
 
-/** `model.x`, and one level deeper for `dataset.packed_sequence_specs.pad_seq_to_mult`. */
-function collectSettings(
-  file: SourceFile,
-  index: LineIndex,
-  prefix: string,
-  map: YAMLMap,
-  settings: Partial<Record<SettingKey, Setting>>,
-): void {
-  for (const item of map.items) {
-    if (!isScalar(item.key) || typeof item.key.value !== "string") continue;
-    const dotted = `${prefix}.${item.key.value}`;
+interface Reading {
+  file: SourceFile;
+  index: LineIndex;
+  ctx: AliasContext;
+}
+
+/**
+ * `model.x`, and one level deeper for `dataset.packed_sequence_specs.pad_seq_to_mult`.
+ * `shared`: the mapping is reached through an alias or a merge, so its text also serves
+ * other places of the file.
+ */
+function collectSettings(r: Reading, prefix: string, map: YAMLMap, settings: Partial<Record<SettingKey, Setting>>, shared: boolean): void {
+  for (const pair of effectivePairs(map, r.ctx)) {
+    const dotted = `${prefix}.${pair.key}`;
     const key = settingKeyFor(dotted);
-    const value = item.value as Node | null;
-    if (key && value) settings[key] = yamlSetting(file, index, key, value);
-    if (isMap(value) && prefix.split(".").length < 2) collectSettings(file, index, dotted, value, settings);
+    const value = pair.value;
+    if (key && value) settings[key] = yamlSetting(r, key, value, shared || pair.viaAlias);
+    const nested = mappingOf(value, r.ctx);
+    if (nested.map && prefix.split(".").length < 2) collectSettings(r, dotted, nested.map, settings, shared || pair.viaAlias || nested.viaAlias);
   }
 }
 
-function yamlSetting(file: SourceFile, index: LineIndex, key: SettingKey, node: Node): Setting {
-  const [start, end] = valueRange(file.text, node);
+/**
+ * The value where it is written: an alias's value is its anchor's text, and replacing that
+ * text would change every place that refers to it, so such a value is not local (a fix
+ * adds an override in the section instead).
+ */
+function yamlSetting(r: Reading, key: SettingKey, node: Node, shared: boolean): Setting {
+  const written = isAlias(node) ? ((tryDeref(node, r.ctx) ?? node) as Node) : node;
+  const [start, end] = valueRange(r.file.text, written);
+  const via = written !== node ? `the alias *${(node as { source?: string }).source ?? ""} at line ${r.index.point(node.range?.[0] ?? 0).line}` : shared ? "a YAML merge key or alias" : undefined;
   return {
     key,
-    value: yamlValue(node),
-    origin: { kind: "yaml", location: location(file.path, index, start, end), text: file.text.slice(start, end), syntax: "yaml" },
-    local: true,
+    value: yamlValue(written, r.ctx),
+    origin: {
+      kind: "yaml",
+      location: location(r.file.path, r.index, start, end),
+      text: r.file.text.slice(start, end),
+      syntax: "yaml",
+      ...(via ? { via } : {}),
+    },
+    local: !shared && written === node,
   };
 }
 
@@ -191,11 +249,15 @@ function valueRange(text: string, node: Node): [number, number] {
   return [r[0], end];
 }
 
-function yamlValue(node: Node): Value {
+function yamlValue(node: Node, ctx: AliasContext): Value {
   let js: unknown;
   try {
-    js = node.toJSON();
-  } catch {
+    // With the document, aliases inside the value resolve (without it they read as {source}).
+    js = node.toJS(ctx.doc, { maxAliasCount: MAX_ALIAS_COUNT_PER_VALUE });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.includes("Excessive alias count")) throw new AliasLimitError(`a value expands more than ${MAX_ALIAS_COUNT_PER_VALUE} YAML aliases (an alias bomb?)`);
+    if (message.includes("Unresolved alias")) return unknown("YAML value refers to an undefined alias");
     return unknown("YAML value could not be read");
   }
   if (containsInterpolation(js)) return unknown(`OmegaConf interpolation ${JSON.stringify(js)}`);
@@ -218,9 +280,9 @@ function isKnown(v: unknown): v is Known {
 }
 
 /** End of the section's last line, indented like its children; flow sections get none. */
-function sectionAnchor(file: SourceFile, index: LineIndex, pair: Pair): Anchor | undefined {
+function sectionAnchor(file: SourceFile, index: LineIndex, pair: EffectivePair): Anchor | undefined {
   const value = pair.value;
-  const key = pair.key as ScalarNode;
+  const key = pair.keyNode as ScalarNode;
   const keyStart = key.range?.[0] ?? 0;
   const keyIndent = leadingBlanks(index.lineText(index.point(keyStart).line));
   if (isEmptyScalar(value) || value === null) {

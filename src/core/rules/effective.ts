@@ -43,6 +43,10 @@ const UNIVERSAL_DEFAULTS: Partial<Record<SettingKey, Known>> = {
   "dist.eval_context_parallel_size": null,
   "model.hybrid_context_parallel": false,
   "model.dynamic_context_parallel": false,
+  // Megatron-Core DistributedDataParallelConfig defaults (distributed_data_parallel_config.py
+  // at Bridge's pin 2a75ac1); no upstream recipe or launcher sets either.
+  "ddp.megatron_fsdp_version": 1,
+  "ddp.disable_symmetric_registration": false,
 };
 
 /** Defaults that hold only when every source of the unit was analyzed. */
@@ -55,6 +59,9 @@ const COMPLETE_UNIT_DEFAULTS: Partial<Record<SettingKey, Known>> = {
   "model.transformer_impl": "transformer_engine",
   "model.experimental_attention_variant": null,
   "model.window_attn_skip_freq": null,
+  // Some recipes turn Megatron-FSDP on (nemotron_3_nano gb200, qwen35_vl), so only a complete unit knows it is off.
+  "ddp.use_megatron_fsdp": false,
+  "dist.use_megatron_fsdp": false,
 };
 
 /** Model fields providers and bridges set themselves (HCP-RULES 1.3; models/**). */

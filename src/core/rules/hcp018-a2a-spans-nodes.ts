@@ -12,7 +12,8 @@ export const rule = defineRule({
   doc: {
     checks:
       "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] exceeds the GPUs of one NVLink " +
-      "domain: taken from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
+      "domain: taken from the recipe's name when it follows upstream's naming scheme exactly " +
+      "(`{model}_{task}_{N}gpu_{gpu}_{precision}..._config`, recipes/utils/naming.py recipe_function_name, HEAD 067f987), else from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
       "h100/b200/b300, 72 on the gb200/gb300/vr200 NVL72 racks, as Bridge's perf recipes set NVLINK_DOMAIN_SIZE), else " +
       "`gpus_per_node` in .github/hcp-bot.yml or `--gpus-per-node`, else 8. The message says which.",
     why:

@@ -336,7 +336,7 @@ export class ShellLexer {
         } else this.i++;
       } else if (ch === "$") {
         const tokStart = this.i;
-        const exp = this.readExpansion();
+        const exp = this.readExpansion(false);
         if (!exp.elements) this.pushLiteral(st.cur, tokStart, exp.end, exp.unresolved);
         else if (mode === "assign") this.insertJoined(st.cur, exp);
         else this.insertSplit(exp, tokStart, () => st.cur, breakWord);
@@ -389,7 +389,7 @@ export class ShellLexer {
         }
       } else if (ch === "$") {
         const tokStart = this.i;
-        const exp = this.readExpansion();
+        const exp = this.readExpansion(true);
         if (exp.elements) onExpansion(exp, tokStart);
         else this.pushLiteral(st.cur, tokStart, exp.end, exp.unresolved);
         this.i = exp.end;
@@ -458,7 +458,7 @@ export class ShellLexer {
   }
 
   /** Parses `$NAME`, `${NAME}`, `${A[@]}`, `${X:-default}`, `$(...)`, `$1` at this.i. */
-  private readExpansion(): Expansion {
+  private readExpansion(quoted: boolean): Expansion {
     const t = this.text;
     const start = this.i;
     const next = t[start + 1];
@@ -473,7 +473,7 @@ export class ShellLexer {
         this.issue(start, "unterminated ${...}");
         return { end: t.length, unresolved: "unterminated ${...}" };
       }
-      return this.resolveBraced(t.slice(start + 2, close), start + 2, close + 1);
+      return this.resolveBraced(t.slice(start + 2, close), start + 2, close + 1, quoted);
     }
     if (next !== undefined && NAME_START.test(next)) {
       let end = start + 2;
@@ -486,7 +486,7 @@ export class ShellLexer {
     return { end: start + 1, elements: [literalWord("$", this.off(start))] };
   }
 
-  private resolveBraced(inner: string, innerStart: number, end: number): Expansion {
+  private resolveBraced(inner: string, innerStart: number, end: number, quoted: boolean): Expansion {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[([^\]]*)\])?(.*)$/s.exec(inner);
     if (!m) return { end, unresolved: `\${${inner}} is not supported` };
     const name = m[1] ?? "";
@@ -501,8 +501,10 @@ export class ShellLexer {
     const body = dflt[1] ?? "";
     const bodyStart = innerStart + inner.length - body.length;
     if (body.includes("$") || body.includes("`")) return { end, unresolved: `\${${name}} has a computed default` };
-    const word: Word = { text: body, origins: [], rawStart: this.off(bodyStart), rawEnd: this.endOff(bodyStart + body.length), vars: [] };
-    for (let k = 0; k < body.length; k++) word.origins.push(this.off(bodyStart + k));
+    const removed = removeDefaultQuotes(body, quoted);
+    if (!removed) return { end, unresolved: `\${${name}} has a default with an unterminated quote` };
+    const word: Word = { text: removed.text, origins: [], rawStart: this.off(bodyStart), rawEnd: this.endOff(bodyStart + body.length), vars: [] };
+    for (const k of removed.from) word.origins.push(this.off(bodyStart + k));
     return { end, elements: [word] };
   }
 
@@ -518,6 +520,40 @@ export class ShellLexer {
     if (!el) return { end, elements: [], ref };
     return { end, elements: [el], ref };
   }
+}
+
+/**
+ * Bash's quote removal on the word of `${X:-word}` (bash manual, "Shell Parameter Expansion"
+ * and "Quote Removal"): unquoted, '...' and "..." lose their quotes and a backslash escapes
+ * the next character; inside double quotes ("${X:-'a'}"), single quotes are kept as
+ * characters (bash prints 'a'), nested "..." lose their quotes, and a backslash is removed
+ * only before $ ` " \. `from` maps each kept character to its index in `body`.
+ */
+export function removeDefaultQuotes(body: string, quoted: boolean): { text: string; from: number[] } | undefined {
+  let text = "";
+  const from: number[] = [];
+  const keep = (k: number) => {
+    text += body[k] ?? "";
+    from.push(k);
+  };
+  let inDouble = false;
+  for (let k = 0; k < body.length; k++) {
+    const ch = body[k];
+    if (ch === "\\") {
+      const next = body[k + 1];
+      if (next === undefined) keep(k);
+      else if ((quoted || inDouble) && !"$`\"\\\n".includes(next)) keep(k);
+      else if (next !== "\n") keep(++k);
+      else k++;
+    } else if (ch === '"') inDouble = !inDouble;
+    else if (ch === "'" && !quoted && !inDouble) {
+      const close = body.indexOf("'", k + 1);
+      if (close < 0) return undefined;
+      for (let j = k + 1; j < close; j++) keep(j);
+      k = close;
+    } else keep(k);
+  }
+  return inDouble ? undefined : { text, from };
 }
 
 function appendWord(cur: WordBuilder, el: Word, ref?: VarRef): void {
