@@ -89,3 +89,47 @@ describe("hcp-bot lint follows builders inside the analyzed tree", () => {
     expect(alone.stdout).not.toMatch(/HCP001/);
   }, 60_000);
 });
+
+// Issue 27 item 9: the default globs are taken from the project root (the nearest folder
+// with `.git` or `pyproject.toml`), and a folder that yields no file is exit 2, as ruff does.
+describe("hcp-bot lint of a folder inside a checkout", () => {
+  it("`cd src/megatron/bridge/recipes && hcp-bot lint .` reads the recipes through the globs from the root", async () => {
+    const root = join(dir, "checkout");
+    const family = join(root, "src/megatron/bridge/recipes/llama");
+    execFileSync("mkdir", ["-p", family, join(root, ".git")]);
+    writeFileSync(join(family, "llama3.py"), HCP001);
+    const recipes = join(root, "src/megatron/bridge/recipes");
+    const run = await hcpBot(["lint", "--format", "json", "."], { cwd: recipes });
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { files: number; findings: { ruleId: string; location: { file: string } }[] };
+    expect(out.files).toBe(1);
+    expect(out.findings.map((f) => [f.ruleId, f.location.file])).toContainEqual(["HCP001", "llama/llama3.py"]);
+    // A pyproject.toml marks the root as well as .git does.
+    const other = join(dir, "pyproject-checkout");
+    execFileSync("mkdir", ["-p", join(other, "src/megatron/bridge/recipes/qwen")]);
+    writeFileSync(join(other, "pyproject.toml"), "[project]\nname = 'demo'\n");
+    writeFileSync(join(other, "src/megatron/bridge/recipes/qwen/qwen3.py"), HCP001);
+    const deep = await hcpBot(["lint", "qwen"], { cwd: join(other, "src/megatron/bridge/recipes") });
+    expect(deep.code).toBe(1);
+    expect(deep.stdout).toMatch(/^qwen\/qwen3\.py:4:\d+: error HCP001/m);
+  }, 60_000);
+
+  it("a folder with no file on the globs is `no files matched`, exit 2, never a pass", async () => {
+    const root = join(dir, "unrelated");
+    execFileSync("mkdir", ["-p", join(root, "notes"), join(root, ".git")]);
+    writeFileSync(join(root, "notes", "train.py"), HCP001); // not below a recipe folder of the globs
+    const run = await hcpBot(["lint", "notes"], { cwd: root });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/^hcp-bot: no files matched in notes: .*--all/);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    // --all reads it; an empty folder next to a real input still exits 2 after the report.
+    const all = await hcpBot(["lint", "--all", "notes"], { cwd: root });
+    expect(all.code).toBe(1);
+    execFileSync("mkdir", ["-p", join(root, "empty")]);
+    const mixed = await hcpBot(["lint", "--all", "notes", "empty"], { cwd: root });
+    expect(mixed.code).toBe(2);
+    expect(mixed.stdout).toMatch(/error HCP001/);
+    expect(mixed.stderr).toMatch(/^hcp-bot: no files matched in empty: /);
+  }, 60_000);
+});
