@@ -133,3 +133,39 @@ describe("hcp-bot lint of a folder inside a checkout", () => {
     expect(mixed.stderr).toMatch(/^hcp-bot: no files matched in empty: /);
   }, 60_000);
 });
+
+// Issue 27 item 8: a team's own training script that starts from an upstream recipe. Bridge's
+// own examples do this (examples/ ... `cfg = llama3_8b_pretrain_config(); ...; pretrain(cfg, forward_step)`,
+// training/pretrain.py `def pretrain(config: ConfigContainer, forward_step_func, ...)`).
+describe("hcp-bot lint of users' own training scripts", () => {
+  const SCRIPT_HEAD = "from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\nfrom megatron.bridge.training.pretrain import pretrain\nfrom megatron.bridge.training.gpt_step import forward_step\n\n";
+
+  it("a config built under `if __name__ == \"__main__\":` and one in a helper without `-> ConfigContainer` are judged", async () => {
+    const main = join(dir, "train_main.py");
+    writeFileSync(main, `${SCRIPT_HEAD}if __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    pretrain(cfg, forward_step)\n`);
+    const helper = join(dir, "train_helper.py");
+    writeFileSync(helper, `${SCRIPT_HEAD}def build():\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    return cfg\n\n\ndef main():\n    c = llama3_8b_pretrain_config()\n    c.model.context_parallel_size = 4\n    c.model.hierarchical_context_parallel_sizes = [2, 3]\n    pretrain(c, forward_step)\n`);
+    const run = await hcpBot(["lint", "--format", "json", main, helper]);
+    expect(run.code).toBe(1);
+    type Out = { configurations: number; findings: { ruleId: string; location: { file: string; range: { start: { line: number } } } }[]; diagnostics: { severity: string; code: string; message: string; location?: { range: { start: { line: number } } } }[] };
+    const out = JSON.parse(run.stdout) as Out;
+    expect(out.configurations).toBe(3);
+    const found = out.findings.map((f) => `${f.ruleId} ${f.location.file.slice(f.location.file.lastIndexOf("/") + 1)}:${f.location.range.start.line}`);
+    expect(found).toContain("HCP001 train_main.py:7");
+    expect(found).toContain("HCP001 train_helper.py:7");
+    expect(found).toContain("HCP002 train_helper.py:15"); // 2 × 3 != 4, in main() with no return
+    // The base recipe is not in the analyzed files and no Bridge was given: one info line per configuration says so.
+    const infos = out.diagnostics.filter((d) => d.code === "base-unknown");
+    expect(infos.map((d) => d.severity)).toEqual(["info", "info", "info"]);
+    expect(infos[0]!.message).toMatch(/starts from llama3_8b_pretrain_config\(\), which was not analyzed/);
+  }, 60_000);
+
+  it("a script that only calls a recipe of the same file adds no second configuration", async () => {
+    const file = join(dir, "own_recipe.py");
+    writeFileSync(file, `def my_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    return cfg\n\n\nif __name__ == "__main__":\n    cfg = my_pretrain_config()\n    pretrain(cfg, forward_step)\n`);
+    const run = await hcpBot(["lint", "--format", "json", file]);
+    const out = JSON.parse(run.stdout) as { configurations: number; findings: { ruleId: string }[] };
+    expect(out.configurations).toBe(1);
+    expect(out.findings.filter((f) => f.ruleId === "HCP001")).toHaveLength(1);
+  }, 60_000);
+});

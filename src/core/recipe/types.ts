@@ -8,8 +8,8 @@ export const DiagnosticSchema = deferred(() =>
   z.object({
     file: z.string(),
     severity: z.enum(["error", "warning", "info"]),
-    /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips. */
-    code: z.enum(["parse-error", "unreadable", "too-large", "unsupported"]),
+    /** parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips; base-unknown: a recipe starts from one that was not analyzed. */
+    code: z.enum(["parse-error", "unreadable", "too-large", "unsupported", "base-unknown"]),
     message: z.string(),
     location: LocationSchema().optional(),
   }),
