@@ -8,7 +8,9 @@ import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
+import type { SourceFile } from "./core/model/source.ts";
 import { collectInputs, displayPath, InputError, readSources } from "./node/files.ts";
+import { bridgeModules, bridgePackageRoot, importsBridge } from "./node/bridge-package.ts";
 import { statPath } from "./node/fs-callbacks.ts";
 import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
 import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
@@ -108,6 +110,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
   quickExitFor(files);
+  const library = upstreamRecipes(files);
   const analyzer = new ParallelAnalyzer();
   const report = await analyzer
     .analyze(files, {
@@ -116,6 +119,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
       gpusPerNodeSource: "--gpus-per-node",
       select: ruleIdList(opts.select),
       ignore: ruleIdList(opts.ignore),
+      library,
     })
     .finally(() => analyzer.close());
   switch (opts.format) {
@@ -152,6 +156,13 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
   return failed ? EXIT.findings : EXIT.ok;
+}
+
+/** The installed Bridge's modules a user's script imports its base recipe from (none when there is no Bridge). */
+function upstreamRecipes(files: readonly SourceFile[]): SourceFile[] {
+  if (!importsBridge(files)) return [];
+  const root = bridgePackageRoot();
+  return root ? bridgeModules(files, root) : [];
 }
 
 function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {

@@ -169,3 +169,28 @@ describe("hcp-bot lint of users' own training scripts", () => {
     expect(out.findings.filter((f) => f.ruleId === "HCP001")).toHaveLength(1);
   }, 60_000);
 });
+
+describe("hcp-bot lint resolves a script's base recipe from the installed megatron.bridge", () => {
+  it("reads it from VIRTUAL_ENV's site-packages or MEGATRON_BRIDGE_DIR: the base's CP 8 is judged, no info line", async () => {
+    const venv = join(dir, "venv");
+    const pkg = join(venv, "lib/python3.12/site-packages/megatron/bridge");
+    execFileSync("mkdir", ["-p", join(pkg, "recipes/llama")]);
+    writeFileSync(join(pkg, "__init__.py"), "");
+    writeFileSync(join(pkg, "recipes/__init__.py"), "");
+    writeFileSync(join(pkg, "recipes/llama/__init__.py"), "from megatron.bridge.recipes.llama.llama3 import llama3_8b_pretrain_config\n");
+    writeFileSync(join(pkg, "recipes/llama/llama3.py"), "def llama3_8b_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = 8\n    return cfg\n");
+    const script = join(dir, "train_venv.py");
+    writeFileSync(script, 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n    cfg.model.cp_comm_type = "a2a+p2p"\n');
+    const bare = { ...process.env, VIRTUAL_ENV: "", PYTHONPATH: "", MEGATRON_BRIDGE_DIR: "" };
+    const unknown = JSON.parse((await hcpBot(["lint", "--format", "json", script], { env: bare })).stdout) as { findings: { ruleId: string }[]; diagnostics: { code: string }[] };
+    expect(unknown.findings.map((f) => f.ruleId)).not.toContain("HCP002");
+    expect(unknown.diagnostics.map((d) => d.code)).toContain("base-unknown");
+    for (const env of [{ ...bare, VIRTUAL_ENV: venv }, { ...bare, MEGATRON_BRIDGE_DIR: join(venv, "lib/python3.12/site-packages") }]) {
+      const run = await hcpBot(["lint", "--format", "json", script], { env });
+      expect(run.code).toBe(1);
+      const out = JSON.parse(run.stdout) as { findings: { ruleId: string; location: { range: { start: { line: number } } } }[]; diagnostics: { code: string }[] };
+      expect(out.findings.map((f) => [f.ruleId, f.location.range.start.line])).toContainEqual(["HCP002", 5]); // 2 × 2 != the base's 8
+      expect(out.diagnostics.map((d) => d.code)).not.toContain("base-unknown");
+    }
+  }, 60_000);
+});
