@@ -8,8 +8,10 @@ import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
+import type { SourceFile } from "./core/model/source.ts";
 import { isNotAnalyzed } from "./core/recipe/types.ts";
-import { collectPaths, displayPath, InputError, readSources } from "./node/files.ts";
+import { collectInputs, displayPath, InputError, readSources } from "./node/files.ts";
+import { bridgeModules, bridgePackageRoot, importsBridge } from "./node/bridge-package.ts";
 import { statPath } from "./node/fs-callbacks.ts";
 import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
 import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
@@ -100,13 +102,16 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   if (positionals.length === 0) throw new UsageError("lint needs at least one file or folder");
 
   await rejectUnknownExplicitFiles(positionals);
-  const paths = await collectPaths(positionals, { all: opts.all });
+  const { paths, unmatched } = await collectInputs(positionals, { all: opts.all });
+  // No files is not a pass (ruff answers the same way): a folder that yields nothing is named, exit 2.
+  if (paths.length === 0) throw new InputError(noFilesMatched(unmatched, opts.all));
   const { files, unread } = await readSources(paths);
   const given = new Set(positionals.map((p) => displayPath(p)));
   const explicitBinary = files.find((f) => given.has(f.path) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
   quickExitFor(files);
+  const library = upstreamRecipes(files);
   const analyzer = new ParallelAnalyzer();
   const report = await analyzer
     .analyze(files, {
@@ -115,6 +120,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
       gpusPerNodeSource: "--gpus-per-node",
       select: ruleIdList(opts.select),
       ignore: ruleIdList(opts.ignore),
+      library,
     })
     .finally(() => analyzer.close());
   switch (opts.format) {
@@ -147,9 +153,24 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
   const unanalyzed = [...unread, ...report.diagnostics.filter(isNotAnalyzed).map((d) => ({ path: d.file, reason: d.message }))];
   for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
-  if (unanalyzed.length > 0) return EXIT.usage;
+  if (unmatched.length > 0) io.err(`hcp-bot: ${noFilesMatched(unmatched, opts.all)}\n`);
+  if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
   return failed ? EXIT.findings : EXIT.ok;
+}
+
+/** The installed Bridge's modules a user's script imports its base recipe from (none when there is no Bridge). */
+function upstreamRecipes(files: readonly SourceFile[]): SourceFile[] {
+  if (!importsBridge(files)) return [];
+  const root = bridgePackageRoot();
+  return root ? bridgeModules(files, root) : [];
+}
+
+function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {
+  const where = folders.join(", ");
+  return all
+    ? `no files matched in ${where}: no .py, .yaml/.yml, .sh, .md or pin file below it`
+    : `no files matched in ${where}: no file below it is on the default globs (recipes, launch scripts, pins, taken from the project root); name the files, or pass --all to read every .py, .yaml, .sh and .md`;
 }
 
 /** A lint small enough to run on this thread is over before the grammar's optimizing compiles would be. */

@@ -1,8 +1,11 @@
 // Reads the files named on the command line: files as given, folders through the
 // default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
 // a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
+// The path is taken from the project root (the nearest folder above with `.git` or
+// `pyproject.toml`), so a folder deep inside a checkout (`cd src/megatron/bridge/recipes &&
+// hcp-bot lint .`) is read through the same globs as the whole checkout.
 import type { Stats } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import type { SourceFile } from "../core/model/source.ts";
 import { readBytes, readEntries, statPath } from "./fs-callbacks.ts";
 import { classifyFile, compileGlobs, DEFAULT_GLOBS } from "../core/analyze/classify.ts";
@@ -41,9 +44,32 @@ export function displayPath(p: string, cwd = process.cwd()): string {
   return shown.split(sep).join("/");
 }
 
+const ROOT_MARKERS = [".git", "pyproject.toml"];
+
+/** The nearest folder at or above `dir` holding `.git` or `pyproject.toml`; undefined when none does. */
+export async function projectRoot(dir: string): Promise<string | undefined> {
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    for (const marker of ROOT_MARKERS) {
+      if (await statPath(join(at, marker)).then(() => true, () => false)) return at;
+    }
+    if (dirname(at) === at) return undefined;
+  }
+}
+
 export async function collectPaths(inputs: readonly string[], options: CollectOptions = {}, cwd = process.cwd()): Promise<string[]> {
+  return (await collectInputs(inputs, options, cwd)).paths;
+}
+
+export interface Collected {
+  paths: string[];
+  /** Folders given that hold no file the globs select: never a quiet pass. */
+  unmatched: string[];
+}
+
+export async function collectInputs(inputs: readonly string[], options: CollectOptions = {}, cwd = process.cwd()): Promise<Collected> {
   const match = compileGlobs(options.globs ?? DEFAULT_GLOBS);
   const picked = new Set<string>();
+  const unmatched: string[] = [];
   for (const input of inputs) {
     let info;
     try {
@@ -61,13 +87,20 @@ export async function collectPaths(inputs: readonly string[], options: CollectOp
     }
     const found: string[] = [];
     await walk(input, found);
+    const root = await projectRoot(input);
+    let any = false;
     for (const f of found) {
       const shown = displayPath(f, cwd);
       if (!classifyFile(shown)) continue;
-      if (options.all || matchesAnyTail(shown, match)) picked.add(f);
+      const fromRoot = root === undefined ? undefined : relative(root, resolve(f)).split(sep).join("/");
+      if (options.all || matchesAnyTail(shown, match) || (fromRoot !== undefined && matchesAnyTail(fromRoot, match))) {
+        picked.add(f);
+        any = true;
+      }
     }
+    if (!any) unmatched.push(input);
   }
-  return [...picked].sort();
+  return { paths: [...picked].sort(), unmatched };
 }
 
 function specialKind(info: Stats): string {

@@ -132,7 +132,7 @@ export class ParallelAnalyzer {
       shards.map((indexes, k) => {
         const shardFiles = indexes.map((i) => files[i]!);
         // Each shard also gets the modules its recipes import builders from (they may sit in another shard).
-        return this.workers[k]!.extract(shardFiles, importClosure(shardFiles, files), options.maxFileBytes);
+        return this.workers[k]!.extract(shardFiles, importClosure(shardFiles, [...files, ...(options.library ?? [])]), options.maxFileBytes);
       }),
     );
     const results: ExtractResult[] = new Array(files.length);

@@ -142,3 +142,108 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     expect(run.stdout).toMatch(/beside_chain\.py:4:\d+: error HCP001/);
   }, 60_000);
 });
+
+// Issue 27 item 9: the default globs are taken from the project root (the nearest folder
+// with `.git` or `pyproject.toml`), and a folder that yields no file is exit 2, as ruff does.
+describe("hcp-bot lint of a folder inside a checkout", () => {
+  it("`cd src/megatron/bridge/recipes && hcp-bot lint .` reads the recipes through the globs from the root", async () => {
+    const root = join(dir, "checkout");
+    const family = join(root, "src/megatron/bridge/recipes/llama");
+    execFileSync("mkdir", ["-p", family, join(root, ".git")]);
+    writeFileSync(join(family, "llama3.py"), HCP001);
+    const recipes = join(root, "src/megatron/bridge/recipes");
+    const run = await hcpBot(["lint", "--format", "json", "."], { cwd: recipes });
+    expect(run.code).toBe(1);
+    const out = JSON.parse(run.stdout) as { files: number; findings: { ruleId: string; location: { file: string } }[] };
+    expect(out.files).toBe(1);
+    expect(out.findings.map((f) => [f.ruleId, f.location.file])).toContainEqual(["HCP001", "llama/llama3.py"]);
+    // A pyproject.toml marks the root as well as .git does.
+    const other = join(dir, "pyproject-checkout");
+    execFileSync("mkdir", ["-p", join(other, "src/megatron/bridge/recipes/qwen")]);
+    writeFileSync(join(other, "pyproject.toml"), "[project]\nname = 'demo'\n");
+    writeFileSync(join(other, "src/megatron/bridge/recipes/qwen/qwen3.py"), HCP001);
+    const deep = await hcpBot(["lint", "qwen"], { cwd: join(other, "src/megatron/bridge/recipes") });
+    expect(deep.code).toBe(1);
+    expect(deep.stdout).toMatch(/^qwen\/qwen3\.py:4:\d+: error HCP001/m);
+  }, 60_000);
+
+  it("a folder with no file on the globs is `no files matched`, exit 2, never a pass", async () => {
+    const root = join(dir, "unrelated");
+    execFileSync("mkdir", ["-p", join(root, "notes"), join(root, ".git")]);
+    writeFileSync(join(root, "notes", "train.py"), HCP001); // not below a recipe folder of the globs
+    const run = await hcpBot(["lint", "notes"], { cwd: root });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/^hcp-bot: no files matched in notes: .*--all/);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    // --all reads it; an empty folder next to a real input still exits 2 after the report.
+    const all = await hcpBot(["lint", "--all", "notes"], { cwd: root });
+    expect(all.code).toBe(1);
+    execFileSync("mkdir", ["-p", join(root, "empty")]);
+    const mixed = await hcpBot(["lint", "--all", "notes", "empty"], { cwd: root });
+    expect(mixed.code).toBe(2);
+    expect(mixed.stdout).toMatch(/error HCP001/);
+    expect(mixed.stderr).toMatch(/^hcp-bot: no files matched in empty: /);
+  }, 60_000);
+});
+
+// Issue 27 item 8: a team's own training script that starts from an upstream recipe. Bridge's
+// own examples do this (examples/ ... `cfg = llama3_8b_pretrain_config(); ...; pretrain(cfg, forward_step)`,
+// training/pretrain.py `def pretrain(config: ConfigContainer, forward_step_func, ...)`).
+describe("hcp-bot lint of users' own training scripts", () => {
+  const SCRIPT_HEAD = "from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\nfrom megatron.bridge.training.pretrain import pretrain\nfrom megatron.bridge.training.gpt_step import forward_step\n\n";
+
+  it("a config built under `if __name__ == \"__main__\":` and one in a helper without `-> ConfigContainer` are judged", async () => {
+    const main = join(dir, "train_main.py");
+    writeFileSync(main, `${SCRIPT_HEAD}if __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    pretrain(cfg, forward_step)\n`);
+    const helper = join(dir, "train_helper.py");
+    writeFileSync(helper, `${SCRIPT_HEAD}def build():\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    return cfg\n\n\ndef main():\n    c = llama3_8b_pretrain_config()\n    c.model.context_parallel_size = 4\n    c.model.hierarchical_context_parallel_sizes = [2, 3]\n    pretrain(c, forward_step)\n`);
+    const run = await hcpBot(["lint", "--format", "json", main, helper]);
+    expect(run.code).toBe(1);
+    type Out = { configurations: number; findings: { ruleId: string; location: { file: string; range: { start: { line: number } } } }[]; diagnostics: { severity: string; code: string; message: string; location?: { range: { start: { line: number } } } }[] };
+    const out = JSON.parse(run.stdout) as Out;
+    expect(out.configurations).toBe(3);
+    const found = out.findings.map((f) => `${f.ruleId} ${f.location.file.slice(f.location.file.lastIndexOf("/") + 1)}:${f.location.range.start.line}`);
+    expect(found).toContain("HCP001 train_main.py:7");
+    expect(found).toContain("HCP001 train_helper.py:7");
+    expect(found).toContain("HCP002 train_helper.py:15"); // 2 × 3 != 4, in main() with no return
+    // The base recipe is not in the analyzed files and no Bridge was given: one info line per configuration says so.
+    const infos = out.diagnostics.filter((d) => d.code === "base-unknown");
+    expect(infos.map((d) => d.severity)).toEqual(["info", "info", "info"]);
+    expect(infos[0]!.message).toMatch(/starts from llama3_8b_pretrain_config\(\), which was not analyzed/);
+  }, 60_000);
+
+  it("a script that only calls a recipe of the same file adds no second configuration", async () => {
+    const file = join(dir, "own_recipe.py");
+    writeFileSync(file, `def my_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    return cfg\n\n\nif __name__ == "__main__":\n    cfg = my_pretrain_config()\n    pretrain(cfg, forward_step)\n`);
+    const run = await hcpBot(["lint", "--format", "json", file]);
+    const out = JSON.parse(run.stdout) as { configurations: number; findings: { ruleId: string }[] };
+    expect(out.configurations).toBe(1);
+    expect(out.findings.filter((f) => f.ruleId === "HCP001")).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("hcp-bot lint resolves a script's base recipe from the installed megatron.bridge", () => {
+  it("reads it from VIRTUAL_ENV's site-packages or MEGATRON_BRIDGE_DIR: the base's CP 8 is judged, no info line", async () => {
+    const venv = join(dir, "venv");
+    const pkg = join(venv, "lib/python3.12/site-packages/megatron/bridge");
+    execFileSync("mkdir", ["-p", join(pkg, "recipes/llama")]);
+    writeFileSync(join(pkg, "__init__.py"), "");
+    writeFileSync(join(pkg, "recipes/__init__.py"), "");
+    writeFileSync(join(pkg, "recipes/llama/__init__.py"), "from megatron.bridge.recipes.llama.llama3 import llama3_8b_pretrain_config\n");
+    writeFileSync(join(pkg, "recipes/llama/llama3.py"), "def llama3_8b_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = 8\n    return cfg\n");
+    const script = join(dir, "train_venv.py");
+    writeFileSync(script, 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n    cfg.model.cp_comm_type = "a2a+p2p"\n');
+    const bare = { ...process.env, VIRTUAL_ENV: "", PYTHONPATH: "", MEGATRON_BRIDGE_DIR: "" };
+    const unknown = JSON.parse((await hcpBot(["lint", "--format", "json", script], { env: bare })).stdout) as { findings: { ruleId: string }[]; diagnostics: { code: string }[] };
+    expect(unknown.findings.map((f) => f.ruleId)).not.toContain("HCP002");
+    expect(unknown.diagnostics.map((d) => d.code)).toContain("base-unknown");
+    for (const env of [{ ...bare, VIRTUAL_ENV: venv }, { ...bare, MEGATRON_BRIDGE_DIR: join(venv, "lib/python3.12/site-packages") }]) {
+      const run = await hcpBot(["lint", "--format", "json", script], { env });
+      expect(run.code).toBe(1);
+      const out = JSON.parse(run.stdout) as { findings: { ruleId: string; location: { range: { start: { line: number } } } }[]; diagnostics: { code: string }[] };
+      expect(out.findings.map((f) => [f.ruleId, f.location.range.start.line])).toContainEqual(["HCP002", 5]); // 2 × 2 != the base's 8
+      expect(out.diagnostics.map((d) => d.code)).not.toContain("base-unknown");
+    }
+  }, 60_000);
+});

@@ -98,12 +98,33 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
     if (domain) u.nvlinkDomain = domain;
   }
   const judged = composeUnits(units, files);
+  diagnostics.push(...unknownBases(judged));
   const findings = runRules(judged, project, {
     select: options.select,
     ignore: options.ignore,
     severity: options.severity,
   });
   return { files: files.length, units: judged, findings, diagnostics, project };
+}
+
+/**
+ * A recipe or script built on a recipe that was not analyzed (`cfg = llama3_8b_pretrain_config()`
+ * with no Bridge to read it from) is judged on what it sets itself; one info line says so
+ * instead of nothing.
+ */
+function unknownBases(units: readonly ConfigUnit[]): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const u of units) {
+    if (u.kind !== "recipe" || !u.baseRecipe || u.complete) continue;
+    out.push({
+      file: u.location.file,
+      severity: "info",
+      code: "base-unknown",
+      message: `${u.name} starts from ${u.baseRecipe}(), which was not analyzed: what it sets is unknown, and rules that need those settings stay silent. hcp-bot lint reads upstream recipes from the megatron.bridge package of the active Python environment (VIRTUAL_ENV, PYTHONPATH, python3) or from MEGATRON_BRIDGE_DIR`,
+      location: u.location,
+    });
+  }
+  return out;
 }
 
 function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {

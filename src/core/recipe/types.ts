@@ -10,9 +10,10 @@ export const DiagnosticSchema = deferred(() =>
     severity: z.enum(["error", "warning", "info"]),
     /**
      * parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips;
-     * too-large / unreadable / too-complex: the file was not analyzed (over a size, binary, past a nesting or work bound).
+     * too-large / unreadable / too-complex: the file was not analyzed (over a size, binary, past a nesting or work bound);
+     * base-unknown: a recipe starts from one that was not analyzed.
      */
-    code: z.enum(["parse-error", "unreadable", "too-large", "too-complex", "unsupported"]),
+    code: z.enum(["parse-error", "unreadable", "too-large", "too-complex", "unsupported", "base-unknown"]),
     message: z.string(),
     location: LocationSchema().optional(),
   }),

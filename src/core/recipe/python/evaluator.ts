@@ -43,6 +43,13 @@ export class Evaluator {
     return { frame, status };
   }
 
+  /** Runs statements of the module itself (a script's top level and its `__main__` block) as one unit. */
+  runStatements(stmts: readonly PyNode[]): { frame: Frame; status: Status } {
+    const frame = newFrame(true);
+    const status = execBlock(this.m, stmts, frame);
+    return { frame, status };
+  }
+
   /** A parameter's default, as the recipe sees it when called without arguments. */
   parameterDefault(p: ParamInfo): V | undefined {
     return p.def ? ev(this.m, p.def, this.m.moduleFrame(), "parameter-default") : undefined;

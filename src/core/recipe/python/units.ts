@@ -11,6 +11,7 @@ import {
 } from "../../model/settings.ts";
 import type { Diagnostic } from "../types.ts";
 import { BudgetExceeded, Evaluator, FILE_STEP_BUDGET, FileBudgetExceeded, type EvalNote, type Frame } from "./evaluator.ts";
+import type { Status } from "./eval/machine.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
 import type { ModuleLibrary } from "./library.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
@@ -27,7 +28,12 @@ export function extractUnits(mod: ModuleInfo, library?: ModuleLibrary): { units:
   const ev = new Evaluator(mod, library);
   const out = { units: [] as ConfigUnit[], diagnostics: [] as Diagnostic[] };
   try {
-    for (const fn of mod.fns.values()) if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
+    for (const fn of mod.fns.values()) {
+      if (isRecipeFunction(mod, fn)) isolate(mod, out, fn.nameNode, () => recipeUnit(mod, ev, fn));
+      else if (mayBuildConfig(mod, fn)) isolate(mod, out, fn.nameNode, () => scriptFunctionUnit(mod, ev, fn));
+    }
+    const script = scriptStatements(mod);
+    if (script.length > 0) isolate(mod, out, script[0]!, () => moduleUnit(mod, ev, script));
     for (const def of mod.consts.values()) if (def && isWorkloadConstant(mod, def)) isolate(mod, out, def.target, () => workloadUnit(mod, ev, def));
     for (const cls of mod.classes.values()) isolate(mod, out, cls.nameNode, () => providerUnit(mod, ev, cls));
   } catch (error) {
@@ -75,11 +81,84 @@ function isRecipeFunction(mod: ModuleInfo, fn: FnDef): boolean {
   return annotated && fn.params.every((p) => p.star !== 0 || p.def !== null);
 }
 
+// ---------------------------------------------------------------- users' own scripts
+//
+// A training script starts from a recipe (`cfg = llama3_8b_pretrain_config()`), changes it and
+// hands it to `pretrain(cfg, forward_step)`, at module level, under `if __name__ == "__main__":`
+// or in a helper (`def build(): ...`, `def main(): ... pretrain(cfg, ...)`) with no
+// `-> ConfigContainer` annotation. Such code is evaluated like a recipe; it becomes a unit only
+// when it really holds a ConfigContainer (a recipe's result or ConfigContainer(...)).
+
+/** Text that builds a ConfigContainer: a constructor or a call of a recipe (`*_config(`). */
+const BUILDS_CONFIG = /\bConfigContainer\s*\(|\b[A-Za-z]\w*_config\s*\(/;
+
+function mayBuildConfig(mod: ModuleInfo, fn: FnDef): boolean {
+  if (fn.outer.err || !fn.params.every((p) => p.star !== 0 || p.def !== null)) return false;
+  return BUILDS_CONFIG.test(mod.text.slice(fn.body.s, fn.body.e));
+}
+
+/** Top-level statements that are not definitions, with `if __name__ == "__main__":` bodies in place. */
+function scriptStatements(mod: ModuleInfo): PyNode[] {
+  const out: PyNode[] = [];
+  for (const stmt of mod.root.c) {
+    if (stmt.t === "expression_statement") out.push(stmt);
+    else if (stmt.t === "if_statement" && isMainGuard(mod, stmt)) {
+      const body = stmt.c.find((c) => c.t === "block");
+      if (body) out.push(...body.c);
+    }
+  }
+  return out.some((s) => BUILDS_CONFIG.test(mod.text.slice(s.s, s.e))) ? out : [];
+}
+
+function isMainGuard(mod: ModuleInfo, stmt: PyNode): boolean {
+  const cond = named(stmt)[0];
+  return cond !== undefined && /^__name__\s*==\s*["']__main__["']$|^["']__main__["']\s*==\s*__name__$/.test(textOf(mod.text, cond).trim());
+}
+
+/** The ConfigContainer a unit built: what it returns, else the last variable that holds one. */
+function configOf(frame: Frame): { value: ObjV; name: string | null } | null {
+  if (frame.ret?.k === "obj" && isConfig(frame.ret)) return { value: frame.ret, name: null };
+  let found: { value: ObjV; name: string | null } | null = null;
+  for (const [name, v] of frame.vars) if (v.k === "obj" && isConfig(v)) found = { value: v, name };
+  return found;
+}
+
+function isConfig(v: ObjV): boolean {
+  return /(?:^|\.)ConfigContainer$/.test(v.ctor) || unanalyzedBaseRecipe(v) !== undefined;
+}
+
+function scriptFunctionUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit | null {
+  return configUnit(mod, ev, { name: fn.name, nameNode: fn.nameNode, range: fn.outer, fn, run: () => ev.runUnitFunction(fn) });
+}
+
+function moduleUnit(mod: ModuleInfo, ev: Evaluator, stmts: PyNode[]): ConfigUnit | null {
+  const first = stmts[0]!;
+  const last = stmts[stmts.length - 1]!;
+  const name = `${mod.path.slice(mod.path.lastIndexOf("/") + 1)} (module level)`;
+  return configUnit(mod, ev, { name, nameNode: first, range: { s: first.s, e: last.e }, fn: null, run: () => ev.runStatements(stmts) });
+}
+
 // ---------------------------------------------------------------- recipe functions
 
 function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
+  return configUnit(mod, ev, { name: fn.name, nameNode: fn.nameNode, range: fn.outer, fn, run: () => ev.runUnitFunction(fn), returnedOnly: true }) as ConfigUnit;
+}
+
+interface UnitSource {
+  name: string;
+  nameNode: PyNode;
+  range: Range;
+  /** The function, for its parameters and the anchors of fixes; null at module level. */
+  fn: FnDef | null;
+  run: () => { frame: Frame; status: Status };
+  /** A recipe function is a unit whatever it returns; a script only when it holds a ConfigContainer. */
+  returnedOnly?: boolean;
+}
+
+function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit | null {
+  const { name, nameNode, fn } = src;
   ev.reset();
-  const unitRange = fn.outer;
+  const unitRange = src.range;
   const values = new Map<SettingKey, V>();
   const extraNotes: EvalNote[] = [];
   let frame: Frame | null = null;
@@ -88,10 +167,15 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   let modelBuilder: string | undefined;
   let baseRecipe: string | undefined;
   try {
-    const run = ev.runUnitFunction(fn);
+    const run = src.run();
     frame = run.frame;
-    const result = run.status === "return" ? run.frame.ret : null;
-    if (run.status === "raise") extraNotes.push({ message: `${fn.name}() always raises; no settings read`, s: fn.nameNode.s, e: fn.nameNode.e });
+    let result: V | null = run.status === "return" ? run.frame.ret : null;
+    if (!src.returnedOnly) {
+      const found = run.status === "raise" ? null : configOf(run.frame);
+      if (!found) return null;
+      result = found.value;
+    }
+    if (run.status === "raise") extraNotes.push({ message: `${name}() always raises; no settings read`, s: nameNode.s, e: nameNode.e });
     if (result?.k === "obj") {
       baseRecipe = unanalyzedBaseRecipe(result);
       flattenConfig(result, values);
@@ -102,7 +186,7 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
     // Pre-Nov-2025 recipes pass `context_parallelism=` and friends on to code we may not see.
-    for (const p of fn.params) {
+    for (const p of fn?.params ?? []) {
       const key = PARAMETER_KEYS.get(p.name);
       if (!key || values.has(key)) continue;
       const v = ev.parameterDefault(p);
@@ -111,18 +195,22 @@ function recipeUnit(mod: ModuleInfo, ev: Evaluator, fn: FnDef): ConfigUnit {
   } catch (error) {
     if (!(error instanceof BudgetExceeded)) throw error;
     values.clear();
-    extraNotes.push({ message: `${fn.name}() needs too much evaluation; its settings are not read`, s: fn.nameNode.s, e: fn.nameNode.e });
+    if (!src.returnedOnly) return null;
+    extraNotes.push({ message: `${name}() needs too much evaluation; its settings are not read`, s: nameNode.s, e: nameNode.e });
   }
   const notes = collectNotes(mod, [...ev.notes, ...extraNotes]);
   const settings = toSettings(mod, values, unitRange, notes);
+  // A script that only calls a recipe of this file adds nothing to that recipe's own unit.
+  if (!src.returnedOnly && baseRecipe === undefined && !Object.values(settings).some((s) => s.local)) return null;
   return {
-    id: `${mod.path}::${fn.name}`,
+    id: `${mod.path}::${name}`,
     kind: "recipe",
-    name: fn.name,
-    location: loc(mod, fn.nameNode),
+    name,
+    location: loc(mod, nameNode),
     settings,
-    anchors: frame ? recipeAnchors(mod, fn, frame) : {},
-    mode: runRecipeMode(fn.name),
+    anchors: frame && fn ? recipeAnchors(mod, fn, frame) : {},
+    // A script is run in the mode of the recipe it starts from.
+    mode: runRecipeMode(src.returnedOnly ? name : (baseRecipe ?? name)),
     ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
     ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
     ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),

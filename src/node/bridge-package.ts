@@ -1,0 +1,104 @@
+// Where the recipes a user's script starts from live: the megatron.bridge package of the
+// active Python environment, found the way type checkers find it (MEGATRON_BRIDGE_DIR, then
+// PYTHONPATH, then VIRTUAL_ENV's site-packages, then `python3 -c 'import megatron.bridge'`).
+// Only the modules the analyzed files import, and what those import, are read (bounded).
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { SourceFile } from "../core/model/source.ts";
+import { candidatePaths, scanImports } from "../core/recipe/python/imports.ts";
+
+const MAX_FILES = 400;
+const MAX_DEPTH = 6;
+
+/** The folder that holds `megatron/bridge/__init__.py`; undefined when none is found. */
+export function bridgePackageRoot(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const candidates: string[] = [];
+  if (env.MEGATRON_BRIDGE_DIR) candidates.push(join(env.MEGATRON_BRIDGE_DIR, "src"), env.MEGATRON_BRIDGE_DIR);
+  for (const p of (env.PYTHONPATH ?? "").split(":")) if (p) candidates.push(p);
+  if (env.VIRTUAL_ENV) candidates.push(...sitePackages(env.VIRTUAL_ENV));
+  const found = candidates.find(holdsBridge);
+  return found ?? fromPython(env);
+}
+
+function holdsBridge(dir: string): boolean {
+  return existsSync(join(dir, "megatron", "bridge", "__init__.py"));
+}
+
+function sitePackages(venv: string): string[] {
+  try {
+    return readdirSync(join(venv, "lib"))
+      .filter((d) => d.startsWith("python"))
+      .map((d) => join(venv, "lib", d, "site-packages"));
+  } catch {
+    return [];
+  }
+}
+
+function fromPython(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    const out = execFileSync("python3", ["-c", "import megatron.bridge as b, os; print(os.path.dirname(os.path.dirname(os.path.dirname(b.__file__))))"], {
+      env,
+      encoding: "utf8",
+      timeout: 10_000,
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
+    return out && holdsBridge(out) ? out : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a file imports from megatron.bridge (only then is the environment searched). */
+export function importsBridge(files: readonly SourceFile[]): boolean {
+  return files.some((f) => f.path.endsWith(".py") && /^\s*(?:from|import)\s+megatron\.bridge\b/m.test(f.text) && !f.path.includes("megatron/bridge/"));
+}
+
+/** The package's modules that `files` import, directly or through their own imports. */
+export function bridgeModules(files: readonly SourceFile[], root: string): SourceFile[] {
+  const out: SourceFile[] = [];
+  const seen = new Set<string>();
+  let frontier: SourceFile[] = files.filter((f) => f.path.endsWith(".py"));
+  for (let depth = 0; depth <= MAX_DEPTH && frontier.length > 0 && out.length < MAX_FILES; depth++) {
+    const next: SourceFile[] = [];
+    for (const file of frontier) {
+      for (const path of importedBridgePaths(file, root)) {
+        if (seen.has(path) || out.length >= MAX_FILES) continue;
+        seen.add(path);
+        const text = readOrUndefined(path);
+        if (text === undefined) continue;
+        const f = { path, text };
+        out.push(f);
+        next.push(f);
+      }
+    }
+    frontier = next;
+  }
+  return out;
+}
+
+function importedBridgePaths(file: SourceFile, root: string): string[] {
+  const imports = scanImports(file.text);
+  const inPackage = file.path.startsWith(root);
+  const out: string[] = [];
+  const add = (module: string, level: number) => {
+    if (level === 0 && !module.startsWith("megatron.bridge")) return;
+    if (level > 0 && !inPackage) return;
+    const from = level > 0 ? file.path : join(root, "__importer__.py");
+    for (const p of candidatePaths(from, module, level)) if (level > 0 || dirname(p).startsWith(root)) out.push(p);
+  };
+  for (const b of imports.names.values()) {
+    add(b.module, b.level);
+    if (b.name !== null) add(b.module ? `${b.module}.${b.name}` : b.name, b.level);
+  }
+  for (const s of imports.stars) add(s.module, s.level);
+  return out;
+}
+
+function readOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
