@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
+import { TE_PIN_NOTE } from "./core/review/te-pin.ts";
 import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { formatReportGithub } from "./core/render/github.ts";
 import { toSarif } from "./core/render/sarif.ts";
@@ -191,7 +192,11 @@ function explain(argv: string[], io: Io): number {
   const id = argv[0];
   if (!id) throw new UsageError("explain needs a rule id, e.g. `hcp-bot explain HCP001`");
   // The A/B smoke checks (AB001, AB002) explain themselves the same way.
-  const rule = ruleById(id.toUpperCase()) ?? ALL_RULES.find((r) => r.name === id) ?? COMPARISON_CHECKS.find((c) => c.id === id.toUpperCase() || c.name === id);
+  // HCP015 is a note on a PR's diff, not a configuration rule, and is documented beside its check.
+  const rule =
+    ruleById(id.toUpperCase()) ??
+    ALL_RULES.find((r) => r.name === id) ??
+    [TE_PIN_NOTE, ...COMPARISON_CHECKS].find((c) => c.id === id.toUpperCase() || c.name === id);
   if (!rule) throw new UsageError(`unknown rule ${id} (see \`hcp-bot rules\`; the A/B smoke checks are ${COMPARISON_CHECKS.map((c) => c.id).join(", ")})`);
   io.out(formatRuleDoc(rule));
   return EXIT.ok;

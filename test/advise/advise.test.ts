@@ -16,7 +16,7 @@ describe("adviseLayout", () => {
     const advice = adviseLayout({ cp: 16, ...llama8b });
     expect(advice.recommendation).toMatchObject({ cpCommType: "a2a+p2p", sizes: [8, 2] });
     expect(advice.rejected.map(candidateText)).toEqual(["a2a", "a2a+p2p [4, 4]", "a2a+p2p [2, 8]", "p2p"]);
-    expect(advice.rejected[0]!.why).toMatch(/CP 16 does not divide the 32 Q \/ 8 KV heads per TP rank/);
+    expect(advice.rejected[0]!.why).toMatch(/CP 16 does not divide the 8 KV heads per TP rank/);
     expect(advice.rejected[1]!.why).toMatch(/smaller a2a level/);
     expect(advice.rejected[3]!.why).toMatch(/a2a inside the NVLink domain, p2p across it/);
     expect(advice.grid.world).toBe(16);
@@ -32,13 +32,36 @@ describe("adviseLayout", () => {
   it("an a2a level too large for the node is rejected as crossing it (the HCP018 case)", () => {
     const advice = adviseLayout({ cp: 16, tp: 2, ...llama8b });
     expect(advice.recommendation.sizes).toEqual([4, 4]);
-    expect(advice.rejected.find((r) => r.sizes?.[0] === 8)?.why).toMatch(/TP 2 × 8 = 16 GPUs, more than one 8-GPU node/);
+    expect(advice.rejected.find((r) => r.sizes?.[0] === 8)?.why).toMatch(/TP 2 × 8 = 16 GPUs, more than one 8-GPU NVLink domain/);
   });
 
-  it("an NVL72 domain keeps pure a2a and says NVLink domain", () => {
+  it("an NVL72 domain: CP 16 fits but 16 does not divide 72, so p2p, never a2a+p2p; counted as 64 placed GPUs, pure a2a", () => {
     const advice = adviseLayout({ cp: 16, numAttentionHeads: 64, numQueryGroups: 16, domainGpus: 72, domain: "nvlink" });
-    expect(advice.recommendation.cpCommType).toBe("a2a");
+    expect(advice.recommendation.cpCommType).toBe("p2p");
+    expect(advice.rejected.find((r) => r.cpCommType === "a2a")?.why).toMatch(/16 does not divide the 72 GPUs/);
+    expect(advice.rejected.find((r) => r.sizes?.[0] === 8)?.why).toMatch(/no slower level for the p2p ring/);
     expect(advicePicture(advice).domainName).toBe("NVLink domain");
+    expect(adviseLayout({ cp: 16, numAttentionHeads: 64, numQueryGroups: 16, domainGpus: 64, domain: "nvlink" }).recommendation.cpCommType).toBe("a2a");
+  });
+
+  it("TP 1, CP 12 on 8-GPU nodes: [4, 3], and [6, 2] is rejected because its groups straddle nodes in Megatron-Core's order", () => {
+    const advice = adviseLayout({ cp: 12, nodes: 3 });
+    expect(advice.recommendation).toMatchObject({ cpCommType: "a2a+p2p", sizes: [4, 3] });
+    expect(advice.rejected.find((r) => r.sizes?.[0] === 6)?.why).toMatch(/6 does not divide the 8 GPUs of one NVLink domain/);
+    for (const group of advice.grid.levels[0]!) expect(new Set(group.map((r) => Math.floor(r / 8))).size).toBe(1);
+    const six = rankGrid({ tp: 1, cp: 12, dp: 2, sizes: [6, 2] });
+    expect(six.levels[0]!.some((g) => new Set(g.map((r) => Math.floor(r / 8))).size > 1)).toBe(true);
+  });
+
+  it("all of CP inside one node: the advisor never prefers a2a+p2p", () => {
+    for (const cp of [2, 4, 8]) {
+      for (const tp of [1, 2]) {
+        if (tp * cp > 8) continue;
+        const advice = adviseLayout({ cp, tp, numAttentionHeads: 8, numQueryGroups: 2 });
+        expect(advice.recommendation.cpCommType).not.toBe("a2a+p2p");
+      }
+    }
+    expect(adviseLayout({ cp: 8, numAttentionHeads: 8, numQueryGroups: 2 }).recommendation.reasons[0]).toBe("CP 8 does not divide the 2 KV heads per TP rank");
   });
 
   it("the remaining GPUs of --nodes are data parallel; a node count that does not fit is refused", () => {

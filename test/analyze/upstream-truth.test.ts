@@ -224,8 +224,12 @@ describe("8. the messages upstream prints", () => {
 
 describe("9. GPUs per NVLink domain from the hardware folder", () => {
   const wide = 'cfg.model.tensor_model_parallel_size = 8\ncfg.model.context_parallel_size = 16\ncfg.model.cp_comm_type = "a2a+p2p"\ncfg.model.hierarchical_context_parallel_sizes = [8, 2]';
-  it("TP 8 × a2a 8 = 64 GPUs fits a GB200 NVL72 rack, not an H100 node; the message says where the number came from", () => {
-    expect(run([recipe("n_pretrain_config", wide, "src/megatron/bridge/recipes/llama/gb200/llama3.py")], "HCP018")).toEqual([]);
+  it("TP 8 × a2a 9 = 72 GPUs fits a GB200 NVL72 rack; TP 8 × a2a 8 = 64 fits in size but not in place; the message says where the number came from", () => {
+    const rack = wide.replace("= 16", "= 18").replace("[8, 2]", "[9, 2]");
+    expect(run([recipe("n_pretrain_config", rack, "src/megatron/bridge/recipes/llama/gb200/llama3.py")], "HCP018")).toEqual([]);
+    // Megatron-Core's a2a groups are runs of 64 consecutive ranks: ranks 64..127 cross from the first rack into the second.
+    const straddle = run([recipe("n_pretrain_config", wide, "src/megatron/bridge/recipes/llama/gb200/llama3.py")], "HCP018")[0]!;
+    expect(straddle.message).toContain("64 does not divide the 72 GPUs of one NVLink domain (GB200 NVL72");
     const h100 = run([recipe("n_pretrain_config", wide, "src/megatron/bridge/perf_recipes/llama/h100/llama3.py")], "HCP018")[0]!;
     expect(h100.message).toContain("more than the 8 GPUs of one NVLink domain (H100 (8-GPU NVLink node), from the hardware folder perf_recipes/llama/h100/)");
     const tooWide = wide.replace("= 16", "= 32").replace("[8, 2]", "[16, 2]");

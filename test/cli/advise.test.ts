@@ -39,6 +39,26 @@ describe("hcp-bot advise", { timeout: 30_000 }, () => {
     expect(r.stdout).toContain("p0 [0, 8]");
   });
 
+  it("TP 1, CP 12 on 8-GPU nodes: [4, 3], every a2a group on one node; [6, 2] rejected as straddling", async () => {
+    const r = await hcpBot(["advise", "--cp", "12", "--nodes", "3", "--format", "json"]);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as AdviceJson;
+    expect(out.recommendation.sizes).toEqual([4, 3]);
+    expect(out.rejected.find((x) => x.sizes?.[0] === 6)?.why).toMatch(/6 does not divide the 8 GPUs/);
+    expect(out.groups["a2a"]).toHaveLength(6);
+    for (const group of out.groups["a2a"]!) expect(new Set(group.map((rank) => Math.floor(rank / 8))).size).toBe(1);
+  });
+
+  it("all of CP inside one NVLink domain: p2p, not a2a+p2p, and the head count that fails is named", async () => {
+    const r = await hcpBot(["advise", "--cp", "8", "--heads", "8", "--kv-heads", "2"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Recommended: cp_comm_type="p2p"/);
+    expect(r.stdout).toContain("CP 8 does not divide the 2 KV heads per TP rank");
+    expect(r.stdout).not.toContain("8 Q / 2 KV");
+    const rack = await hcpBot(["advise", "--cp", "32", "--tp", "4", "--heads", "64", "--kv-heads", "8", "--nvlink-domain", "72"]);
+    expect(rack.stdout).not.toMatch(/72-GPU node/);
+  });
+
   it("--format json: TP 2, CP 8 [4, 2] on 16 GPUs gives exactly the groups Megatron-Core built", async () => {
     const r = await hcpBot(["advise", "--cp", "8", "--tp", "2", "--heads", "32", "--kv-heads", "8", "--format", "json"]);
     const out = JSON.parse(r.stdout) as AdviceJson;

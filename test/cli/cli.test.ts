@@ -123,6 +123,14 @@ describe("hcp-bot rules / explain / version", () => {
     expect(bad.code).toBe(2);
   }, 30_000);
 
+  it("explains HCP015, the note posted on PRs that move the Transformer Engine pin, instead of 'unknown rule'", async () => {
+    const run = await hcpBot("explain", "HCP015");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("te-pin-changed");
+    expect(run.stdout).toContain("8ff60f8 (PR #3290), first in release_v2.19");
+    expect((await hcpBot("explain", "te-pin-changed")).code).toBe(0);
+  }, 30_000);
+
   it("prints the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
     expect(VERSION).toBe(pkg.version);

@@ -131,7 +131,7 @@ describe("/hcp advise in a PR comment", () => {
     const reply = (await issueComments(20)).at(-1)!.body;
     expect(reply).toMatch(/^### hcp-bot layout advice/);
     expect(reply).toContain('**Recommended:** `cp_comm_type="a2a+p2p", hierarchical_context_parallel_sizes=[4, 2]`');
-    expect(reply).toMatch(/- `a2a`: CP 8 does not divide the 16 Q \/ 4 KV heads per TP rank/);
+    expect(reply).toMatch(/- `a2a`: CP 8 does not divide the 4 KV heads per TP rank/);
     const [block] = mermaidBlocks(reply);
     expect(ringLinks(block!)).toEqual(expectedLinks(2, [4, 2]));
     expect(block).toContain('r3["3 · t1"]');

@@ -96,6 +96,11 @@ describe("HCP010 a2a+p2p with THD", () => {
 });
 
 describe("HCP011 a2a+p2p with unsupported attention", () => {
+  it("T5's relative position bias is refused by a2a+p2p; 'alibi' is not a Megatron-Core position embedding and is not read as a bias", () => {
+    const body = (pos: string) => recipe(`${HEADS}    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n    cfg.model.position_embedding_type = "${pos}"\n`);
+    expect(only("HCP011", pythonRecipe(body("relative"))).message).toContain("post_scale_bias");
+    expect(check("HCP011", pythonRecipe(body("alibi")))).toEqual([]);
+  });
   it("python sliding window: error quoting T8, fix → a2a and drop sizes", () => {
     const t = recipe(`    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n    cfg.model.window_size = (4096, 0)\n`);
     const f = only("HCP011", pythonRecipe(t));

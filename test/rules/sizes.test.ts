@@ -243,13 +243,27 @@ describe("HCP018 a2a level spans nodes", () => {
     expect(applyFix("recipes/example.py", t, f.fix)).toContain("hierarchical_context_parallel_sizes = [4, 4]");
   });
   it("respects gpusPerNode (NVL72) and stays silent within a node", () => {
-    const t = LLAMA(`    cfg.model.tensor_model_parallel_size = 2\n    cfg.model.context_parallel_size = 16\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [8, 2]\n`);
+    const t = LLAMA(`    cfg.model.tensor_model_parallel_size = 2\n    cfg.model.context_parallel_size = 16\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [4, 4]\n`);
+    // TP 2 × a2a 4 = 8 divides 72; TP 2 × 8 = 16 fits in 72 but does not divide it, so some groups cross racks.
     expect(check("HCP018", pythonRecipe(t), project(undefined, 72))).toEqual([]);
+    expect(check("HCP018", pythonRecipe(t.replace("[4, 4]", "[8, 2]")), project(undefined, 72))[0]?.message).toContain("16 does not divide the 72 GPUs");
     expect(check("HCP018", yamlOverride("model:\n  tensor_model_parallel_size: 1\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [8, 2]\n"))).toEqual([]);
   });
   it("yaml/hydra: unknown TP stays silent; known TP on the line warns", () => {
     expect(check("HCP018", yamlOverride("model:\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [16, 1]\n"))).toEqual([]);
     expect(only("HCP018", hydraLaunch('run_recipe.py -tp 1 -cp 16 model.cp_comm_type=a2a+p2p "model.hierarchical_context_parallel_sizes=[16,1]"')).severity).toBe("warning");
+  });
+  it("an a2a level that fits but does not divide the node straddles nodes (Megatron-Core's contiguous runs): TP 1, CP 12, [6, 2] → [4, 3]", () => {
+    const t = LLAMA(`    cfg.model.tensor_model_parallel_size = 1\n    cfg.model.context_parallel_size = 12\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.hierarchical_context_parallel_sizes = [6, 2]\n`);
+    const f = only("HCP018", pythonRecipe(t));
+    expect(f.message).toContain("6 does not divide the 8 GPUs of one NVLink domain");
+    expect(applyFix("recipes/example.py", t, f.fix)).toContain("hierarchical_context_parallel_sizes = [4, 3]");
+    expect(check("HCP018", pythonRecipe(t.replace("[6, 2]", "[4, 3]")))).toEqual([]);
+  });
+  it("HCP001 proposes [4, 3] for TP 1, CP 12, not [6, 2]", () => {
+    const t = LLAMA(`    cfg.model.tensor_model_parallel_size = 1\n    cfg.model.context_parallel_size = 12\n    cfg.model.cp_comm_type = "a2a+p2p"\n`);
+    const f = only("HCP001", pythonRecipe(t));
+    expect(applyFix("recipes/example.py", t, f.fix)).toContain("hierarchical_context_parallel_sizes = [4, 3]");
   });
   it("mlm: TP 4 × 4 warns", () => {
     expect(check("HCP018", mlmLaunch("pretrain_gpt.py --tensor-model-parallel-size 4 --context-parallel-size 8 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 4 2"))).toHaveLength(1);

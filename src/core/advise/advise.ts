@@ -3,7 +3,7 @@
 // and the rank groups of the recommended layout on the job's nodes. Pure: numbers in,
 // a value out; renderers in src/core/render/layout draw it.
 import * as z from "zod";
-import { recommendLayout, type CpCommType, type Layout } from "./layout.ts";
+import { headsNotDividedText, placementText, recommendLayout, staysInsideDomains, type CpCommType, type Layout } from "./layout.ts";
 import { rankGrid, type RankGrid } from "./ranks.ts";
 
 const Count = z.number().int().min(1).max(1_000_000);
@@ -67,21 +67,29 @@ function whyNotA2a(input: Input, heads: Heads | undefined): string {
   const { cp, tp } = input;
   if (!heads) return "the head counts are not known, so pure a2a cannot be shown to divide them (give --heads and --kv-heads)";
   if (heads.q % cp !== 0 || heads.kv % cp !== 0) {
-    return `CP ${cp} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank; Transformer Engine refuses it (cp_comm_type='a2a' requires num_heads % cp_size == 0)`;
+    return `${headsNotDividedText(heads, cp, `CP ${cp}`)}; Transformer Engine refuses it (cp_comm_type='a2a' requires num_heads % cp_size == 0)`;
   }
-  return `its all-to-all would span TP ${tp} × CP ${cp} = ${tp * cp} GPUs, more than ${where(input)}, so the latency-bound exchange would cross the slower inter-node fabric`;
+  if (tp * cp > input.domainGpus) {
+    return `its all-to-all would span TP ${tp} × CP ${cp} = ${tp * cp} GPUs, more than ${where(input)}, so the latency-bound exchange would cross the slower inter-node fabric`;
+  }
+  return `${placementText("its CP groups", tp, cp, input.domainGpus)}; give --nvlink-domain with the GPUs a job really places per domain (Bridge's performance guide suggests 64 of an NVL72's 72)`;
 }
+
+const allCpInside = (input: Input): boolean => input.tp * input.cp <= input.domainGpus;
 
 /** Why a two-level split other than the chosen one was not chosen. */
 function whyNotSplit(input: Input, heads: Heads | undefined, a2a: number, chosen: Layout): string {
   const { tp } = input;
-  if (tp * a2a > input.domainGpus) {
-    return `the a2a level would span TP ${tp} × ${a2a} = ${tp * a2a} GPUs, more than ${where(input)}, putting the all-to-all on the inter-node fabric (HCP018)`;
+  if (!staysInsideDomains(tp * a2a, input.domainGpus)) {
+    return `${placementText("the a2a groups", tp, a2a, input.domainGpus)}, putting the all-to-all on the inter-node fabric (HCP018)`;
   }
   if (heads && (heads.q % a2a !== 0 || heads.kv % a2a !== 0)) {
-    return `${a2a} does not divide the ${heads.q} Q / ${heads.kv} KV heads per TP rank, so the a2a level cannot split them`;
+    return `${headsNotDividedText(heads, a2a, String(a2a))}, so the a2a level cannot split them`;
   }
-  if (chosen.cpCommType === "a2a") return "pure a2a fits, and the HCP doc prefers pure a2a whenever CP divides the KV heads per TP rank: one level, no p2p ring to add";
+  if (chosen.cpCommType === "a2a") return "pure a2a fits, and the HCP guide prefers pure a2a whenever CP divides the KV heads per TP rank: one level, no p2p ring to add";
+  if (allCpInside(input)) {
+    return `all of CP (TP ${tp} × CP ${input.cp} = ${tp * input.cp} GPUs) fits in ${where(input)}: there is no slower level for the p2p ring, and Bridge's HCP guide uses a2a+p2p only with a bandwidth hierarchy`;
+  }
   if (chosen.sizes && a2a < chosen.sizes[0]) {
     return `a smaller a2a level leaves more of CP on the p2p ring; a2a ${chosen.sizes[0]} still fits in ${where(input)}`;
   }
@@ -89,8 +97,10 @@ function whyNotSplit(input: Input, heads: Heads | undefined, a2a: number, chosen
 }
 
 function whyNotP2p(input: Input, chosen: Layout): string {
-  const inside = chosen.cpCommType === "a2a" ? "all of CP" : `the a2a level (${chosen.sizes?.[0]})`;
-  return `p2p needs nothing from the heads but runs every CP step as a ring exchange; here ${inside} fits in ${where(input)} as an all-to-all, which upstream prefers for large CP (a2a inside the NVLink domain, p2p across it)`;
+  if (chosen.cpCommType === "a2a") {
+    return `p2p needs nothing from the heads and Bridge's performance guide recommends it for small and medium CP; pure a2a is chosen because all of CP divides the heads and fits in ${where(input)}, which the HCP guide prefers for its simplicity`;
+  }
+  return `p2p needs nothing from the heads but runs every CP step as a ring exchange; here the a2a level (${chosen.sizes?.[0]}) fits in ${where(input)} as an all-to-all, which upstream prefers for large CP (a2a inside the NVLink domain, p2p across it)`;
 }
 
 function rejectedAlternatives(input: Input, chosen: Layout): Rejected[] {

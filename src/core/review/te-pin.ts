@@ -49,8 +49,8 @@ function firstPinLine(patch: string | undefined): { line: number; text: string }
 function note(file: string, line: number, message: string): Finding {
   const point = { line, column: 1, offset: 0 };
   return {
-    ruleId: "HCP015",
-    ruleName: "te-pin-changed",
+    ruleId: TE_PIN_NOTE.id,
+    ruleName: TE_PIN_NOTE.name,
     severity: "info",
     message,
     location: { file, range: { start: point, end: point } },
@@ -75,3 +75,22 @@ export function tePinChangeNotes(files: readonly ChangedFile[]): Finding[] {
   }
   return notes;
 }
+
+/** HCP015's documentation, for `hcp-bot explain HCP015` and the PR note it explains. */
+export const TE_PIN_NOTE = {
+  id: "HCP015",
+  name: "te-pin-changed",
+  severity: "info",
+  doc: {
+    checks:
+      "A pull request whose diff moves the Transformer Engine pin: an added line naming transformer-engine/TE_VERSION/BASE_IMAGE " +
+      "in uv.lock, pyproject.toml, requirements*.txt or a Dockerfile, a uv.lock version line of the transformer-engine package, " +
+      "or a move of the 3rdparty/Megatron-LM submodule. It is a note on the PR, not a finding on one configuration.",
+    why:
+      "What HCP can do depends on Transformer Engine: cp_comm_type 'a2a+p2p' exists from TE v1.12 (PR #1209), and THD (packed " +
+      "sequences) with a2a+p2p only from TE commit 8ff60f8 (PR #3290), first in release_v2.19. A pin change can turn a working " +
+      "HCP setup into a failing one, or the reverse, without any recipe changing.",
+    example: '-    "transformer-engine==2.18.0",\n+    "transformer-engine==2.15.0",',
+    fix: "Comment `/hcp smoke` on the PR to check that the HCP configurations still train with the new pin.",
+  },
+} as const;

@@ -146,7 +146,7 @@ function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text:
   }
   if (layout?.cpCommType === "p2p") {
     return {
-      text: `No a2a level fits these heads; use cp_comm_type 'p2p'.`,
+      text: `Use cp_comm_type 'p2p': ${layout.reasons.join("; ")}.`,
       fix: fixOf("Set model.cp_comm_type to 'p2p'", [editFor(unit, "model.cp_comm_type", "p2p")]),
     };
   }

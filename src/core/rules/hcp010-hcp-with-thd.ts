@@ -17,7 +17,7 @@ export const rule = defineRule({
       "packed_sequence_specs) or qkv_format 'thd', when the pinned Transformer Engine is older than 2.19; info when the TE pin is " +
       "unknown. Packing is judged on the settings (including those Bridge's _sft_common/_peft_common write, when they are " +
       "among the analyzed files), never on a recipe's name.",
-    why: `Transformer Engine 1.12 … 2.18 rejects THD with hierarchical CP at the first forward: ${quote(UPSTREAM.T2)} (TE #2208; allowed from release_v2.19).`,
+    why: `Transformer Engine 1.12 … 2.18 rejects THD with hierarchical CP at the first forward: ${quote(UPSTREAM.T2)} (TE #2208); Transformer Engine commit 8ff60f8 (PR #3290) allows it, first in release_v2.19 (not in v2.18).`,
     example: 'cfg.model.cp_comm_type = "a2a+p2p"\ncfg.dataset.packed_sequence = True  # with transformer-engine 2.15 pinned',
     fix: "Use cp_comm_type 'a2a' or 'p2p' for packed data, or move to Transformer Engine >= 2.19.",
   },

@@ -39,12 +39,14 @@ export const rule = defineRule({
       "sliding-window layers need 'a2a' or 'all_gather' (window_size other than None, (-1, 0) and (-1, -1); Megatron-Core gives " +
       "the window only to the layers window_attn_skip_freq marks, so a per-layer list with a2a on the window layers and " +
       "a2a+p2p on the full layers is fine); a non-vanilla softmax_type ('learnable', 'off-by-one', e.g. gpt-oss sinks) needs " +
-      "'a2a' on every layer; an attention bias (position_embedding_type 'alibi'/'relative') is refused by a2a+p2p.",
+      "'a2a' on every layer; an attention bias (position_embedding_type 'relative', T5's relative position bias) is refused by " +
+      "a2a+p2p. Megatron-Core has no alibi position embedding (position_embedding_type is learned_absolute, rope, mrope, yarn, " +
+      "relative or none at Bridge's pin 2a75ac1), so 'alibi' is not treated as a bias.",
     why:
       `Transformer Engine rejects these at the first forward with CP. From TE 2.12: ${quote(UPSTREAM.T8("a2a+p2p"))} ` +
       `${quote(UPSTREAM.T9("learnable"))}; TE 2.8 … 2.11 print the same with the braces unformatted ` +
       `(${quote(UPSTREAM.T8_2_8_TO_2_11)}); before 2.8 there is no such check and softmax_type does not exist. ` +
-      `Every release from 1.12: ${quote(UPSTREAM.T3("alibi"))}`,
+      `Every release from 1.12: ${quote(UPSTREAM.T3("post_scale_bias"))}`,
     example:
       'cfg.model.context_parallel_size = 4\ncfg.model.cp_comm_type = "a2a+p2p"\ncfg.model.hierarchical_context_parallel_sizes = [2, 2]\n' +
       "cfg.model.window_size = (4096, 0)",
@@ -151,8 +153,9 @@ function softmaxProblem(unit: ConfigUnit, types: Types, project: ProjectFacts): 
 
 function biasProblem(unit: ConfigUnit, types: Types): Problem | undefined {
   const pos = unit.settings["model.position_embedding_type"];
-  if (!pos?.value.known || (pos.value.value !== "alibi" && pos.value.value !== "relative")) return undefined;
-  const bias = pos.value.value === "alibi" ? "alibi" : "post_scale_bias";
+  // Megatron-Core's only biased position embedding is T5's 'relative' (post_scale_bias); it has no alibi.
+  if (!pos?.value.known || pos.value.value !== "relative") return undefined;
+  const bias = "post_scale_bias";
   return {
     setting: pos,
     what: "attention bias",
