@@ -1,5 +1,5 @@
 // Reads the files named on the command line: files as given, folders through the
-// default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
+// default globs (docs/domain.md 1.1). A glob matches a path or any tail of it that starts at
 // a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
 import type { Stats } from "node:fs";
 import { join, relative, sep } from "node:path";

@@ -20,7 +20,7 @@ export function launcherArgv(launcher: "uv" | "python"): string[] {
 }
 
 /**
- * The seed's smoke command (HCP-RULES 2.1): `uv run python -m torch.distributed.run
+ * The seed's smoke command (docs/domain.md 2.1): `uv run python -m torch.distributed.run
  * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME`, then the overrides
  * (`python -m ...` with the python launcher).
  */
