@@ -20,7 +20,7 @@ import { denoLaunch, workerdLaunch, type LaunchOptions } from "./support/edge-la
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 60);
 const COLD_RUNS = Number(process.env.COLD_RUNS ?? 7);
-/** Hello world's spawn to first response on this machine (EDGE.md), the floor the budget is read against. */
+/** Hello world's spawn to first response on this machine (docs/edge-notes.md), the floor the budget is read against. */
 const FLOOR_MS = 38;
 const SECRET = "bench-secret";
 const OWNER = "acme";

@@ -1,6 +1,6 @@
 // A synthetic but realistic `torchrun` training log, assembled from the real GPU captures in
 // fixtures/logs (c10d/NCCL INFO lines, warnings, probe annotations, merged rank output) plus
-// Bridge iteration lines in the HCP-RULES 4.2 format, with `[rankN]:` prefixes spread over 4
+// Bridge iteration lines in the docs/domain.md 4.2 format, with `[rankN]:` prefixes spread over 4
 // ranks. Used by the benchmark (1 GB on disk) and by the bounded-memory test (200 MB in memory,
 // never stored).
 import { readFileSync } from "node:fs";

@@ -1,7 +1,7 @@
 // The bot's retry policy for GitHub calls, as an Octokit plugin that any host's Octokit
 // takes (Probot's on Node, @octokit/core's on edge runtimes). Probot's own plugins do not
 // retry secondary rate limits and its notification throttle waits 3 s between comment
-// posts (STACK.md), which a review that posts a comment and a review cannot afford.
+// posts (docs/stack.md), which a review that posts a comment and a review cannot afford.
 //
 // GitHub's guidance (REST docs, "Rate limits for the REST API"): after a rate-limit answer,
 // wait `retry-after` seconds when it is given; when `x-ratelimit-remaining` is 0, wait until
@@ -55,7 +55,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * Deno Deploy and a Workers Queue consumer cut a job short within minutes (EDGE.md): a Queue
+ * Deno Deploy and a Workers Queue consumer cut a job short within minutes (docs/edge-notes.md): a Queue
  * consumer has 15 minutes of wall time per batch, a Deploy isolate lives 5 s to 10 minutes
  * after its last request. There a request waits (sleeps, its job's lease renewed) at most ten
  * minutes; a longer wait is not started: the request gives up, the job fails and the job

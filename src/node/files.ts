@@ -1,5 +1,5 @@
 // Reads the files named on the command line: files as given, folders through the
-// default globs (HCP-RULES 1.1). A glob matches a path or any tail of it that starts at
+// default globs (docs/domain.md 1.1). A glob matches a path or any tail of it that starts at
 // a folder boundary, so `lint .`, `lint /abs/checkout` and `lint src/megatron/...` agree.
 // The path is taken from the project root (the nearest folder above with `.git` or
 // `pyproject.toml`), so a folder deep inside a checkout (`cd src/megatron/bridge/recipes &&

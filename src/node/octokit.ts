@@ -6,7 +6,7 @@ import { rateGatePlugin, type RateGate } from "../github/rate-gate.ts";
 
 /** With a gate (replicas on Redis), each attempt waits for and reports GitHub's limits there first. */
 export function botOctokit(o: { policy?: RetryPolicy; clock?: Clock; observer?: RetryObserver; gate?: RateGate } = {}) {
-  // Function form: Probot's object form is shallow-merged away and throttling stays on (STACK.md 4a).
+  // Function form: Probot's object form is shallow-merged away and throttling stays on (docs/stack.md 4a).
   // The plugin is typed against the one hook it uses; Octokit's plugin type wants the whole client.
   const plugins = [...(o.gate ? [rateGatePlugin(o.gate)] : []), retryPlugin(o.policy ?? DEFAULT_RETRY_POLICY, o.clock ?? SYSTEM_CLOCK, o.observer)];
   return ProbotOctokit.plugin(...(plugins as never[])).defaults((options: Record<string, unknown>) => ({

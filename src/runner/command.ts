@@ -27,7 +27,7 @@ export function launcherArgv(launcher: "uv" | "python"): string[] {
 }
 
 /**
- * The seed's smoke command (HCP-RULES 2.1), `uv run python -m torch.distributed.run
+ * The seed's smoke command (docs/domain.md 2.1), `uv run python -m torch.distributed.run
  * --nproc_per_node=N scripts/training/run_recipe.py --recipe NAME OVERRIDES...`, with
  * `-u -I -S LAUNCHER` in place of `-m torch.distributed.run`: `-m` would put the checkout first
  * on sys.path and `site` would run its .pth files and sitecustomize, so code of the PR could take

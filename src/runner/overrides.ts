@@ -1,5 +1,5 @@
 // Hydra overrides for `scripts/training/run_recipe.py`: the user's (validated against a strict
-// KEY=VALUE grammar) and the harness's (HCP-RULES 4.2: what makes a 2-iteration smoke run
+// KEY=VALUE grammar) and the harness's (docs/domain.md 4.2: what makes a 2-iteration smoke run
 // meaningful). Everything here ends up as separate argv entries, never in a shell string; the
 // grammar is still strict because the same text reaches Hydra's own parser, logs and the PR.
 import * as z from "zod";
@@ -111,7 +111,7 @@ export interface HarnessSettings {
 type Setting = readonly [key: string, value: string];
 
 /**
- * The settings that make a short smoke run say something (HCP-RULES 4.2, rule SMOKE1), always
+ * The settings that make a short smoke run say something (docs/domain.md 4.2, rule SMOKE1), always
  * set by the harness:
  * - log_interval=1: `_pretrain_common` logs every 10 steps, so 2 iterations print no step line;
  * - log_throughput=true: TFLOP/s/GPU for the "CP silently off" sanity check (Bridge #2667);
@@ -198,7 +198,7 @@ export function composeOverrides(user: readonly ParsedOverride[], settings: Harn
   if (clashes.length > 0) {
     throw new OverrideError(
       `override${clashes.length > 1 ? "s" : ""} refused:\n${clashes.join("\n")}\n` +
-        `The harness settings (${HARNESS_KEYS.join(", ")}, ${HARNESS_SECTIONS.map((s) => `${s}.*`).join(", ")}) keep a short run meaningful (HCP-RULES 4.2).`,
+        `The harness settings (${HARNESS_KEYS.join(", ")}, ${HARNESS_SECTIONS.map((s) => `${s}.*`).join(", ")}) keep a short run meaningful (hcp-bot's docs/domain.md 4.2).`,
     );
   }
   const userKeys = new Set(kept.map((o) => o.key));

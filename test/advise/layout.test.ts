@@ -8,7 +8,7 @@ const CASES: Case[] = [
   // HCP doc decision example: 8 KV heads, 4×8 GPUs.
   ["llama3-8B TP1 CP16 → HCP [8,2]", { cp: 16, tp: 1, numAttentionHeads: 32, numQueryGroups: 8, gpusPerNode: 8 }, "a2a+p2p", [8, 2]],
   ["llama3-8B TP2 CP4 → pure a2a", { cp: 4, tp: 2, numAttentionHeads: 32, numQueryGroups: 8, gpusPerNode: 8 }, "a2a", undefined],
-  // HCP-RULES 1.5: 2 KV heads per TP rank, CP 4 → a2a impossible, [2,2] fits.
+  // docs/domain.md 1.5: 2 KV heads per TP rank, CP 4 → a2a impossible, [2,2] fits.
   ["llama3-8B TP4 CP4 → HCP [2,2]", { cp: 4, tp: 4, numAttentionHeads: 32, numQueryGroups: 8, gpusPerNode: 8 }, "a2a+p2p", [2, 2]],
   ["MQA (1 KV head) → p2p", { cp: 8, tp: 1, numAttentionHeads: 32, numQueryGroups: 1, gpusPerNode: 8 }, "p2p", undefined],
   ["heads fit but a2a would leave the node → HCP", { cp: 16, tp: 1, numAttentionHeads: 64, numQueryGroups: 16, gpusPerNode: 8 }, "a2a+p2p", [8, 2]],

@@ -16,7 +16,7 @@ export interface Steps {
   tflops?: number[];
 }
 
-/** Bridge iteration lines (HCP-RULES 4.2) for the plan's batch: 4 GPUs, global batch 4. */
+/** Bridge iteration lines (docs/domain.md 4.2) for the plan's batch: 4 GPUs, global batch 4. */
 export function bridgeSteps(s: Steps): string {
   const n = s.ms.length;
   return s.ms

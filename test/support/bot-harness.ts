@@ -74,7 +74,7 @@ export async function deliverAndSettle(bot: { url: string; idle(): Promise<void>
   return status;
 }
 
-/** Bridge iteration lines (HCP-RULES 4.2) with finite losses. */
+/** Bridge iteration lines (docs/domain.md 4.2) with finite losses. */
 export function iterationLines(count = 2): string {
   return Array.from(
     { length: count },

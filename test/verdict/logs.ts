@@ -1,4 +1,4 @@
-// Builders for Bridge training logs in the formats of HCP-RULES.md 4.2 (iteration line,
+// Builders for Bridge training logs in the formats of docs/domain.md 4.2 (iteration line,
 // config summary, markers) around real torchrun lines from fixtures/logs.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-// Training logs built from the Bridge formats of HCP-RULES.md 4.2/4.3 around real torchrun lines.
+// Training logs built from the Bridge formats of docs/domain.md 4.2/4.3 around real torchrun lines.
 import { describe, expect, it } from "vitest";
 import { formatProbeLine, verdictOf, VerdictSchema, type Verdict, type VerdictOptions } from "../../src/core/verdict/index.ts";
 import { M4_RULE, SIGNATURES } from "../../src/core/verdict/catalog.ts";

@@ -1,5 +1,5 @@
 // Layout advisor: which cp_comm_type (and hierarchical sizes) fits a CP/TP/heads/node
-// shape. Follows HCP-RULES 3.3-3.5 and the Bridge HCP doc (section 5):
+// shape. Follows docs/domain.md 3.3-3.5 and the Bridge HCP doc (section 5):
 //
 // * a2a (Ulysses) splits attention heads across CP ranks, per TP rank. It needs CP to
 //   divide both the Q heads and the KV heads per TP rank (T10); under GQA the KV heads

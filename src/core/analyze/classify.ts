@@ -1,5 +1,5 @@
 // Which extractor reads a file, and which files of a folder are worth reading.
-// Globs follow HCP-RULES 1.1 (the union of the seed-era and current layouts).
+// Globs follow docs/domain.md 1.1 (the union of the seed-era and current layouts).
 
 export type FileKind = "python" | "yaml" | "shell" | "markdown" | "pins";
 

@@ -11,7 +11,7 @@ import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
 
 // `from megatron.bridge.recipes.llama.h100.llama3 import (x_h100_config as x_config,)`:
-// the compatibility modules that keep legacy recipe names alive (HCP-RULES 1.1).
+// the compatibility modules that keep legacy recipe names alive (docs/domain.md 1.1).
 // Matched only around the few places that can hold one (found with indexOf: a regex over
 // every module costs more than the rest of the composition).
 const ALIAS_IMPORT = /([A-Za-z_][A-Za-z0-9_]*_config)\s+as\s+([A-Za-z_][A-Za-z0-9_]*_config)\b/y;

@@ -82,7 +82,7 @@ export const BUILTIN_KEYS: Readonly<Record<string, KeySpec>> = {
 };
 
 /**
- * Keys the smoke harness sets itself (HCP-RULES SMOKE1): letting a user change them
+ * Keys the smoke harness sets itself (docs/domain.md SMOKE1): letting a user change them
  * brings back the false passes they prevent (a stale checkpoint resumed past the last
  * step, no iteration line). Refused even when the repo config allows them.
  */

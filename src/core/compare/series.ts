@@ -1,5 +1,5 @@
 // The per-iteration series of one leg's log: elapsed time, TFLOP/s/GPU and lm loss of every
-// Bridge iteration line (HCP-RULES 4.2). The verdict keeps only the first and the last
+// Bridge iteration line (docs/domain.md 4.2). The verdict keeps only the first and the last
 // iteration; the comparison needs them all (a median after the first, a loss per step).
 // Streams: bytes in, bounded memory out (a smoke run has at most 50 iterations; the first
 // line seen for an iteration number counts, later repeats are ignored).

@@ -78,7 +78,7 @@ export function mlmFlagFor(key: SettingKey): string {
   return `--${fieldOf(key).replace(/_/g, "-")}`;
 }
 
-/** A shell word that may hold brackets or spaces: quote it, as HCP-RULES 2.1 advises. */
+/** A shell word that may hold brackets or spaces: quote it, as docs/domain.md 2.1 advises. */
 function shellWord(word: string): string {
   return /[\s\[\]{}*?'"$`\\()]/.test(word) ? `"${word.replace(/(["\\$`])/g, "\\$1")}"` : word;
 }

@@ -5,7 +5,7 @@
 //   default  unset, and we know what upstream then uses
 //   unknown  unset, and something we did not analyze may set it
 //
-// Which unset keys have a known value (HCP-RULES 1.3, 1.4, 3.5; Megatron-Core
+// Which unset keys have a known value (docs/domain.md 1.3, 1.4, 3.5; Megatron-Core
 // ModelParallelConfig / TransformerConfig and Bridge DistributedInitConfig defaults):
 //
 // * Always, whatever the unit: no upstream recipe, provider, bridge or common builder
@@ -36,7 +36,7 @@ export type Resolution =
   | { state: "default"; value: Known; why: string }
   | { state: "unknown"; reason: string };
 
-/** Defaults that hold for every unit: nothing upstream ever sets these keys (HCP-RULES 1.4). */
+/** Defaults that hold for every unit: nothing upstream ever sets these keys (docs/domain.md 1.4). */
 const UNIVERSAL_DEFAULTS: Partial<Record<SettingKey, Known>> = {
   "model.hierarchical_context_parallel_sizes": null,
   "dist.use_decentralized_pg": false,
@@ -64,7 +64,7 @@ const COMPLETE_UNIT_DEFAULTS: Partial<Record<SettingKey, Known>> = {
   "dist.use_megatron_fsdp": false,
 };
 
-/** Model fields providers and bridges set themselves (HCP-RULES 1.3; models/**). */
+/** Model fields providers and bridges set themselves (docs/domain.md 1.3; models/**). */
 const BUILDER_KEYS: ReadonlySet<SettingKey> = new Set<SettingKey>([
   "model.cp_comm_type",
   "model.transformer_impl",
@@ -172,7 +172,7 @@ export type Tri = "yes" | "no" | "unknown";
 /**
  * Whether any layer's type contains "a2a+p2p" (Bridge B6 tests `"a2a+p2p" in t`).
  * Unset cp_comm_type means "no" even in an incomplete unit: no upstream recipe,
- * provider or bridge sets a2a+p2p (HCP-RULES 1.4).
+ * provider or bridge sets a2a+p2p (docs/domain.md 1.4).
  */
 export function usesA2aP2p(types: CommTypes): Tri {
   switch (types.state) {
@@ -241,7 +241,7 @@ export function hcpTrigger(unit: ConfigUnit): Setting | undefined {
 }
 
 // ---------------------------------------------------------------------------------
-// Attention heads per tensor-parallel rank (TE splits heads after TP: HCP-RULES 3.3)
+// Attention heads per tensor-parallel rank (TE splits heads after TP: docs/domain.md 3.3)
 
 export interface HeadsPerRank {
   q: number;

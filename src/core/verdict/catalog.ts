@@ -1,11 +1,11 @@
-// Failure signatures the verdict recognises in a log line, from HCP-RULES.md sections 3 and
+// Failure signatures the verdict recognises in a log line, from docs/domain.md sections 3 and
 // 4.3. Each entry is a fragment of the exact upstream text (not the whole message: values such
 // as sizes, CP or head counts are interpolated upstream), mapped to a cause kind and, where the
 // analyzer has one, the rule that would have caught the mistake before the run.
 import type { CauseKind } from "./schema.ts";
 
 export interface Signature {
-  /** Upstream id from HCP-RULES.md section 3 (B6, M8, T1, …) or a short name. */
+  /** Upstream id from docs/domain.md section 3 (B6, M8, T1, …) or a short name. */
   id: string;
   kind: CauseKind;
   ruleId?: string;
@@ -16,7 +16,7 @@ export interface Signature {
 }
 
 export const SIGNATURES: readonly Signature[] = [
-  // Megatron-Bridge ConfigContainer.validate / initialize (HCP-RULES 3.1)
+  // Megatron-Bridge ConfigContainer.validate / initialize (docs/domain.md 3.1)
   { id: "B6", kind: "config-assertion", ruleId: "HCP001", all: ["hierarchical_context_parallel_sizes must be set when cp_comm_type contains 'a2a+p2p'"] },
   { id: "B7", kind: "config-assertion", ruleId: "HCP002", all: ["Product of hierarchical_context_parallel_sizes", "must equal context_parallel_size"] },
   { id: "B11", kind: "config-assertion", ruleId: "HCP006", all: ["Decentralized process groups (use_decentralized_pg=True) do not support hierarchical_context_parallel_sizes"] },
@@ -29,7 +29,7 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "B5", kind: "config-assertion", ruleId: "HCP013", all: ["cp_comm_type must be a str or list of str"] },
   { id: "B10", kind: "config-assertion", all: ["Gloo process groups are not supported when use_decentralized_pg=True"] },
   { id: "B12", kind: "config-assertion", ruleId: "HCP017", all: ["world_size (", ") is not divisible by"] },
-  // Megatron-Core / Megatron-LM (HCP-RULES 3.2)
+  // Megatron-Core / Megatron-LM (docs/domain.md 3.2)
   { id: "M1", kind: "config-assertion", ruleId: "HCP012", all: ["should equal to the total number of transformer layers"] },
   { id: "M2", kind: "config-assertion", ruleId: "HCP013", all: ["Unsupported communication type for context parallelism!"] },
   { id: "M3", kind: "config-assertion", ruleId: "HCP013", all: ["DSAttention context parallelism currently supports cp_comm_type=allgather only"] },
@@ -41,7 +41,7 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "M11", kind: "config-assertion", ruleId: "HCP001", all: ["--hierarchical-context-parallel-sizes must be set when a2a+p2p is used in cp comm"] },
   { id: "M12", kind: "config-assertion", ruleId: "HCP007", all: ["seq-length should be a multiple of 2 * context-parallel-size"] },
   { id: "M13", kind: "config-assertion", ruleId: "HCP021", all: ["Hybrid context parallelism not supported with pipeline parallelism"] },
-  // Transformer Engine attn_forward_func_with_cp (HCP-RULES 3.3)
+  // Transformer Engine attn_forward_func_with_cp (docs/domain.md 3.3)
   // T1 has two wordings: TE 2.8+ "CP implementation a2a+p2p requires cp_group = [a2a_cp_group,
   // p2p_cp_group]!" (context_parallel.py; MultiheadAttention says "cp_comm_type = a2a+p2p requires …"),
   // TE 1.12 … 2.7 "Current implementation only supports two-level CP groups!".
@@ -58,7 +58,7 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "T11", kind: "te-assertion", ruleId: "HCP007", all: ["requires seq_len % 2 == 0"] },
   { id: "T12", kind: "te-assertion", ruleId: "HCP013", all: ["Unsupported communication type: "] },
   { id: "T13", kind: "te-assertion", all: ["No dot product attention backend is available for the provided inputs"] },
-  // Hydra / run_recipe argument parsing (HCP-RULES 2.1, 4.3)
+  // Hydra / run_recipe argument parsing (docs/domain.md 2.1, 4.3)
   { id: "hydra", kind: "hydra-override", all: ["Failed to parse Hydra overrides"] },
   { id: "hydra-form", kind: "hydra-override", all: ["Expected override in KEY=VALUE form"] },
   { id: "hydra-error", kind: "hydra-override", all: ["OverridesError"], order: 5 },
@@ -66,7 +66,7 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "oom", kind: "cuda-oom", all: ["CUDA out of memory"] },
   { id: "oom-error", kind: "cuda-oom", all: ["OutOfMemoryError"], order: 5 },
   { id: "oom-cuda", kind: "cuda-oom", all: ["CUDA error: out of memory"] },
-  // NCCL / c10d (HCP-RULES 4.3; o_nccl_timeout_cppinfo.log)
+  // NCCL / c10d (docs/domain.md 4.3; o_nccl_timeout_cppinfo.log)
   { id: "nccl-watchdog-timeout", kind: "nccl", all: ["Watchdog caught collective operation timeout"] },
   { id: "nccl-watchdog", kind: "nccl", all: ["detected by watchdog"], order: 5 },
   { id: "nccl-watchdog-exit", kind: "nccl", all: ["Process group watchdog thread terminated with exception"], order: 5 },
@@ -76,7 +76,7 @@ export const SIGNATURES: readonly Signature[] = [
   { id: "nccl-system", kind: "nccl", all: ["ncclSystemError"], order: 6 },
   { id: "nccl-cuda", kind: "nccl", all: ["ncclUnhandledCudaError"], order: 6 },
   { id: "nccl-remote", kind: "nccl", all: ["ncclRemoteError"], order: 6 },
-  // NaN detection in MCore (HCP-RULES 4.3)
+  // NaN detection in MCore (docs/domain.md 4.3)
   { id: "nan-grad", kind: "nan-loss", all: ["found NaN in local grad norm"] },
   { id: "nan-forward", kind: "nan-loss", all: ["found NaN in local forward loss"] },
   { id: "nan-result", kind: "nan-loss", all: ["Unexpected result nan"] },

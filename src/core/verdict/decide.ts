@@ -119,7 +119,7 @@ function hcpActive(f: VerdictFacts, layout: Layout, exitCode: number | null): bo
   const ranFarEnough = it.count > 0 || exitCode === 0 || f.groups.flatTornDown || it.trainingDone;
   if (f.groups.flatLines > 0 && ranFarEnough) return false;
   const c = f.config.config;
-  // Bridge before #2665 accepted these and silently ran flat CP (HCP-RULES 3.1, issue #2667).
+  // Bridge before #2665 accepted these and silently ran flat CP (docs/domain.md 3.1, issue #2667).
   if (c.cpCommType?.includes("a2a+p2p") && (c.hierarchicalSizesState === "none" || c.useDecentralizedPg === true)) return false;
   return null;
 }

@@ -126,7 +126,7 @@ export const CauseSchema = z.lazy(() =>
     line: z.number().int().positive().nullable(),
     /** The hcp-bot rule that would have caught this before the run (HCP001 …). */
     ruleId: z.string().optional(),
-    /** The upstream check in HCP-RULES.md section 3 (B6, M4, T1, …). */
+    /** The upstream check in docs/domain.md section 3 (B6, M4, T1, …). */
     upstream: z.string().optional(),
     /** Global rank the error came from (`[rankN]:` prefix), when known. */
     rank: z.number().int().nullable(),

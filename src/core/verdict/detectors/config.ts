@@ -3,7 +3,7 @@
 //   `ConfigContainer.log_non_default_values`): `  field: value  (Mcore default: …)` lines,
 //   each section sorted by field name. A field missing there is at its Megatron-Core default,
 //   and the sorting proves the absence: once the [model] block has gone past where
-//   `hierarchical_context_parallel_sizes` would stand, the sizes are None (HCP-RULES 4.1);
+//   `hierarchical_context_parallel_sizes` would stand, the sizes are None (docs/domain.md 4.1);
 // - HEAD run_recipe's `Final configuration:` YAML dump (model and dist sections);
 // - Megatron-LM's argument printout (`context-parallel size: N`, `hierarchical context-parallel sizes: […]`).
 import { num, type Findings } from "../findings.ts";

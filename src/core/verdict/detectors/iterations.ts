@@ -1,4 +1,4 @@
-// Detector: Bridge iteration lines (HCP-RULES 4.2), the training-loop markers and the TFLOP/s
+// Detector: Bridge iteration lines (docs/domain.md 4.2), the training-loop markers and the TFLOP/s
 // they print. The hot path of a long run: every iteration line costs a regex and four field
 // lookups; the full field set is parsed for the first and the last line only.
 import { clip, num, type Findings } from "../findings.ts";

@@ -13,7 +13,7 @@ export interface LauncherFailure {
   localRank: number;
 }
 
-/** Only HCP-RULES section 3 ids (B6, M8, T1) are upstream checks; "oom", "nccl-…" are ours. */
+/** Only docs/domain.md section 3 ids (B6, M8, T1) are upstream checks; "oom", "nccl-…" are ours. */
 export function upstreamId(id: string): string | undefined {
   return /^[BMT]\d+$/.test(id) ? id : undefined;
 }
