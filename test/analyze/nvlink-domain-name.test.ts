@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 
 // TP 2 × a2a 8 = 16 GPUs: inside an NVL72 rack, across two 8-GPU nodes.
-const BODY = ["cfg = _pretrain_common()", "cfg.model = GPTModelProvider()", "cfg.model.tensor_model_parallel_size = 2", "cfg.model.context_parallel_size = 16", 'cfg.model.cp_comm_type = "a2a+p2p"', "cfg.model.hierarchical_context_parallel_sizes = [8, 2]", "return cfg"];
+const BODY = ["cfg = _pretrain_common()", "cfg.model = GPTModelProvider()", "cfg.model.tensor_model_parallel_size = 2", "cfg.model.context_parallel_size = 12", 'cfg.model.cp_comm_type = "a2a+p2p"', "cfg.model.hierarchical_context_parallel_sizes = [6, 2]", "return cfg"];
 const recipeFile = (name: string, path = "src/megatron/bridge/recipes/fam/h100/fam.py"): SourceFile => ({
   path,
   text: `def ${name}() -> ConfigContainer:\n${BODY.map((l) => `    ${l}`).join("\n")}\n`,

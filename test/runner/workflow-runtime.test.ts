@@ -189,14 +189,14 @@ describe("the rendered Smoke run step under bash, running the real smoke-run --d
     const r = await runSmokeStep(CONTAINER_CONFIG, { path: [fakeTools("python")] });
     expect(r.status, r.stderr).toBe(0);
     const plan = JSON.parse(r.stdout) as { argv: string[] };
-    expect(plan.argv.slice(0, 4)).toEqual(["python", "-m", "torch.distributed.run", "--nproc_per_node=4"]);
+    expect(plan.argv.slice(0, 4)).toEqual(["python", "-u", "-I", "-S"]);
     expect(plan.argv).toContain("scripts/training/run_recipe.py");
   });
 
   it("the default uv launcher: uv run python", async () => {
     const r = await runSmokeStep(null, { path: [fakeTools("uv")] });
     expect(r.status, r.stderr).toBe(0);
-    expect((JSON.parse(r.stdout) as { argv: string[] }).argv.slice(0, 4)).toEqual(["uv", "run", "python", "-m"]);
+    expect((JSON.parse(r.stdout) as { argv: string[] }).argv.slice(0, 4)).toEqual(["uv", "run", "python", "-u"]);
   });
 
   it("refuses clearly when the launcher is not on PATH, or run_recipe.py is not at the checked-out commit", async () => {

@@ -16,7 +16,7 @@
 // * p2p (ring) has no head constraint and is the fallback.
 // Bridge's HCP guide (docs/training/hierarchical-context-parallel.md, "When to Use It")
 // prefers pure a2a when it fits and HCP only when CP must exceed the KV heads per rank
-// and there is a bandwidth hierarchy; its performance guide (docs/performance-guide.md,
+// and there is a bandwidth hierarchy; its performance guide (upstream performance-guide.md,
 // cp_comm_type) recommends p2p for small and medium CP. So when all of CP fits in one
 // NVLink domain, there is no hierarchy to exploit and the advisor never picks a2a+p2p.
 import * as z from "zod";
