@@ -18,6 +18,20 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** The port that `serve` in setup mode prints on stderr (its setup page's URL). */
+function setupPort(child: ChildProcess): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /localhost:(\d+)\//.exec(err);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 20_000);
+  });
+}
+
 describe("hcp-bot serve without credentials", () => {
   let child: ChildProcess;
   let port = 0;
@@ -26,16 +40,7 @@ describe("hcp-bot serve without credentials", () => {
   beforeAll(async () => {
     // Probot reads app.yml and package.json from the working folder, as in a checkout.
     child = spawn(process.execPath, [bin, "serve"], { cwd: root, env: cleanEnv({ PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: cwd }) });
-    port = await new Promise<number>((resolve, reject) => {
-      let err = "";
-      child.stderr!.on("data", (d: Buffer) => {
-        err += d.toString();
-        const m = /localhost:(\d+)\//.exec(err);
-        if (m) resolve(Number(m[1]));
-      });
-      child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-      setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 20_000);
-    });
+    port = await setupPort(child);
   }, 30_000);
 
   afterAll(() => {
@@ -123,15 +128,7 @@ describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
     for (const file of ["app.yml", "package.json"]) copyFileSync(join(root, file), join(cwd, file));
     const child = spawn(process.execPath, [bin, "serve"], { cwd, env: cleanEnv({ PORT: "0", HCP_DATA_DIR: cwd }) });
     try {
-      const port = await new Promise<number>((resolve, reject) => {
-        let err = "";
-        child.stderr!.on("data", (d: Buffer) => {
-          err += d.toString();
-          const m = /localhost:(\d+)\//.exec(err);
-          if (m) resolve(Number(m[1]));
-        });
-        child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-      });
+      const port = await setupPort(child);
       const reach = (host: string) => new Promise<boolean>((resolve) => {
         const socket = connect(port, host, () => (socket.destroy(), resolve(true)));
         socket.on("error", () => resolve(false));
