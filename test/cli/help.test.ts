@@ -65,8 +65,15 @@ describe("--help on every command", () => {
 
 describe("every flag in a command's help is one its parser takes", () => {
   // A flag the parser does not know would be refused with "unknown option"; any other answer means it was read.
+  // init-workflow writes a file: into a scratch folder, never into the checkout the suite runs in.
+  const scratch = mkdtempSync(join(tmpdir(), "hcp-help-"));
+  const argsFor = (command: string, flag: string, takesValue: boolean): string[] => {
+    const value = flag === "--out" ? [join(scratch, "out.yml")] : takesValue ? ["2"] : [];
+    const out = command === "init-workflow" && flag !== "--out" ? ["--out", join(scratch, `${flag.slice(2)}.yml`)] : [];
+    return [command, flag, ...value, ...out];
+  };
   it.each(COMMANDS.flatMap((c) => flagsOf(c).map((f) => [c.name, f.name, f.takesValue] as const)))("%s %s", async (command, flag, takesValue) => {
-    const r = await cli([command, flag, ...(takesValue ? ["2"] : [])], { env: { HCP_BOT_SPEC: "hcp-bot@0.0.0" } });
+    const r = await cli(argsFor(command, flag, takesValue), { env: { HCP_BOT_SPEC: "hcp-bot@0.0.0" } });
     expect(r.err).not.toMatch(/unknown option/i);
   });
 });
