@@ -13,7 +13,6 @@
 //
 // Only the paths this script owns are replaced; other builds may write elsewhere in dist/.
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -152,12 +151,6 @@ async function buildLintBundle(outdir) {
     logLevel: "warning",
   });
   if (result.warnings.length > 0) throw new Error(`the lint bundle has ${result.warnings.length} warning(s); see above`);
-  // Names the text for its code cache (src/node/code-cache.ts), which cannot afford to hash it at every start.
-  for (const name of Object.keys(LINT_BUNDLE)) {
-    const file = join(outdir, `${name}.cjs`);
-    const text = readFileSync(file, "utf8");
-    writeFileSync(file, `//sha256=${createHash("sha256").update(text).digest("hex")}\n${text}`);
-  }
 }
 
 function buildTypes(outdir) {

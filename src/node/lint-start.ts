@@ -1,14 +1,15 @@
-// How bin/hcp-bot.js starts `hcp-bot lint`: dist/lint.cjs run with its V8 code cache
-// (code-cache.ts), so a repeated small lint skips compiling ~400 KB of JavaScript. Built to
+// How bin/hcp-bot.js starts `hcp-bot lint`: dist/lint.cjs loaded with Node's compile cache
+// on (code-cache.ts), so a repeated small lint skips compiling ~500 KB of JavaScript. Built to
 // dist/lint-start.cjs (CommonJS, like bin/hcp-bot.js: a lint never starts the ESM loader).
 import { existsSync } from "node:fs";
+import { createRequire, flushCompileCache } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
-import { cacheDirFrom, runCachedScript } from "./code-cache.ts";
+import { cacheDirFrom, enablePrivateCompileCache } from "./code-cache.ts";
 import type * as LintBundle from "../cli/lint-bundle.ts";
 
-export { cacheDirFrom, runCachedScript } from "./code-cache.ts";
+export { cacheDirFrom, enablePrivateCompileCache } from "./code-cache.ts";
 export type { LintBundle };
 
 /**
@@ -22,13 +23,14 @@ export async function startLint(argv: readonly string[], distDir = join(fileURLT
   // common case) runs the grammar on the baseline compiler (treesitter.ts preferQuickExit):
   // that flag is set before the bundle compiles, and a large lint turns it back off.
   setFlagsFromString("--liftoff-only");
-  const bundle = runCachedScript<typeof LintBundle>(file, cacheDirFrom(process.env));
-  if (!bundle.exports.isLintCommand(argv)) {
+  enablePrivateCompileCache(cacheDirFrom(process.env));
+  const bundle = createRequire(file)(file) as typeof LintBundle;
+  if (!bundle.isLintCommand(argv)) {
     setFlagsFromString("--no-liftoff-only");
     return false;
   }
-  process.exitCode = await bundle.exports.main([...argv], bundle.exports.processIo({ direct: true }));
-  // A cache written under other flags would only be rejected at the next start.
-  if (bundle.exports.quickExit() !== false) bundle.saveCache();
+  process.exitCode = await bundle.main([...argv], bundle.processIo({ direct: true }));
+  // Written now: quickExit may end the process before Node's own flush at exit.
+  if (bundle.quickExit() !== false) flushCompileCache();
   return true;
 }
