@@ -10,10 +10,9 @@ const recipe = join(root, "fixtures", "cli", "clean_recipe.py");
 /** Runs `hcp-bot ARGS` from dist/lint.cjs in a fresh process; says whether zod was loaded by then. */
 function lintInProcess(args: string[]): { code: number; out: string; zodLoaded: boolean } {
   const script = `
-    const { runCachedScript } = require(${JSON.stringify(join(root, "dist", "lint-start.cjs"))});
-    const bundle = runCachedScript(${JSON.stringify(join(root, "dist", "lint.cjs"))}, undefined);
+    const bundle = require(${JSON.stringify(join(root, "dist", "lint.cjs"))});
     let out = "";
-    bundle.exports.main(${JSON.stringify(args)}, { out: (t) => (out += t), err: (t) => (out += t) }).then((code) => {
+    bundle.main(${JSON.stringify(args)}, { out: (t) => (out += t), err: (t) => (out += t) }).then((code) => {
       // zod registers its global registry when it loads.
       process.stdout.write(JSON.stringify({ code, out, zodLoaded: globalThis.__zod_globalRegistry !== undefined }));
     });`;
