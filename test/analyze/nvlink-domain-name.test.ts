@@ -55,5 +55,5 @@ describe("hcp-bot lint", () => {
     const out = await hcpBot(["lint", file, "--format", "json"]);
     const report = JSON.parse(out.stdout) as { findings: Array<{ ruleId: string; unitName: string }> };
     expect(report.findings.filter((f) => f.ruleId === "HCP018").map((f) => f.unitName)).toEqual(["fam_8b_pretrain_64gpu_h100_bf16_config"]);
-  }, 30_000);
+  });
 });

@@ -76,7 +76,7 @@ beforeAll(async () => {
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: BASE } } });
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: 5151, secret: SECRET }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -112,7 +112,7 @@ describe("pictures of the proposed sizes in the review", () => {
     const summary = (await issueComments(number)).find((c) => c.body.includes("hcp-bot:summary"))!;
     expect(summary.body).toContain("**Proposed layouts**");
     expect(mermaidBlocks(summary.body)).toHaveLength(1);
-  }, 60_000);
+  });
 });
 
 describe("/hcp advise in a PR comment", () => {
@@ -135,7 +135,7 @@ describe("/hcp advise in a PR comment", () => {
     const [block] = mermaidBlocks(reply);
     expect(ringLinks(block!)).toEqual(expectedLinks(2, [4, 2]));
     expect(block).toContain('r3["3 · t1"]');
-  }, 60_000);
+  });
 
   it("says why when the numbers cannot be laid out, and what the grammar takes when a word is wrong", async () => {
     await openReviewedPr(21, BASE);
@@ -151,5 +151,5 @@ describe("/hcp advise in a PR comment", () => {
     expect(reply).toMatch(/usage: \/hcp advise cp=N/);
     // The offending word is quoted inside a code span, where GitHub renders no HTML.
     expect(reply).toContain("`<img`");
-  }, 60_000);
+  });
 });

@@ -98,7 +98,7 @@ beforeAll(async () => {
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4242, secret: SECRET, extra: { HCP_HEALTH_TOKEN: HEALTH_TOKEN } }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -146,7 +146,7 @@ describe("pull request review", () => {
     expect(check.output.title).toMatch(/look right/);
     expect(await issueComments(1)).toEqual([]);
     expect(await reviewComments(1)).toEqual([]);
-  }, 30_000); // the first review loads the Python grammar
+  }); // the first review loads the Python grammar
 
   it("a PR with a file it could not analyze is never green: a syntax error and an 800-deep file fail the check with the reason; the other file is still reviewed", async () => {
     const SYNTAX = "src/megatron/bridge/recipes/llama/h100/broken.py";
@@ -170,7 +170,7 @@ describe("pull request review", () => {
     expect(check.output.summary).toMatch(/deep\.py.*not analyzed: too deeply nested/);
     expect(check.output.summary).toMatch(/HCP001/); // the other file's findings are not lost
     expect((await reviewComments(43)).some((c) => c.body.includes("HCP001"))).toBe(true);
-  }, 60_000);
+  });
 
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
     const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -179,7 +179,7 @@ describe("pull request review", () => {
     const r = await deliver("pull_request", big);
     expect(r.status).toBe(200);
     expect((await latestCheck(head)).conclusion).toBe("failure");
-  }, 60_000);
+  });
 
   it("posts errors on changed lines as suggestions, a failing check and one summary", async () => {
     const head = openPr(2, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -294,7 +294,7 @@ describe("pull request review", () => {
     const posted = callsTo("POST", /\/pulls\/8\/reviews$/, mark);
     expect(posted).toHaveLength(1);
     expect((posted[0]!.body as { comments: unknown[] }).comments).toHaveLength(30);
-  }, 60_000);
+  });
 
   it("fails the check with the exact problem when .github/hcp-bot.yml is invalid", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": "review:\n  mode: shout\n" } });

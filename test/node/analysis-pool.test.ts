@@ -37,7 +37,7 @@ describe("the analysis thread", () => {
       await pool.close();
     }
     await expect(pool.analyze(files)).rejects.toThrow(/closed/);
-  }, 60_000);
+  });
 
   it("replaces a thread that died: what it held fails, the next analysis runs on a new thread", async () => {
     const files = filesUnder(join(root, "fixtures", "recipes")).filter((f) => !f.path.endsWith("common.py"));
@@ -64,5 +64,5 @@ describe("the analysis thread", () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  });
 });

@@ -58,7 +58,7 @@ beforeAll(async () => {
   mkdirSync(app);
   writeConsumer(app, tarball, join(root, "package-lock.json"));
   await run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app, maxBuffer: 16 * 1024 * 1024 });
-}, 300_000);
+});
 
 describe("the tarball", () => {
   it("holds what runs and nothing else: no tests, fixtures, sources, source maps or build scripts", () => {
@@ -78,7 +78,7 @@ describe("the tarball", () => {
   });
 });
 
-describe("installed into an empty folder", { timeout: 120_000 }, () => {
+describe("installed into an empty folder", () => {
   it("lint: finds the missing sizes in a recipe (exit 1), from the compiled code", async () => {
     writeFileSync(join(app, "recipe.py"), readFileSync(join(root, "fixtures", "cli", "hcp_recipes.py")));
     // A cache folder of its own: the code cache written there shows the lint ran from dist/lint.cjs
@@ -172,7 +172,7 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
   });
 });
 
-describe("the Docker image's layout", { timeout: 120_000 }, () => {
+describe("the Docker image's layout", () => {
   it("the Dockerfile packs the build and runs the unpacked package, never the sources", () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
     expect(dockerfile).toMatch(/RUN npm run build && mkdir \/pkg && npm pack --ignore-scripts --pack-destination \/pkg/);

@@ -90,7 +90,7 @@ function verdictFor(stdout: string, probeKey?: string) {
   return parser.end(0);
 }
 
-describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () => {
+describe("the HCP probe (sitecustomize) under python3", () => {
   it("reports the hierarchical groups in the verdict parser's format, and the parser calls HCP active", () => {
     const r = python("module.py", { torch: true });
     expect(r.status).toBe(0);
@@ -199,7 +199,7 @@ describe("the HCP probe (sitecustomize) under python3", { timeout: 20_000 }, () 
   });
 });
 
-describe("the probe's key (it signs reports; the training script must not be able to read it)", { timeout: 30_000 }, () => {
+describe("the probe's key (it signs reports; the training script must not be able to read it)", () => {
   it("a rank takes its key line from fd 0 before user code runs: no key or marker in its environment, /dev/null as stdin; its report's MAC verifies", () => {
     const r = python("look_for_key.py", { torch: true, key: KEY });
     expect(r.status).toBe(0);

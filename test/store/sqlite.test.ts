@@ -86,7 +86,7 @@ describe("SqliteStore on disk", () => {
     const wins = await Promise.all(workers.map((w) => w.done));
     const all = wins.flat().sort((x, y) => x - y);
     expect(all).toEqual(Array.from({ length: keys }, (_, k) => k));
-  }, 60_000);
+  });
 
   it("sweeps expired keys so the table does not grow forever", async () => {
     const dataDir = scratch();

@@ -16,7 +16,7 @@ const passing = join(tmp, "pass.log");
 writeFileSync(passing, trainingLog());
 
 // Each run starts node + tsx (~1 s on a busy machine).
-describe("hcp-bot verdict", { timeout: 15_000 }, () => {
+describe("hcp-bot verdict", () => {
   it("exit 0 and a PASS line for a passing training log with the run's probe key; without the key it is unproven", async () => {
     const run = await hcpBot("verdict", passing, "--exit-code", "0", "--gpu", "H100", "--probe-key", PROBE_KEY, "--world-size", "4");
     expect(run.stdout).toMatch(/^HCP smoke verdict: PASS \(exit 0\)/);
@@ -27,7 +27,7 @@ describe("hcp-bot verdict", { timeout: 15_000 }, () => {
     // No exit status (no runner facts): never a pass.
     expect((await hcpBot("verdict", passing, "--probe-key", PROBE_KEY)).stdout).toMatch(/^HCP smoke verdict: INCONCLUSIVE/);
     expect((await hcpBot("verdict", passing, "--probe-key", "abc")).code).toBe(2);
-  }, 40_000);
+  });
 
   it("exit 1 with JSON that matches the schema for a failed run (d: M4 → HCP002)", async () => {
     const run = await hcpBot("verdict", log("d_nccl_cp2_hcp2x2_mismatch.log"), "--exit-code", "1", "--format", "json");
@@ -63,5 +63,5 @@ describe("hcp-bot verdict", { timeout: 15_000 }, () => {
     expect((await hcpBot("verdict", passing, "--exit-code", "abc")).code).toBe(2);
     expect((await hcpBot("verdict")).code).toBe(2);
     expect((await hcpBot("verdict", passing, "--expect-hcp", "--no-expect-hcp")).code).toBe(2);
-  }, 30_000);
+  });
 });
