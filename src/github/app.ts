@@ -280,9 +280,11 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           if (text) await say(text);
           return;
         }
-        case "cancel":
-          await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
+        case "cancel": {
+          const text = await cancelSmoke(octokit, r, config, pr, requester, smokeDeps);
+          if (text) await say(text); // empty: a refusal past REFUSAL_LIMITS
           return;
+        }
         case "status":
           // The installed workflow's version is said too (a failed read leaves it out; the status still answers).
           await say([statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)), await workflowStatusNote(octokit, r, config).catch(() => null)].filter(Boolean).join("\n\n"));
