@@ -169,7 +169,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
   const slack =
     settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, slackWaits: metrics.slack, log })
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
@@ -178,6 +178,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.mode === "app") {
     const app = createApp({
         analyze: analysis.analyze,
+        advise: analysis.advise,
         botLogin: settings.botLogin,
         onReviewed: (outcome) => {
           metrics.reviewed(outcome);

@@ -188,6 +188,19 @@ describe("the Slack endpoint", () => {
     expect(r.ackMs).toBeLessThan(3000); // Slack's own limit for the ack
   });
 
+  it("answers /hcp advise from any user (mapped or not) at most 10 times an hour each", async () => {
+    for (let i = 0; i < 10; i++) {
+      const r = await command("advise cp=8 nodes=1024 gpus_per_node=64", { user: "U0STRANGER" });
+      expect(r.json.text).toMatch(/^Recommended: /);
+    }
+    const past = await command("advise cp=2", { user: "U0STRANGER" });
+    expect(past.status).toBe(200);
+    expect(past.json.text).toMatch(/answered 10 `\/hcp advise` commands of yours in the last hour; ask again later/);
+    expect(past.replies()).toEqual([]);
+    // Another user has a limit of their own.
+    expect((await command("advise cp=2", { user: "U0OTHER" })).json.text).toMatch(/^Recommended: /);
+  });
+
   it("answers anything else with a helpful error", async () => {
     const r = await command("deploy everything");
     expect(r.status).toBe(200);

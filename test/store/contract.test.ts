@@ -490,6 +490,36 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
     });
   });
 
+  describe("records that expire (refusals of people without permission)", () => {
+    it("hides a refused request and its audit record once their expiry passes, and keeps the rest", async () => {
+      const { store, clock } = setup();
+      const week = new Date(clock.now().getTime() + 7 * 24 * 3600 * 1000);
+      const kept = await store.createSmokeRequest(request({ githubLogin: "alice" }));
+      const refused = await store.createSmokeRequest(request({ repo: "mallory/spam", githubLogin: "mallory", status: "refused", reason: "no access", expiresAt: week }));
+      expect(refused.expiresAt).toEqual(week);
+      await store.audit({ action: "smoke", decision: "allowed", repo: kept.repo, requestId: kept.id });
+      await store.audit({ action: "smoke", decision: "denied", repo: refused.repo, requestId: refused.id, githubLogin: "mallory", expiresAt: week });
+      // A later update of the refused record (none is expected) keeps its expiry.
+      await store.updateSmokeRequest(refused.id, { commentId: 5 });
+      clock.advance(7 * 24 * 3600 - 1);
+      expect((await store.getSmokeRequest(refused.id))?.expiresAt).toEqual(week);
+      expect(await store.listSmokeRepos()).toEqual(["NVIDIA-NeMo/Megatron-Bridge", "mallory/spam"]);
+      expect((await store.auditLog({ requestId: refused.id })).map((a) => a.decision)).toEqual(["denied"]);
+      clock.advance(1);
+      expect(await store.getSmokeRequest(refused.id)).toBeUndefined();
+      expect(await store.listSmokeRequests({ repos: ["mallory/spam", kept.repo], limit: 10 })).toEqual([kept]);
+      expect(await store.listSmokeRepos()).toEqual(["NVIDIA-NeMo/Megatron-Bridge"]);
+      expect(await store.auditLog({ requestId: refused.id })).toEqual([]);
+      expect(await store.auditLog({ repo: "mallory/spam" })).toEqual([]);
+      expect((await store.auditLog()).map((a) => a.requestId)).toEqual([kept.id]);
+      // The next write deletes them for good; what is kept stays.
+      await store.audit({ action: "help", decision: "allowed" });
+      expect((await store.auditLog()).map((a) => a.action)).toEqual(["help", "smoke"]);
+      expect(await store.getSmokeRequest(kept.id)).toEqual(kept);
+      await store.close();
+    });
+  });
+
   describe("smoke-run history", () => {
     it("lists newest first, only in the repositories given, filtered by status and requester, a page at a time", async () => {
       const { clock, store } = setup();

@@ -19,6 +19,8 @@ import {
 import type { SqlDriver, SqlValue } from "./driver.ts";
 import { AUDIT_COLUMNS, auditFromRow, jobFromRow, MIGRATIONS, REQUEST_COLUMNS, requestFromRow, toCell } from "./schema.ts";
 
+/** Rows whose expiry has not passed (the parameter is the store's now, in ms). */
+const LIVE_SQL = "(expires_at IS NULL OR expires_at > ?)";
 const ACTIVE_SQL = "status IN ('dispatched', 'queued', 'running')";
 /** GPU runs of a request (records.ts gpuRunsOf): an A/B request runs two legs. */
 const RUNS_SQL = "CASE WHEN compare = 'none' THEN 1 ELSE 2 END";
@@ -97,10 +99,17 @@ export class SqlStore {
   createSmokeRequest(input: NewSmokeRequest): SmokeRequest {
     const request = newRequest(input, this.newId(), this.now());
     const cols = REQUEST_COLUMNS.map(([, c]) => c);
-    this.db.transaction(() =>
-      this.db.all(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind))),
-    );
+    this.db.transaction(() => {
+      this.deleteExpired(request.createdAt.getTime());
+      this.db.all(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind)));
+    });
     return request;
+  }
+
+  /** Deletes the requests and audit records whose expiry has passed (reads skip them already); two indexed deletes. */
+  private deleteExpired(now: number): void {
+    this.db.all("DELETE FROM smoke_requests WHERE expires_at IS NOT NULL AND expires_at <= ?", [now]);
+    this.db.all("DELETE FROM audit_log WHERE expires_at IS NOT NULL AND expires_at <= ?", [now]);
   }
 
   updateSmokeRequest(id: string, patch: SmokeRequestPatch): UpdateResult {
@@ -121,7 +130,7 @@ export class SqlStore {
   }
 
   getSmokeRequest(id: string): SmokeRequest | undefined {
-    return this.requests("SELECT * FROM smoke_requests WHERE id = ?", [id])[0];
+    return this.requests(`SELECT * FROM smoke_requests WHERE id = ? AND ${LIVE_SQL}`, [id, this.now().getTime()])[0];
   }
 
   findByRunId(runId: number): SmokeRequest | undefined {
@@ -161,8 +170,8 @@ export class SqlStore {
   listSmokeRequests(q: SmokeListQuery): SmokeRequest[] {
     const limit = listLimit(q.limit);
     if (q.repos.length === 0) return [];
-    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`];
-    const params: SqlValue[] = [...q.repos];
+    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`, LIVE_SQL];
+    const params: SqlValue[] = [...q.repos, this.now().getTime()];
     if (q.status !== undefined) {
       where.push("status = ?");
       params.push(q.status);
@@ -183,26 +192,28 @@ export class SqlStore {
   }
 
   listSmokeRepos(): string[] {
-    return this.db.all("SELECT DISTINCT repo FROM smoke_requests ORDER BY repo").map((r) => String(r.repo));
+    return this.db.all(`SELECT DISTINCT repo FROM smoke_requests WHERE ${LIVE_SQL} ORDER BY repo`, [this.now().getTime()]).map((r) => String(r.repo));
   }
 
   audit(input: AuditInput): AuditRecord {
     const draft = newAudit(input, 0, this.now());
     const cols = AUDIT_COLUMNS.map(([, c]) => c);
-    const [row] = this.db.transaction(() =>
-      this.db.all(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind))),
-    );
+    const [row] = this.db.transaction(() => {
+      this.deleteExpired(this.now().getTime());
+      return this.db.all(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind)));
+    });
     return { ...draft, id: Number(row?.id) };
   }
 
   auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): AuditRecord[] {
     const limit = auditLimit(options.limit);
+    const now = this.now().getTime();
     const rows =
       options.requestId !== undefined
-        ? this.db.all("SELECT * FROM audit_log WHERE request_id = ? ORDER BY id DESC LIMIT ?", [options.requestId, limit])
+        ? this.db.all(`SELECT * FROM audit_log WHERE request_id = ? AND ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [options.requestId, now, limit])
         : options.repo === undefined
-          ? this.db.all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", [limit])
-          : this.db.all("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?", [options.repo, limit]);
+          ? this.db.all(`SELECT * FROM audit_log WHERE ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [now, limit])
+          : this.db.all(`SELECT * FROM audit_log WHERE repo = ? AND ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [options.repo, now, limit]);
     return rows.map(auditFromRow).filter((r) => options.repo === undefined || r.repo === options.repo);
   }
 
