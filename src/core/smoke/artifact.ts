@@ -129,7 +129,7 @@ class Budget {
     const fits = Math.max(0, Math.min(n, entryLeft, totalLeft));
     this.used += fits;
     if (fits === n) return { fits };
-    return { fits, over: entryLeft <= totalLeft ? `per file (${mib(max)})` : `for the whole artifact (${mib(this.caps.totalBytes)})` };
+    return { fits, over: entryLeft <= totalLeft ? `${mib(max)} cap per file` : `${mib(this.caps.totalBytes)} cap for the whole artifact` };
   }
 }
 
@@ -154,7 +154,7 @@ async function streamEntry(zip: Uint8Array, entry: ZipEntry, budget: Budget, max
       bytes += fits;
       if (over) {
         void reader.cancel().catch(() => {});
-        return { bytes, overCap: true, problem: `${entry.name} inflates past the ${over} the bot reads, so only its first ${mib(bytes)} were read (a deflate bomb or runaway output; judge the whole log with \`hcp-bot verdict\`)` };
+        return { bytes, overCap: true, problem: `${entry.name} inflates past the bot's ${over}: only its first ${mib(bytes)} were read (a deflate bomb or runaway output; judge the whole log with \`hcp-bot verdict\`)` };
       }
     }
   } catch (error) {
@@ -221,7 +221,7 @@ export async function judgeArtifact(job: ArtifactJob): Promise<ArtifactOutcome> 
   try {
     entries = listZipEntries(job.zip);
   } catch (error) {
-    return unreadableOutcome(job.request, `the log artifact is not a readable zip archive (${error instanceof Error ? error.message : String(error)})`);
+    return unreadableOutcome(job.request, `it is not a readable zip (${error instanceof Error ? error.message : String(error)})`);
   }
   // Exactly at the root: the code under test can add files anywhere else.
   const entry = (name: string) => entries.find((e) => e.name === name);
