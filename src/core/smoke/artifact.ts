@@ -14,7 +14,7 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import * as z from "zod";
 import { compareLegs, createSeriesCollector, referenceOverrides, type Comparison, type IterationPoint, type ReferenceMode } from "../compare/index.ts";
 import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../verdict/index.ts";
-import { listZipEntries, openZipEntry, ZipError, type ZipEntry } from "../zip/reader.ts";
+import { listZipEntries, zipEntryChunks, ZipError, type InflateRaw, type ZipEntry } from "../zip/reader.ts";
 import type { FileDigest, ReportedFile, ScannedReport } from "./runner-report.ts";
 
 const MiB = 1024 * 1024;
@@ -134,41 +134,37 @@ class Budget {
 }
 
 type Sink = (chunk: Uint8Array) => void;
+/** One file of the archive, and how the host inflates. */
+type FileOf = { zip: Uint8Array; entry: ZipEntry; inflateRaw?: InflateRaw | undefined };
 /** A file read as a stream: its size and SHA-256, or why reading stopped. */
 type Read = { bytes: number; sha256: string; problem?: undefined } | { bytes: number; problem: string; overCap: boolean };
 
 /** Streams one entry into `sinks`, hashing it, until its end, a cap or a corrupt stream. */
-async function streamEntry(zip: Uint8Array, entry: ZipEntry, budget: Budget, max: number, sinks: Sink[]): Promise<Read> {
+async function streamEntry(file: FileOf, budget: Budget, max: number, sinks: Sink[]): Promise<Read> {
   const hash = sha256.create();
   let bytes = 0;
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   try {
-    reader = openZipEntry(zip, entry).getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { bytes, sha256: bytesToHex(hash.digest()) };
+    for await (const value of zipEntryChunks(file.zip, file.entry, file.inflateRaw)) {
       const { fits, over } = budget.take(bytes, value.byteLength, max);
       const part = fits === value.byteLength ? value : value.subarray(0, fits);
       hash.update(part);
       for (const sink of sinks) sink(part);
       bytes += fits;
-      if (over) {
-        void reader.cancel().catch(() => {});
-        return { bytes, overCap: true, problem: `${entry.name} inflates past the bot's ${over}: only its first ${mib(bytes)} were read (a deflate bomb or runaway output; judge the whole log with \`hcp-bot verdict\`)` };
-      }
+      // Leaving the loop stops the inflation.
+      if (over) return { bytes, overCap: true, problem: `${file.entry.name} inflates past the bot's ${over}: only its first ${mib(bytes)} were read (a deflate bomb or runaway output; judge the whole log with \`hcp-bot verdict\`)` };
     }
+    return { bytes, sha256: bytesToHex(hash.digest()) };
   } catch (error) {
-    void reader?.cancel().catch(() => {});
     const why = error instanceof ZipError ? error.message : `its compressed data is corrupt (${error instanceof Error ? error.message : String(error)})`;
-    return { bytes, overCap: false, problem: `${entry.name} cannot be read: ${why}` };
+    return { bytes, overCap: false, problem: `${file.entry.name} cannot be read: ${why}` };
   }
 }
 
 /** A small file (verdict.json): its bytes, or null when missing, over MAX_HINT_BYTES or unreadable. */
-async function readSmall(zip: Uint8Array, entry: ZipEntry | undefined, budget: Budget): Promise<{ bytes: Uint8Array; digest: FileDigest } | null> {
-  if (!entry) return null;
+async function readSmall(file: FileOf | undefined, budget: Budget): Promise<{ bytes: Uint8Array; digest: FileDigest } | null> {
+  if (!file) return null;
   const parts: Uint8Array[] = [];
-  const read = await streamEntry(zip, entry, budget, MAX_HINT_BYTES, [(c) => parts.push(c.slice())]);
+  const read = await streamEntry(file, budget, MAX_HINT_BYTES, [(c) => parts.push(c.slice())]);
   if (read.problem !== undefined) return null;
   const bytes = new Uint8Array(read.bytes);
   let at = 0;
@@ -202,10 +198,10 @@ function digestProblem(name: ReportedFile, actual: FileDigest | null, expected: 
 const digests = (report: ScannedReport) => (report.ok ? report.digests : {});
 
 /** One leg's log judged as it streams: its verdict, series and the file's digest (or why it was not read whole). */
-async function judgeLeg(zip: Uint8Array, entry: ZipEntry, budget: Budget, request: LegRequest, hint: RunnerHint) {
+async function judgeLeg(file: FileOf, budget: Budget, request: LegRequest, hint: RunnerHint) {
   const parser = parserFor(request, hint);
   const series = createSeriesCollector();
-  const read = await streamEntry(zip, entry, budget, budget.caps.entryBytes, [(c) => parser.push(c), (c) => series.push(c)]);
+  const read = await streamEntry(file, budget, budget.caps.entryBytes, [(c) => parser.push(c), (c) => series.push(c)]);
   return { verdict: endWith(parser, hint), series: series.end(), read };
 }
 
@@ -214,8 +210,13 @@ export function unreadableOutcome(request: LegRequest, problem: string): Artifac
   return { kind: "judged", verdict: endWith(parserFor(request, noRunnerHint()), noRunnerHint()), evidence: { kind: "unreadable", problem } };
 }
 
+/** What the host brings to the judging: a faster inflater than DecompressionStream (Node's zlib). */
+export interface JudgeHost {
+  inflateRaw?: InflateRaw;
+}
+
 /** Judges the artifact: see ArtifactOutcome. Never throws on the archive's content. */
-export async function judgeArtifact(job: ArtifactJob): Promise<ArtifactOutcome> {
+export async function judgeArtifact(job: ArtifactJob, host: JudgeHost = {}): Promise<ArtifactOutcome> {
   const budget = new Budget(job.caps ?? DEFAULT_ARTIFACT_CAPS);
   let entries: ZipEntry[];
   try {
@@ -224,15 +225,18 @@ export async function judgeArtifact(job: ArtifactJob): Promise<ArtifactOutcome> 
     return unreadableOutcome(job.request, `it is not a readable zip (${error instanceof Error ? error.message : String(error)})`);
   }
   // Exactly at the root: the code under test can add files anywhere else.
-  const entry = (name: string) => entries.find((e) => e.name === name);
+  const entry = (name: string): FileOf | undefined => {
+    const found = entries.find((e) => e.name === name);
+    return found && { zip: job.zip, entry: found, inflateRaw: host.inflateRaw };
+  };
   const logEntry = entry("smoke.log");
   if (!logEntry) return { kind: "no-log" };
-  const verdictJson = await readSmall(job.zip, entry("verdict.json"), budget);
+  const verdictJson = await readSmall(entry("verdict.json"), budget);
   const known = digests(job.report);
   // A verdict.json that is not the runner's says nothing about the run.
   const hintProblem = job.report.ok ? digestProblem("verdict.json", verdictJson?.digest ?? null, known["verdict.json"]) : null;
   const hint = hintProblem || !job.report.ok ? noRunnerHint() : parseHint(verdictJson?.bytes ?? null);
-  const leg = await judgeLeg(job.zip, logEntry, budget, job.request, hint);
+  const leg = await judgeLeg(logEntry, budget, job.request, hint);
   const evidence = evidenceOf(job.report, leg.read, hintProblem);
   const mode = job.request.compare === "p2p" || job.request.compare === "a2a" ? job.request.compare : undefined;
   if (!mode) return { kind: "judged", verdict: leg.verdict, evidence };
@@ -258,7 +262,7 @@ function evidenceOf(report: ScannedReport, read: Read, hintProblem: string | nul
  */
 async function comparisonOf(
   job: ArtifactJob,
-  entry: (name: string) => ZipEntry | undefined,
+  entry: (name: string) => FileOf | undefined,
   budget: Budget,
   mode: ReferenceMode,
   hcp: { verdict: Verdict; series: IterationPoint[] },
@@ -277,11 +281,11 @@ async function comparisonOf(
         : `the run has no ${mode} reference leg: the runner skipped it (the HCP leg failed) or the installed workflow does not pass compare (upgrade it with \`npx hcp-bot init-workflow --force\`)`,
     );
   }
-  const refJson = await readSmall(job.zip, entry("reference.verdict.json"), budget);
+  const refJson = await readSmall(entry("reference.verdict.json"), budget);
   const hintProblem = digestProblem("reference.verdict.json", refJson?.digest ?? null, report.digests["reference.verdict.json"]);
   const hint = hintProblem ? noRunnerHint() : parseHint(refJson?.bytes ?? null);
   const refRequest: LegRequest = { expectHcp: false, overrides: referenceOverrides([...request.overrides], mode), gpus: request.gpus };
-  const leg = await judgeLeg(job.zip, refEntry, budget, refRequest, hint);
+  const leg = await judgeLeg(refEntry, budget, refRequest, hint);
   if (leg.read.problem !== undefined) return { ...without(`the reference leg's log was not read whole: ${leg.read.problem}`), unreadable: leg.read.problem };
   const problems = [digestProblem("reference.log", { sha256: leg.read.sha256, bytes: leg.read.bytes }, report.digests["reference.log"]), hintProblem].filter((p): p is string => p !== null);
   if (problems.length) return without(`the reference leg's files are not what the runner wrote: ${problems.join("; ")}`);

@@ -50,8 +50,8 @@ export function applyRunFacts(verdict: Verdict, facts: RunFacts): Verdict {
   }
   if (facts.evidence.kind === "unreadable") {
     const why = `the log artifact was not read whole: ${facts.evidence.problem}`;
-    v = v.status === "fail" ? v : worse(v, "fail", fact("truncated", why));
-    if (v === verdict) notes.push(why);
+    // Always the cause: what the parser says of a log cut at a cap (no exit status, ...) follows from the cut.
+    v = worse(v, "fail", fact("truncated", why));
   }
   const job = jobProblem(facts.job);
   if (job) {
