@@ -27,6 +27,7 @@ export const ENTRY_POINTS = {
   index: "src/index.ts",
   node: "src/node/index.ts",
   "extract-worker": "src/node/extract-worker.ts",
+  "artifact-worker": "src/node/artifact-worker.ts",
 };
 
 /** dist/lint.cjs: `hcp-bot lint` in one CommonJS script, which bin/hcp-bot.js runs with a V8 code cache. */

@@ -49,7 +49,7 @@ export interface AppDeps {
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
   schedule?: (sweep: () => Promise<void>) => void;
   /** Smoke-dispatch tuning for tests, and who else hears about a run's progress (Slack). */
-  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "maxActive">;
+  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "artifactCaps" | "judgeArtifact" | "maxActive">;
   /** Receives the gateway other front doors (Slack) use to act on GitHub as this app. */
   onGateway?: (gateway: GitHubGateway) => void;
   /** Renders `/hcp advise` replies: in this thread by default, on a worker thread on the Node server. */

@@ -13,7 +13,8 @@ import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, sm
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { pinHead } from "./pin.ts";
-import { verdictForRun } from "./run-verdict.ts";
+import { verdictForRun, type ArtifactJudge } from "./run-verdict.ts";
+import type { ArtifactCaps } from "../core/smoke/artifact.ts";
 import { applyComparison } from "../core/compare/index.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
@@ -38,6 +39,10 @@ export interface SmokeDeps {
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
   /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
   maxArtifactBytes?: number;
+  /** How far the artifact's files may inflate (per file, in all); default DEFAULT_ARTIFACT_CAPS. */
+  artifactCaps?: ArtifactCaps;
+  /** Where an artifact is judged: the Node server's worker thread; by default the calling thread (the edge). */
+  judgeArtifact?: ArtifactJudge;
   /** The operator's cap on active runs across every installation (HCP_SMOKE_MAX_ACTIVE); none when unset. */
   maxActive?: number;
   /** The app's login (`slug[bot]`): only runs it started can be bound by their title. */
@@ -476,7 +481,7 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
   }
   if (run.status !== "completed") return request;
   if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
-  const judged = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
+  const judged = await verdictForRun(octokit, r, request, run.id, { maxArtifactBytes: deps.maxArtifactBytes, artifactCaps: deps.artifactCaps, judgeArtifact: deps.judgeArtifact });
   const { note, comparison } = judged;
   // An A/B run's implausible speedup (AB001) makes the HCP leg's verdict worse, never better.
   const verdict = comparison ? applyComparison(judged.verdict, comparison) : judged.verdict;

@@ -20,6 +20,7 @@ import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.t
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { createAnalysisPool } from "./analysis-pool.ts";
+import { judgeOffThread } from "./artifact-judge.ts";
 import { watchAnswers, type AnswerWatch } from "./answers.ts";
 import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
@@ -188,6 +189,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
+          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+          judgeArtifact: judgeOffThread,
           ...options.smoke,
           notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
         },
