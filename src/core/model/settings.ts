@@ -124,6 +124,11 @@ export const SettingSchema = deferred(() =>
      * fixed by adding an override at the unit's anchor instead.
      */
     local: z.boolean(),
+    /**
+     * For an inherited value (not local): the call in the unit's own text during which it
+     * was made (`cfg = base_recipe()`, `_apply_common(cfg)`), where it entered this unit.
+     */
+    site: LocationSchema().optional(),
   }),
 );
 export type Setting = z.infer<ReturnType<typeof SettingSchema>>;
@@ -160,6 +165,10 @@ export type Anchor = z.infer<ReturnType<typeof AnchorSchema>>;
 
 export const UnitKindSchema = deferred(() => z.enum(["recipe", "yaml", "launch", "mlm-launch"]));
 export type UnitKind = z.infer<ReturnType<typeof UnitKindSchema>>;
+
+/** The entry point that runs a launch line (see rules/launchers.ts). */
+export const LAUNCHER_IDS = ["training", "performance", "performance-recipes"] as const;
+export type LauncherId = (typeof LAUNCHER_IDS)[number];
 
 export const ModeSchema = deferred(() => z.enum(["pretrain", "sft", "peft", "unknown"]));
 export type Mode = z.infer<ReturnType<typeof ModeSchema>>;
@@ -234,6 +243,8 @@ export const ConfigUnitSchema = deferred(() =>
      * that recipe may set any key the unit leaves unset.
      */
     complete: z.boolean(),
+    /** The launcher a launch line runs (its script); recipes get theirs from their folder (rules/launchers.ts). */
+    launcher: z.enum(LAUNCHER_IDS).optional(),
     /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
     baseRecipe: z.string().optional(),
     /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */

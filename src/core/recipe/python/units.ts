@@ -403,6 +403,7 @@ function toSetting(unitMod: ModuleInfo, key: SettingKey, v: V, unit: Range): Set
       ...(via.length ? { via: via.join("; ") } : {}),
     },
     local: inside && !v.o.pinned,
+    ...(!inside && v.o.site && v.o.site.s >= unit.s && v.o.site.e <= unit.e ? { site: location(unitMod.path, unitMod.index, v.o.site.s, v.o.site.e) } : {}),
   };
 }
 
