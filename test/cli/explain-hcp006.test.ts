@@ -1,0 +1,17 @@
+// `hcp-bot explain HCP006` names the assertion that fires first: Bridge's config validation
+// rejects Gloo groups with decentralized process groups (Megatron-Bridge 067f987,
+// src/megatron/bridge/training/config.py:1551-1555) before initialize.py:412 raises on HCP.
+import { describe, expect, it } from "vitest";
+import { hcpBot } from "../support/cli.ts";
+
+describe("hcp-bot explain HCP006", () => {
+  it("names Bridge's Gloo assertion before the decentralized-HCP NotImplementedError", async () => {
+    const run = await hcpBot(["explain", "HCP006"]);
+    expect(run.code).toBe(0);
+    const gloo = run.stdout.indexOf("Gloo process groups are not supported when use_decentralized_pg=True.");
+    const hcp = run.stdout.indexOf("NotImplementedError: Decentralized process groups");
+    expect(gloo).toBeGreaterThan(0);
+    expect(hcp).toBeGreaterThan(gloo);
+    expect(run.stdout).not.toContain("silently built flat CP groups");
+  }, 60_000);
+});
