@@ -15,7 +15,9 @@ export const rule = defineRule({
       "pipeline_model_parallel_size × context_parallel_size. A GPU count in a recipe's name is not a world size (nothing is " +
       "judged from names), nor is a perf workload's num_gpus (\"for representation purposes only\", WorkloadBaseConfig).",
     why:
-      `Megatron-Core refuses the layout while building the process groups: RuntimeError ${quote(UPSTREAM.M5(4, 8))} ` +
+      "Megatron-Bridge stops first, in ConfigContainer.validate (training/config.py:1427 calls get_data_parallel_size, " +
+      "whose assertion at config.py:1024 at 067f987 reads \"world size (4) is not divisible by total_model_size (...)\"). " +
+      `Past it, Megatron-Core would refuse the layout while building the process groups: RuntimeError ${quote(UPSTREAM.M5(4, 8))} ` +
       "(parallel_state.initialize_model_parallel; Bridge's decentralized path prints the same). Megatron-LM stops earlier in " +
       `its argument check: ${quote(UPSTREAM.MLM_WORLD(4, 8))}`,
     example: "torchrun --nproc_per_node=4 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config -tp 2 -pp 1 -cp 4",
@@ -32,7 +34,8 @@ export const rule = defineRule({
     const upstream =
       unit.kind === "mlm-launch"
         ? `Megatron-LM's argument check rejects it: ${quote(UPSTREAM.MLM_WORLD(world, model))}`
-        : `Megatron-Core raises while building the process groups: ${quote(UPSTREAM.M5(world, model))}`;
+        : `Megatron-Bridge's config validation asserts first: "world size (${world}) is not divisible by total_model_size" ` +
+          `(training/config.py get_data_parallel_size), before Megatron-Core's ${quote(UPSTREAM.M5(world, model))}`;
     const message =
       `${unit.name} runs on ${world} GPUs, but ${describeResolution("model.tensor_model_parallel_size", tp.res)}, ` +
       `${describeResolution("model.pipeline_model_parallel_size", pp.res)} and ${describeResolution("model.context_parallel_size", cp.res)} ` +

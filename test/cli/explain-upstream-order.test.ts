@@ -15,3 +15,16 @@ describe("hcp-bot explain HCP006", () => {
     expect(run.stdout).not.toContain("silently built flat CP groups");
   }, 60_000);
 });
+
+// Megatron-Bridge 067f987: ConfigContainer.validate (training/config.py:1427) calls get_data_parallel_size,
+// whose assertion (config.py:1024) fires before Megatron-Core's initialize_model_parallel RuntimeError.
+describe("hcp-bot explain HCP017", () => {
+  it("cites Bridge's get_data_parallel_size assertion before Megatron-Core's RuntimeError", async () => {
+    const run = await hcpBot(["explain", "HCP017"]);
+    expect(run.code).toBe(0);
+    const bridge = run.stdout.indexOf("is not divisible by total_model_size");
+    const mcore = run.stdout.indexOf("Megatron-Core would refuse");
+    expect(bridge).toBeGreaterThan(0);
+    expect(mcore).toBeGreaterThan(bridge);
+  }, 60_000);
+});
