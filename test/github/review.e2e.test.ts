@@ -308,6 +308,16 @@ describe("pull request review", () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": null } });
   });
 
+  it("reads [tool.hcp-bot] from the default branch's pyproject.toml when there is no .github/hcp-bot.yml", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": '[project]\nname = "mb"\n\n[tool.hcp-bot]\nreview.mode = "shout"\n' } });
+    const head = openPr(109, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 109, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/pyproject\.toml \[tool\.hcp-bot\] has 1 problem\(s\): review\.mode/);
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": null } });
+  });
+
   it("retries a 500 from GitHub and completes the review", async () => {
     const head = openPr(10, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
     gh.inject({ method: "POST", path: /\/pulls\/10\/reviews$/, status: 500, body: { message: "Server Error" } });
