@@ -16,6 +16,9 @@ export const LINT_OPTIONS = {
   all: { type: "boolean" },
   config: { type: "string" },
   isolated: { type: "boolean" },
+  "add-noqa": { type: "boolean" },
+  baseline: { type: "string" },
+  "baseline-write": { type: "string" },
 } as const;
 
 export interface LintFlags {
@@ -26,6 +29,9 @@ export interface LintFlags {
   all?: boolean;
   config?: string;
   isolated?: boolean;
+  addNoqa?: boolean;
+  baseline?: string;
+  baselineWrite?: string;
   inputs: string[];
 }
 
@@ -44,8 +50,13 @@ export function readLintFlags(argv: string[]): LintFlags {
     all: values.all,
     config: values.config,
     isolated: values.isolated,
+    addNoqa: values["add-noqa"],
+    baseline: values.baseline,
+    baselineWrite: values["baseline-write"],
     inputs: positionals,
   };
+  const writers = (["add-noqa", "baseline-write"] as const).filter((k) => values[k] !== undefined);
+  if (writers.length > 1) throw new UsageError("--add-noqa and --baseline-write are two ways to accept today's findings: use one");
   if (values.config !== undefined && values.isolated) throw new UsageError("--config and --isolated contradict each other: name one settings file, or use none");
   const gpus = values["gpus-per-node"];
   if (gpus !== undefined) flags.gpusPerNode = wholeNumber("--gpus-per-node", gpus, 1);

@@ -6,13 +6,18 @@ import { formatReportGithub } from "../core/render/github.ts";
 import { toSarif } from "../core/render/sarif.ts";
 import { isNotAnalyzed } from "../core/recipe/types.ts";
 import { collectInputs, displayPath, InputError, readSources } from "../node/files.ts";
-import { statPath } from "../node/fs-callbacks.ts";
 import { VERSION } from "../version.ts";
 import type { Io, Output } from "../cli.ts";
 import { UsageError } from "./args.ts";
 import { readLintFlags } from "./lint-flags.ts";
 import { analyzeWithSettings } from "./lint-analyze.ts";
 import { styleReport } from "./style.ts";
+import { applyBaseline, writeBaseline } from "./lint-baseline.ts";
+import { addNoqa } from "../core/rules/add-noqa.ts";
+import { UNUSED_SUPPRESSION_ID } from "../core/rules/hcp100-unused-suppression.ts";
+import type { Finding } from "../core/model/finding.ts";
+import type { SourceFile } from "../core/model/source.ts";
+import { statPath, writeText } from "../node/fs-callbacks.ts";
 
 export { LINT_OPTIONS } from "./lint-flags.ts";
 
@@ -32,9 +37,20 @@ export async function lint(argv: string[], io: Io, output: Output): Promise<numb
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
   const { report } = await analyzeWithSettings(files, opts);
+  if (opts.baselineWrite !== undefined) {
+    const n = await writeBaseline(opts.baselineWrite, report.findings);
+    io.err(`hcp-bot: wrote ${plural(n, "finding")} to the baseline ${opts.baselineWrite}\n`);
+    return EXIT.ok;
+  }
+  if (opts.addNoqa) return await writeNoqa(report.findings, files, io);
+  if (opts.baseline !== undefined) {
+    const { findings, baselined } = await applyBaseline(opts.baseline, report.findings);
+    report.findings = findings;
+    report.baselined = baselined;
+  }
   switch (opts.format) {
     case "text":
-      io.out(styleReport(output.human(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics })), output.style));
+      io.out(styleReport(output.human(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics, suppressed: report.suppressed, baselined: report.baselined })), output.style));
       break;
     case "json":
       io.out(
@@ -66,6 +82,19 @@ export async function lint(argv: string[], io: Io, output: Output): Promise<numb
   if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
   const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
   return failed ? EXIT.findings : EXIT.ok;
+}
+
+/** `--add-noqa`: the comments written into the files; HCP100's own findings are fixed, never hidden. */
+async function writeNoqa(findings: readonly Finding[], files: readonly SourceFile[], io: Io): Promise<number> {
+  const { texts, added, skipped } = addNoqa(findings.filter((f) => f.ruleId !== UNUSED_SUPPRESSION_ID), files);
+  for (const [path, text] of texts) await writeText(path, text);
+  for (const { finding, reason } of skipped) io.err(`hcp-bot: no noqa added for ${finding.ruleId} at ${finding.location.file}:${finding.location.range.start.line}: ${reason}\n`);
+  io.err(`hcp-bot: added ${plural(added, "noqa directive")} to ${plural(texts.size, "file")}\n`);
+  return skipped.length > 0 ? EXIT.findings : EXIT.ok;
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {
