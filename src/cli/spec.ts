@@ -37,7 +37,7 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "lint",
     summary: "check recipes, YAML overrides and launch scripts for HCP mistakes",
-    usage: ["lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all]"],
+    usage: ["lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all] [--config FILE | --isolated] [--baseline FILE]"],
     description:
       "Files are read as given; folders through the default globs (recipes, perf recipes, providers, examples, " +
       "launch scripts, model cards, uv.lock, pyproject.toml, requirements files, Dockerfiles). Each finding has a " +
@@ -48,6 +48,11 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--ignore", value: "IDS", help: "skip these rules, comma-separated" },
       { flag: "--gpus-per-node", value: "N", help: "GPUs in one NVLink domain, for HCP018 and the proposed sizes (default 8)" },
       { flag: "--all", help: "read every .py, .yaml, .sh and .md below a folder, not only the default globs" },
+      { flag: "--config", value: "FILE", help: "the settings file (a .github/hcp-bot.yml, or a pyproject.toml with [tool.hcp-bot]); default: the nearest above each file" },
+      { flag: "--isolated", help: "read no settings file" },
+      { flag: "--add-noqa", help: "write a `# noqa: HCPnnn` on every reported line (to turn the linter on, then fix one by one)" },
+      { flag: "--baseline", value: "FILE", help: "report only findings not in this baseline (a fixed one leaves it without error)" },
+      { flag: "--baseline-write", value: "FILE", help: "write today's findings to a baseline file and exit 0" },
     ],
     exitCodes: [[0, "no error found (warnings and notes may be printed)"], [1, "an error-severity finding or an unreadable file"], USAGE_EXIT],
     examples: ["lint src/megatron/bridge/recipes", "lint . --format sarif > hcp.sarif", "lint recipe.py --select HCP001,HCP002"],

@@ -308,6 +308,29 @@ describe("pull request review", () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": null } });
   });
 
+  it("reads [tool.hcp-bot] from the default branch's pyproject.toml when there is no .github/hcp-bot.yml", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": '[project]\nname = "mb"\n\n[tool.hcp-bot]\nreview.mode = "shout"\n' } });
+    const head = openPr(109, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 109, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/pyproject\.toml \[tool\.hcp-bot\] has 1 problem\(s\): review\.mode/);
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": null } });
+  });
+
+  it("honours a # noqa on the reported line: no comment for it, the unused code reported as HCP100", async () => {
+    const quiet = BROKEN.replace('cfg.model.cp_comm_type = "a2a+p2p"\n', 'cfg.model.cp_comm_type = "a2a+p2p"  # noqa: HCP001, HCP002\n');
+    expect(quiet).not.toBe(BROKEN);
+    const head = openPr(110, { [RECIPE_PATH]: quiet }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 110, head));
+    const bodies = (await reviewComments(110)).map((c) => c.body);
+    expect(bodies.some((b) => b.includes("**HCP001**"))).toBe(false);
+    expect(bodies.some((b) => b.includes("**HCP100**"))).toBe(true);
+    const noqa = openPr(111, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 111, noqa));
+    expect((await reviewComments(111)).some((c) => c.body.includes("**HCP001**"))).toBe(true);
+  });
+
   it("retries a 500 from GitHub and completes the review", async () => {
     const head = openPr(10, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
     gh.inject({ method: "POST", path: /\/pulls\/10\/reviews$/, status: 500, body: { message: "Server Error" } });

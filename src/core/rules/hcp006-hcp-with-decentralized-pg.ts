@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP006",
   name: "hcp-with-decentralized-pg",
   severity: "error",
+  summary: "hierarchical CP together with dist.use_decentralized_pg = True",
   doc: {
     checks: "cp_comm_type 'a2a+p2p' or hierarchical_context_parallel_sizes together with dist.use_decentralized_pg = True.",
     why:

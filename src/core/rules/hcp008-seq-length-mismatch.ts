@@ -10,6 +10,7 @@ export const rule = defineRule({
   id: "HCP008",
   name: "seq-length-mismatch",
   severity: "error",
+  summary: "model.seq_length differs from dataset.seq_length",
   doc: {
     checks:
       "model.seq_length differs from dataset.seq_length (error), or a YAML/Hydra override changes model.seq_length " +

@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP017",
   name: "world-size-not-divisible",
   severity: "error",
+  summary: "world size not divisible by TP × CP × PP",
   doc: {
     checks:
       "The world size a launch line runs on (--nproc_per_node × --nnodes) is not a multiple of tensor_model_parallel_size × " +

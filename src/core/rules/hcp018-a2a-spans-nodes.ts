@@ -10,6 +10,7 @@ export const rule = defineRule({
   id: "HCP018",
   name: "a2a-spans-nodes",
   severity: "warning",
+  summary: "the a2a level spans more GPUs than one NVLink domain",
   doc: {
     checks:
       "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] does not divide the GPUs of one " +
