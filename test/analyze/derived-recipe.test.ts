@@ -101,7 +101,7 @@ describe("hcp-bot lint: a derived recipe's inconsistency is reported in the deri
     expect(direct?.message).toContain("rebuilds the dataset at model.seq_length");
     expect(direct?.message).toContain("so a benchmark trains at 8192");
     expect(direct?.message).toContain("scripts/training/run_recipe.py, which also runs benchmark recipes by exact name, instead overwrites model.seq_length with 4096");
-  }, 60_000);
+  });
 
   it("set through a helper: at the helper's call in the derived recipe, not in the helper or the base", async () => {
     const findings = await hcp008({ [BASE_PATH]: BASE, [HELPERS_PATH]: HELPERS, [PERF_PATH]: PERF });
@@ -111,7 +111,7 @@ describe("hcp-bot lint: a derived recipe's inconsistency is reported in the deri
     // The recipe that changes neither length has nothing to report.
     expect(findings.filter((f) => f.unitName === "fam_20b_pretrain_8gpu_b300_bf16_config")).toEqual([]);
     expect(findings).toHaveLength(2);
-  }, 60_000);
+  });
 
   it("a library recipe outside perf_recipes/: an error at the derived line, naming scripts/training/run_recipe.py", async () => {
     const findings = await hcp008({ [BASE_PATH]: BASE, [LIB_PATH]: LIB });
@@ -122,7 +122,7 @@ describe("hcp-bot lint: a derived recipe's inconsistency is reported in the deri
     expect(f?.severity).toBe("error");
     expect(f?.message).toContain("scripts/training/run_recipe.py instead overwrites model.seq_length with 4096");
     expect(f?.message).not.toContain("scripts/performance");
-  }, 60_000);
+  });
 
   it("a base that is inconsistent on its own: the findings stay on the base's line, for the base and for each recipe built on it", async () => {
     const brokenBase = BASE.replace("cfg.dataset.seq_length = 4096", "cfg.dataset.seq_length = 2048");
@@ -132,5 +132,5 @@ describe("hcp-bot lint: a derived recipe's inconsistency is reported in the deri
       `fam_20b_pretrain_16gpu_h100_bf16_config ${BASE_PATH}:8`,
       `fam_20b_pretrain_8gpu_b300_bf16_config ${BASE_PATH}:8`,
     ]);
-  }, 60_000);
+  });
 });

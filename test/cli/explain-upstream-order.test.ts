@@ -13,7 +13,7 @@ describe("hcp-bot explain HCP006", () => {
     expect(gloo).toBeGreaterThan(0);
     expect(hcp).toBeGreaterThan(gloo);
     expect(run.stdout).not.toContain("silently built flat CP groups");
-  }, 60_000);
+  });
 });
 
 // Megatron-Bridge 067f987: ConfigContainer.validate (training/config.py:1427) calls get_data_parallel_size,
@@ -26,5 +26,5 @@ describe("hcp-bot explain HCP017", () => {
     const mcore = run.stdout.indexOf("Megatron-Core would refuse");
     expect(bridge).toBeGreaterThan(0);
     expect(mcore).toBeGreaterThan(bridge);
-  }, 60_000);
+  });
 });

@@ -22,10 +22,10 @@ describe("hcp-bot lint: HCP017 when no pipeline size can divide the world", () =
     const run = await hcpBot(["lint", launch(2, 8)]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/error HCP017 .*TP × CP = 16 does not divide 24/);
-  }, 60_000);
+  });
 
   it("24 GPUs, TP 2 × CP 4: some PP fits, so an unknown PP is not judged", async () => {
     const run = await hcpBot(["lint", launch(2, 4)]);
     expect(run.stdout).not.toContain("HCP017");
-  }, 60_000);
+  });
 });

@@ -12,6 +12,7 @@ import { abArtifact } from "../support/ab-logs.ts";
 import { completeSmokeRun, deliverWebhook, reportedJobLog, runnerFacts } from "../support/bot-harness.ts";
 import { deflatedEntry, deflatedZip, type DeflatedEntry } from "../support/fake-github/zip.ts";
 import { PASSING_LOG, SECRET, bot, commentPayload, deliver, gh, restart, runPayload, smokeCheck, smokeOn, smokeTuning, useSmokeE2E, waitFor } from "../support/smoke-e2e.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 useSmokeE2E();
 
@@ -48,7 +49,7 @@ describe("hostile smoke artifacts", () => {
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toContain("smoke.log inflates past the bot's 128 MiB cap per file");
     expect(check.output.summary).toContain("only its first 128 MiB were read");
-  }, 60_000);
+  });
 
   it("an A/B artifact whose two logs together pass the cap for the whole artifact fails, though each log is under the cap per file and the HCP leg would pass", async () => {
     try {
@@ -76,7 +77,7 @@ describe("hostile smoke artifacts", () => {
     } finally {
       await restart();
     }
-  }, 120_000);
+  });
 
   it("a truncated zip and a zip whose deflate data is corrupt are failed checks that say the artifact cannot be read (judged once, not retried)", async () => {
     const good = deflatedZip([deflatedEntry("smoke.log", text(PASSING_LOG)), deflatedEntry("verdict.json", text(hint))]);
@@ -97,7 +98,7 @@ describe("hostile smoke artifacts", () => {
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/the log artifact was not read whole: smoke\.log cannot be read: its compressed data is corrupt/);
     expect(gh.calls.slice(mark).filter((c) => /\/actions\/artifacts\/\d+\/zip$/.test(c.path))).toHaveLength(1);
-  }, 60_000);
+  });
 
   it("answers a webhook while a big artifact is being judged", async () => {
     const events: string[] = [];
@@ -116,7 +117,7 @@ describe("hostile smoke artifacts", () => {
       const filler = text("[rank0]: data loader: worker 0 prefetched a shard of the dataset\n".repeat(65536));
       const log = [{ name: "smoke.log", unit: filler, times: 24 }];
       expect(await finishWithZip(run, log, undefined, { settle: false })).toBe(200);
-      await waitFor(() => events.includes("judging"), "the judging to start", 60_000);
+      await waitFor(() => events.includes("judging"), "the judging to start", PATIENCE_MS);
       const status = await deliverWebhook(`${bot.url}/api/github/webhooks`, SECRET, "issue_comment", commentPayload(run.pr.number, "thanks, looks good", "maint"));
       events.push(`answered ${status}`);
       await bot.idle();
@@ -125,5 +126,5 @@ describe("hostile smoke artifacts", () => {
     } finally {
       await restart();
     }
-  }, 120_000);
+  });
 });
