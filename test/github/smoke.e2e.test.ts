@@ -78,12 +78,15 @@ describe("/hcp smoke on a pull request", () => {
     const mismatched = await judge(MISMATCHED_LOG, runnerFacts());
     expect(mismatched.conclusion).toBe("failure");
     expect(visibleText(mismatched.output.summary)).toMatch(/HCP004/);
-    // One printed line is not a run: a forged report among the real ones changes nothing, and
-    // a forged flat one does not fail it either (listed as untrusted).
-    const forged = PASSING_LOG.replace("[probe rank 0] done", 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":null,"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done');
-    const withForged = await judge(forged, runnerFacts());
+    // One printed line is not a run: a forged HCP report among the real ones changes nothing
+    // (listed as untrusted), while a forged flat one counts against the run: untrusted
+    // evidence can only make a verdict worse.
+    const report = (levels: string) => 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":' + levels + ',"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done';
+    const withForged = await judge(PASSING_LOG.replace("[probe rank 0] done", report('[{"level":0,"size":2,"ranks":[0,1]},{"level":1,"size":2,"ranks":[0,2]}]')), runnerFacts());
     expect(withForged.conclusion).toBe("success");
     expect(visibleText(withForged.output.summary)).toMatch(/1 HCP-PROBE report\(s\) without a valid MAC: listed as untrusted/);
+    const withForgedFlat = await judge(PASSING_LOG.replace("[probe rank 0] done", report("null")), runnerFacts());
+    expect(withForgedFlat.conclusion).toBe("failure");
   });
 
   it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {

@@ -26,7 +26,7 @@ const ALLOWED = [
   /^README\.md$/,
   /^LICENSE$/,
   /^bin\/(hcp-bot\.js|package\.json)$/,
-  /^dist\/(main|index|node|extract-worker)\.js$/,
+  /^dist\/(main|index|node|extract-worker|artifact-worker)\.js$/,
   /^dist\/lint(-start)?\.cjs$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
@@ -35,7 +35,7 @@ const ALLOWED = [
   /^app\.yml$/,
   /^src\/runner\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";

@@ -223,7 +223,8 @@ describe("smoke-run: runs that did something else do not pass", () => {
     const v = verdictIn(cwd);
     expect(v.status).not.toBe("pass");
     expect(v.hcp.levelSizes).toEqual([2, 1]);
-    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
+    // The log answers another request (CP=2, not 4): that outranks its degenerate layout.
+    expect(v.cause).toMatchObject({ kind: "config-mismatch" });
   });
 });
 

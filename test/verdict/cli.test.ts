@@ -75,7 +75,7 @@ function trained(name: string): string {
 
 const json = (stdout: string) => VerdictSchema.parse(JSON.parse(stdout));
 
-describe("hcp-bot verdict: CP on but not hierarchical (issue 27 item 12)", { timeout: 15_000 }, () => {
+describe("hcp-bot verdict: CP on but not hierarchical (issue 27 item 12)", () => {
   // fixtures/logs/README.md: case a ran CP=2 with HCP_SIZES=2,1 on 2 GPUs; its construction
   // lines show L0 of size 2 and L1 of size 1, so the request below is the one it answers.
   const request = ["--cp", "2", "--sizes", "2,1", "--cp-comm-type", "a2a+p2p", "--world-size", "2"];
@@ -97,7 +97,7 @@ describe("hcp-bot verdict: CP on but not hierarchical (issue 27 item 12)", { tim
     const md = await hcpBot("verdict", file, "--exit-code", "0", ...request, "--format", "markdown");
     expect(md.stdout).toContain("### ⚠️ HCP smoke run: HCP NOT HIERARCHICAL");
     expect(md.stdout).toContain("**Fix:** context\\_parallel\\_size 2 cannot be split"); // Markdown-escaped
-  }, 60_000);
+  });
 
   it("the same log against a CP=4 [2, 2] request is a mismatch (fail), and untrained it is no-training-step: both outrank the degenerate layout", async () => {
     const mismatch = await hcpBot("verdict", trained("a_nccl_cp2_hcp2x1.log"), "--exit-code", "0", "--cp", "4", "--sizes", "2,2", "--format", "json");
@@ -107,21 +107,21 @@ describe("hcp-bot verdict: CP on but not hierarchical (issue 27 item 12)", { tim
     expect(json(untrained.stdout)).toMatchObject({ status: "fail", cause: { kind: "no-training-step" } });
     const cut = await hcpBot("verdict", log("a_nccl_cp2_hcp2x1.log"), ...request, "--format", "json");
     expect(json(cut.stdout)).toMatchObject({ status: "fail", cause: { kind: "truncated" } });
-  }, 60_000);
+  });
 
   it("the real flat log c, trained, stays hcp-inactive (CP silently flat), not hcp-degenerate", async () => {
     const run = await hcpBot("verdict", trained("c_nccl_cp2_flat.log"), "--exit-code", "0", "--cp", "2", "--world-size", "2", "--format", "json");
     expect(json(run.stdout)).toMatchObject({ status: "hcp-inactive", cause: { kind: "hcp-flat" } });
-  }, 30_000);
+  });
 
   it("bad --sizes and --cp values are usage errors (exit 2)", async () => {
     expect((await hcpBot("verdict", passing, "--sizes", "2,x")).code).toBe(2);
     expect((await hcpBot("verdict", passing, "--sizes", "0,2")).code).toBe(2);
     expect((await hcpBot("verdict", passing, "--cp", "0")).code).toBe(2);
-  }, 30_000);
+  });
 });
 
-describe("hcp-bot verdict: Bridge's decentralized process groups (issue 27 item 13)", { timeout: 15_000 }, () => {
+describe("hcp-bot verdict: Bridge's decentralized process groups (issue 27 item 13)", () => {
   // Megatron-Bridge 067f987 src/megatron/bridge/training/initialize.py:785, printed by rank 0 on
   // the use_decentralized_pg=True path, which builds no hierarchical CP group.
   const GRID = "[rank0]:> initialized HyperCommGrid with tp=1, pp=1, cp=4, dp=1";
@@ -144,11 +144,11 @@ describe("hcp-bot verdict: Bridge's decentralized process groups (issue 27 item 
     const without = join(tmp, "grid-absent.log");
     writeFileSync(without, trainingLog({ hcp: [...HCP_NAMES, ...probeLines(true)] }));
     expect((await hcpBot("verdict", without, ...request)).code).toBe(0);
-  }, 60_000);
+  });
 
   it("a run that need not prove HCP is not judged by it", async () => {
     const flat = join(tmp, "grid-flat.log");
     writeFileSync(flat, trainingLog({ config: ["Configuration Summary (Non-Default Values vs Megatron Core)", "  context_parallel_size: 4  (Mcore default: 1)", "  cp_comm_type: 'p2p'  (Mcore default: None)"], hcp: [GRID] }));
     expect((await hcpBot("verdict", flat, "--exit-code", "0", "--no-expect-hcp")).code).toBe(0);
-  }, 30_000);
+  });
 });
