@@ -220,6 +220,12 @@ export const ConfigUnitSchema = deferred(() =>
      */
     modelBuilder: z.string().optional(),
     /**
+     * The generic Megatron-Core config class (`GPTModelProvider`, `TransformerConfig`) whose
+     * constructor call in the unit's own file built cfg.model, with no `**kwargs` we cannot see:
+     * its unset fields then get TransformerConfig.__post_init__'s defaults.
+     */
+    modelClass: z.string().optional(),
+    /**
      * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
      * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
      * "for representation purposes only".

@@ -165,6 +165,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
   let dataset: ObjV | null = null;
   let datasetType: string | undefined;
   let modelBuilder: string | undefined;
+  let modelClass: string | undefined;
   let baseRecipe: string | undefined;
   try {
     const run = src.run();
@@ -182,6 +183,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
       modelBuilder = modelBuilderOf(result.fields.get("model"));
+      modelClass = modelClassOf(result.fields.get("model"));
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
@@ -214,6 +216,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
     ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
     ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),
+    ...(modelClass !== undefined && baseRecipe === undefined ? { modelClass } : {}),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
     ...(baseRecipe ? { baseRecipe } : {}),
@@ -439,6 +442,16 @@ function modelBuilderOf(model: V | undefined): string | undefined {
   if (model.opaque !== null) return model.ctor;
   const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
   return GENERIC_MODEL_CLASSES.test(name) ? undefined : `${model.ctor}(...)`;
+}
+
+/**
+ * The generic config class that built cfg.model by a constructor call in this very module
+ * (not a builder imported from elsewhere, not `**kwargs` we cannot see), else undefined.
+ */
+function modelClassOf(model: V | undefined): string | undefined {
+  if (model?.k !== "obj" || model.opaque !== null || model.o.mod !== undefined) return undefined;
+  const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
+  return GENERIC_MODEL_CLASSES.test(name) ? name : undefined;
 }
 
 function loc(mod: ModuleInfo, n: PyNode): Location {
