@@ -170,6 +170,18 @@ describe("pull request review", () => {
     expect(check.output.summary).toMatch(/deep\.py.*not analyzed: too deeply nested/);
     expect(check.output.summary).toMatch(/HCP001/); // the other file's findings are not lost
     expect((await reviewComments(43)).some((c) => c.body.includes("HCP001"))).toBe(true);
+
+    // 800 brackets nested in one expression (CPython stops at 200): the same, never "GitHub kept failing".
+    const BRACKETS = "src/megatron/bridge/recipes/llama/h100/brackets.py";
+    const nested = `def llama3_70b_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.train.extra = ${"(".repeat(400)}${"[".repeat(400)}1${"]".repeat(400)}${")".repeat(400)}\n    return cfg\n`;
+    const brackets = openPr(44, { [BRACKETS]: nested, [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 44, brackets));
+    const bracketCheck = await latestCheck(brackets);
+    expect(bracketCheck.conclusion).toBe("failure");
+    expect(bracketCheck.output.title).not.toMatch(/not done/);
+    expect(bracketCheck.output.summary).toMatch(/brackets\.py.*not analyzed: too deeply nested \\\(line 3 opens bracket level 201; Python itself stops at 200/);
+    expect(bracketCheck.output.summary).toMatch(/HCP001/);
+    expect((await reviewComments(44)).some((c) => c.body.includes("HCP001"))).toBe(true);
   }, 60_000);
 
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
