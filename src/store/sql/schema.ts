@@ -82,6 +82,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE smoke_requests ADD COLUMN comparison_json TEXT;
     `,
   },
+  {
+    version: 6,
+    name: "job payloads in parts (a Durable Object's SQLite takes at most 2 MB in one value)",
+    sql: `
+      ALTER TABLE jobs ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE job_parts (job_id TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (job_id, part));
+    `,
+  },
 ];
 
 type Cell = SqlValue;
