@@ -191,8 +191,8 @@ const newJobObject = () =>
     /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
     kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
     /**
-     * JSON text, opaque to the store. Room for any webhook GitHub sends (the Node front door takes
-     * up to its 25 MB cap, edge up to 1 MB), re-serialized with the delivery's id and name: a
+     * JSON text, opaque to the store. Room for any webhook GitHub sends (every front door takes
+     * up to GitHub's 25 MB), re-serialized with the delivery's id and name: a
      * smaller cap here would turn a large delivery into a 503 on every redelivery.
      */
     payload: z.string().max(MAX_WEBHOOK_BYTES + 64 * 1024),

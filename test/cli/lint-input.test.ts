@@ -129,6 +129,27 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     expect((await hcpBot(["lint", ok])).code).toBe(0);
   });
 
+  it("a recipe whose expression nests 800 brackets deep (past CPython's 200) is one 'not analyzed: too deeply nested' line, exit 2, and the other file is still reported", async () => {
+    const deep = join(dir, "deep_brackets.py");
+    // Parentheses, lists and calls nested in one expression of a recipe that would otherwise be HCP001.
+    writeFileSync(deep, HCP001.replace(/\n(\s+)return cfg/, `\n$1cfg.train.extra = ${"(".repeat(300)}${"[f(".repeat(250)}1${")]".repeat(250)}${")".repeat(300)}\n$1return cfg`));
+    const small = join(dir, "next_to_brackets.py");
+    writeFileSync(small, HCP001);
+    const run = await hcpBot(["lint", deep, small]);
+    expect(run.code).toBe(2);
+    const err = run.stderr.trim().split("\n");
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(/^hcp-bot: not analyzed: .*deep_brackets\.py: too deeply nested \(line \d+ opens bracket level 201; Python itself stops at 200: "too many nested parentheses"\)$/);
+    expect(run.stdout).toMatch(/next_to_brackets\.py:4:\d+: error HCP001/);
+    expect(run.stdout).not.toMatch(/deep_brackets\.py:\d+:\d+: error HCP001/);
+    // 200 open brackets are fine (CPython's own limit): the recipe is analyzed and its HCP001 found.
+    const ok = join(dir, "two_hundred.py");
+    writeFileSync(ok, HCP001.replace(/\n(\s+)return cfg/, `\n$1cfg.train.extra = ${"(".repeat(200)}1${")".repeat(200)}\n$1return cfg`));
+    const fine = await hcpBot(["lint", ok]);
+    expect(fine.code).toBe(1);
+    expect(fine.stdout).toMatch(/HCP001/);
+  }, 60_000);
+
   it("a file of 20,000 chained dataclasses.replace constants is bounded (the evaluator alone took 26 s before): one 'not analyzed' line, exit 2, and the other file is still reported", async () => {
     const lines = ["from dataclasses import replace", "BASE = WorkloadBaseConfig(tensor_model_parallel_size=1, context_parallel_size=2)"];
     for (let i = 0; i < 20_000; i++) lines.push(`W${i} = replace(${i ? `W${i - 1}` : "BASE"}, global_batch_size=${i + 1})`);

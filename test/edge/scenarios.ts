@@ -268,13 +268,26 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(await deliver("pull_request", noInstallation)).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "[1,2]" })).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "{not json" })).toBe(400);
-      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
+      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(MAX_WEBHOOK_BYTES) }) })).toBe(413);
       // Signed and well formed, but nothing the app acts on: answered without a job.
       expect(await deliver("pull_request", { ...prPayload(pr), action: "labeled" })).toBe(200);
       await settle();
       // Nothing for this repository (the start-up smoke run in QUEUE_REPO may still be settling).
       expect(gh.calls.slice(before).filter((c) => c.path.startsWith(`/repos/${OWNER}/${REPO}/`))).toEqual([]);
       expect(checkRuns(pr.sha, "HCP review")).toEqual([]);
+    });
+
+    it("takes deliveries up to GitHub's 25 MB as Node does: a 1.5 MB and a 3 MB issue_comment are answered 202 and acted on", async () => {
+      expect(MAX_WEBHOOK_BYTES).toBe(25 * 1024 * 1024);
+      for (const size of [1_500_000, 3_000_000]) {
+        const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+        // The issue's own text makes the size (an issue_comment carries the whole issue), as a long PR description does.
+        const payload = commentPayload(pr.number, "/hcp help", "author");
+        const body = JSON.stringify({ ...payload, issue: { ...payload.issue, body: `${"long description ".repeat(size / 17)}` } });
+        expect(body.length).toBeGreaterThan(size - 100);
+        expect(await deliver("issue_comment", payload, { body })).toBe(202);
+        await until(`the /hcp help reply to the ${size}-byte delivery`, () => comments(pr.number).find((c) => c.body.includes("/hcp smoke")));
+      }
     });
 
     it("answers 413 to a client that writes a whole body over the cap before it reads, as GitHub's does", async () => {

@@ -170,7 +170,34 @@ describe("pull request review", () => {
     expect(check.output.summary).toMatch(/deep\.py.*not analyzed: too deeply nested/);
     expect(check.output.summary).toMatch(/HCP001/); // the other file's findings are not lost
     expect((await reviewComments(43)).some((c) => c.body.includes("HCP001"))).toBe(true);
+
+    // 800 brackets nested in one expression (CPython stops at 200): the same, never "GitHub kept failing".
+    const BRACKETS = "src/megatron/bridge/recipes/llama/h100/brackets.py";
+    const nested = `def llama3_70b_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.train.extra = ${"(".repeat(400)}${"[".repeat(400)}1${"]".repeat(400)}${")".repeat(400)}\n    return cfg\n`;
+    const brackets = openPr(44, { [BRACKETS]: nested, [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 44, brackets));
+    const bracketCheck = await latestCheck(brackets);
+    expect(bracketCheck.conclusion).toBe("failure");
+    expect(bracketCheck.output.title).not.toMatch(/not done/);
+    expect(bracketCheck.output.summary).toMatch(/brackets\.py.*not analyzed: too deeply nested \\\(line 3 opens bracket level 201; Python itself stops at 200/);
+    expect(bracketCheck.output.summary).toMatch(/HCP001/);
+    expect((await reviewComments(44)).some((c) => c.body.includes("HCP001"))).toBe(true);
   });
+
+  it("a PR with 120 broken recipe files still gets its inline review: the body listing the findings over the comment limit is trimmed under GitHub's 65,536 characters", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i++) files[`src/megatron/bridge/recipes/llama/h100/many_${i}.py`] = BROKEN.replace("llama3_8b_pretrain_32gpu_h100_bf16_64k_config", `llama3_8b_v${i}_pretrain_32gpu_h100_bf16_64k_config`);
+    const head = openPr(45, files);
+    await deliver("pull_request", prPayload("opened", 45, head));
+    const posts = callsTo("POST", /\/pulls\/45\/reviews$/);
+    expect(posts.map((c) => c.status)).toEqual([200]); // GitHub (the fake) answers 422 past 65,536 characters
+    const body = (posts[0]!.body as { body: string; comments: unknown[] }).body;
+    expect(body.length).toBeLessThanOrEqual(65_536);
+    expect(body).toMatch(/more finding\(s\) on changed lines/);
+    expect(body).toMatch(/truncated: see the check run/);
+    expect((await reviewComments(45)).length).toBe((posts[0]!.body as { comments: unknown[] }).comments.length);
+    expect((await reviewComments(45)).length).toBeGreaterThan(0);
+  }, 120_000);
 
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
     const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });

@@ -238,6 +238,22 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect(leased.ok && leased.job.payload).toBe(payload);
       await store.close();
     });
+    it("keeps a delivery of several MB intact (a Durable Object's SQLite refuses one value over 2 MB): leased, listed stale, completed", async () => {
+      const { store, clock } = setup();
+      // An odd prefix puts surrogate pairs across every half-MiB boundary; 3 bytes a unit in UTF-8 for the rest.
+      const payload = JSON.stringify({ body: `${"x".repeat(524_286)}${"🙂".repeat(10)}${"€".repeat(1_500_000)}` });
+      const a = (await store.enqueueJob(job("huge", payload)))!;
+      const leased = await store.leaseJob(a.id, "w", 60);
+      expect(leased.ok && leased.job.payload === payload).toBe(true);
+      clock.advance(61_000);
+      const stale = await store.listStaleJobs(3600);
+      expect(stale.find((j) => j.id === a.id)?.payload === payload).toBe(true);
+      const again = await store.leaseJob(a.id, "w2", 60);
+      expect(again.ok && again.job.payload === payload).toBe(true);
+      expect(await store.completeJob(a.id, "w2")).toBe(true);
+      expect(await store.leaseJob(a.id, "w3", 60)).toMatchObject({ ok: false, reason: "gone" });
+      await store.close();
+    });
   });
 
   describe("smoke requests", () => {

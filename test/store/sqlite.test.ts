@@ -24,7 +24,7 @@ describe("SqliteStore on disk", () => {
     const store = SqliteStore.open(dataDir);
     expect(store.file).toBe(join(dataDir, DB_FILE));
     expect(existsSync(store.file)).toBe(true);
-    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v6, 0 smoke requests)` });
+    expect(await store.status()).toEqual({ kind: "sqlite", ok: true, detail: `${store.file} (journal wal, schema v7, 0 smoke requests)` });
     await store.close();
     const db = new DatabaseSync(join(dataDir, DB_FILE), { readOnly: true });
     expect(db.prepare("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
@@ -35,6 +35,7 @@ describe("SqliteStore on disk", () => {
       { version: 4, name: "claim owners and durable jobs" },
       { version: 5, name: "A/B smoke: the compare mode and the comparison of a request" },
       { version: 6, name: "records that expire (refusals of people without permission)" },
+      { version: 7, name: "job payloads in parts (a Durable Object's SQLite takes at most 2 MB in one value)" },
     ]);
     db.close();
   });
@@ -161,7 +162,7 @@ describe("SqliteStore with a bad data dir", () => {
     const db = new DatabaseSync(join(dir, DB_FILE));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
-    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v6\)/);
+    expect(() => SqliteStore.open(dir)).toThrow(/schema v99, newer than this hcp-bot knows \(v7\)/);
   });
 
   it("does not hand out a hand-edited invalid row", async () => {

@@ -245,12 +245,17 @@ export function planReview(input: ReviewInput): ReviewPlan {
     MAX_CHECK_TEXT,
   );
 
-  const reviewBody = [
-    `hcp-bot found ${countsLine(input.findings)} on lines this PR changes.`,
-    overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link)}` : "",
-  ]
-    .filter(Boolean)
-    .join("\n");
+  // GitHub refuses the whole review (422 "Body is too long") past 65,536 characters: a PR of a
+  // hundred broken recipes lists more than that, so the list is cut and the check run has it all.
+  const reviewBody = fitTo(
+    [
+      `hcp-bot found ${countsLine(input.findings)} on lines this PR changes.`,
+      overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link)}` : "",
+    ]
+      .filter(Boolean)
+      .join("\n"),
+    MAX_COMMENT,
+  );
 
   const summaryComment = fitTo(
     [

@@ -92,6 +92,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_expires ON audit_log (expires_at) WHERE expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 7,
+    name: "job payloads in parts (a Durable Object's SQLite takes at most 2 MB in one value)",
+    sql: `
+      ALTER TABLE jobs ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE job_parts (job_id TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (job_id, part));
+    `,
+  },
 ];
 
 type Cell = SqlValue;
