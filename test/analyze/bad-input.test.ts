@@ -58,6 +58,7 @@ describe("analyze on bad input", () => {
   it("survives deep nesting in Python, YAML and shell", () => {
     const files = [
       { path: "deep.py", text: `X = ${"(".repeat(5000)}1${")".repeat(5000)}\n${BROKEN_HCP}` },
+      { path: "shallow.py", text: `X = ${"(".repeat(190)}1${")".repeat(190)}\n${BROKEN_HCP}` },
       { path: "deep2.py", text: `def f_config():\n    cfg = g()\n    cfg.model.context_parallel_size = ${"[".repeat(3000)}${"]".repeat(3000)}\n    return cfg\n` },
       { path: "deep.yaml", text: `${Array.from({ length: 800 }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n")} 1\n` },
       { path: "flow.yaml", text: `model: ${"[".repeat(2000)}${"]".repeat(2000)}\n` },
@@ -65,6 +66,12 @@ describe("analyze on bad input", () => {
       { path: "deep.md", text: "```bash\n".repeat(3000) },
     ];
     const report = analyze(files, { python });
-    expect(report.findings.some((f) => f.ruleId === "HCP001" && f.location.file === "deep.py")).toBe(true);
+    // Past CPython's 200 open brackets the file is one "not analyzed" diagnostic, as Python
+    // itself refuses it ("too many nested parentheses"); just under it the recipe is judged.
+    for (const file of ["deep.py", "deep2.py"]) {
+      expect(report.diagnostics.find((d) => d.file === file)?.message).toMatch(/not analyzed: too deeply nested \(line \d+ opens bracket level 201/);
+    }
+    expect(report.findings.some((f) => f.location.file === "deep.py")).toBe(false);
+    expect(report.findings.some((f) => f.ruleId === "HCP001" && f.location.file === "shallow.py")).toBe(true);
   });
 });

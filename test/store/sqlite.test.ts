@@ -152,7 +152,7 @@ describe("SqliteStore with a bad data dir", () => {
     await SqliteStore.open(dir).close();
     await SqliteStore.open(dir).close();
     const db = new DatabaseSync(join(dir, DB_FILE), { readOnly: true });
-    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 6 });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get()).toEqual({ n: 7 });
     db.close();
   });
 
