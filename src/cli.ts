@@ -13,6 +13,8 @@ import type { SourceFile } from "./core/model/source.ts";
 import { isNotAnalyzed } from "./core/recipe/types.ts";
 import { collectInputs, displayPath, InputError, readSources } from "./node/files.ts";
 import { bridgeModules, bridgePackageRoot, importsBridge } from "./node/bridge-package.ts";
+import { loadUpstreamIndex } from "./node/upstream-index.ts";
+import type { UpstreamRecipes } from "./core/analyze/bridge-index.ts";
 import { statPath } from "./node/fs-callbacks.ts";
 import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
 import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
@@ -112,7 +114,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
   quickExitFor(files);
-  const library = upstreamRecipes(files);
+  const { library, upstream } = upstreamRecipes(files);
   const analyzer = new ParallelAnalyzer();
   const report = await analyzer
     .analyze(files, {
@@ -122,6 +124,7 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
       select: ruleIdList(opts.select),
       ignore: ruleIdList(opts.ignore),
       library,
+      upstream,
     })
     .finally(() => analyzer.close());
   switch (opts.format) {
@@ -160,11 +163,18 @@ async function lint(argv: string[], io: Io, output: Output): Promise<number> {
   return failed ? EXIT.findings : EXIT.ok;
 }
 
-/** The installed Bridge's modules a user's script imports its base recipe from (none when there is no Bridge). */
-function upstreamRecipes(files: readonly SourceFile[]): SourceFile[] {
-  if (!importsBridge(files)) return [];
+/**
+ * Where a user's script finds the upstream recipe it starts from: the installed Bridge's
+ * modules it imports (the version the user runs), else hcp-bot's index of upstream recipes.
+ * An index that cannot be used is an error (exit 2), not a silent unknown.
+ */
+function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes } {
+  if (!importsBridge(files)) return { library: [] };
   const root = bridgePackageRoot();
-  return root ? bridgeModules(files, root) : [];
+  if (root) return { library: bridgeModules(files, root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
+  const loaded = loadUpstreamIndex();
+  if ("error" in loaded) throw new InputError(`${loaded.error}; regenerate it with npm run index:bridge, or unset HCP_BRIDGE_INDEX to use the package's own`);
+  return { library: [], upstream: loaded };
 }
 
 function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {

@@ -13,6 +13,8 @@ import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
 import { runRules } from "../rules/engine.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
+import { indexedBase, type UpstreamRecipes } from "./bridge-index.ts";
+import { upstreamBaseLines } from "./upstream-lines.ts";
 import { nvlinkDomainOf, nvlinkDomainOfName } from "./hardware.ts";
 
 export interface AnalyzeOptions {
@@ -32,6 +34,11 @@ export interface AnalyzeOptions {
    * analyzed files may import (a worker's shard gets the modules its files import).
    */
   library?: readonly SourceFile[];
+  /**
+   * An index of upstream recipes' effective settings (bridge-index.ts) for scripts that start
+   * from an upstream recipe no analyzed file defines, or why the host has none.
+   */
+  upstream?: UpstreamRecipes;
 }
 
 export interface AnalysisReport {
@@ -97,34 +104,20 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
     const domain = u.nvlinkDomain ?? nvlinkDomainOfName(u.kind === "recipe" ? u.name : (u.baseRecipe ?? "")) ?? nvlinkDomainOf(u.location.file);
     if (domain) u.nvlinkDomain = domain;
   }
-  const judged = composeUnits(units, files);
-  diagnostics.push(...unknownBases(judged));
+  const upstream = options.upstream;
+  const fromIndex = new Set<ConfigUnit>();
+  const judged = composeUnits(units, files, (u) => {
+    const base = upstream && "index" in upstream ? indexedBase(upstream.index, u) : undefined;
+    if (base) fromIndex.add(u);
+    return base;
+  });
+  diagnostics.push(...upstreamBaseLines(judged, units, fromIndex, upstream));
   const findings = runRules(judged, project, {
     select: options.select,
     ignore: options.ignore,
     severity: options.severity,
   });
   return { files: files.length, units: judged, findings, diagnostics, project };
-}
-
-/**
- * A recipe or script built on a recipe that was not analyzed (`cfg = llama3_8b_pretrain_config()`
- * with no Bridge to read it from) is judged on what it sets itself; one info line says so
- * instead of nothing.
- */
-function unknownBases(units: readonly ConfigUnit[]): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  for (const u of units) {
-    if (u.kind !== "recipe" || !u.baseRecipe || u.complete) continue;
-    out.push({
-      file: u.location.file,
-      severity: "info",
-      code: "base-unknown",
-      message: `${u.name} starts from ${u.baseRecipe}(), which was not analyzed: what it sets is unknown, and rules that need those settings stay silent. hcp-bot lint reads upstream recipes from the megatron.bridge package of the active Python environment (VIRTUAL_ENV, PYTHONPATH, python3) or from MEGATRON_BRIDGE_DIR`,
-      location: u.location,
-    });
-  }
-  return out;
 }
 
 function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {
