@@ -6,6 +6,7 @@ import type { AnalyzerOptions } from "../core/analyze/analyzer.ts";
 import { analyze, extractFiles } from "../core/analyze/index.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
+import { serverUpstreamIndex } from "./upstream-index.ts";
 
 interface Job {
   id: number;
@@ -19,7 +20,8 @@ const python = await loadPythonLanguage();
 parentPort!.on("message", (job: Job) => {
   try {
     if (job.analyze) {
-      parentPort!.postMessage({ id: job.id, report: analyze(job.analyze.files, { ...job.analyze.options, python }) });
+      const options = job.analyze.options;
+      parentPort!.postMessage({ id: job.id, report: analyze(job.analyze.files, { ...options, python, upstream: options.upstream ?? serverUpstreamIndex() }) });
       return;
     }
     // A JSON string crosses the thread boundary about twice as fast as a structured clone of

@@ -31,9 +31,16 @@ export function loadUpstreamIndex(env: NodeJS.ProcessEnv = process.env): IndexLo
   return "error" in parsed ? { error: `cannot use the index of upstream recipes ${path}: ${parsed.error}` } : parsed;
 }
 
-let cached: IndexLoad | undefined;
+let cached: UpstreamRecipes | undefined;
 
-/** loadUpstreamIndex once per process (the server's reviews; the file does not change under it). */
-export function processUpstreamIndex(): IndexLoad {
-  return (cached ??= loadUpstreamIndex());
+/**
+ * The server's index, read once per process (the file does not change under it). One that
+ * cannot be used is logged once and leaves the bases unknown, the reason in their info line:
+ * a review of other files must not fail for it.
+ */
+export function serverUpstreamIndex(warn: (message: string) => void = (m) => process.stderr.write(`hcp-bot: ${m}\n`)): UpstreamRecipes {
+  if (cached) return cached;
+  const loaded = loadUpstreamIndex();
+  if ("error" in loaded) warn(loaded.error);
+  return (cached = "error" in loaded ? { unavailable: loaded.error } : loaded);
 }
