@@ -1,12 +1,14 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { PATIENCE_MS } from "./test/support/patience.ts";
 
 export default defineConfig({
   test: {
     // Speed is checked by the benchmarks, not by timed tests: a test's time limit only ends a
-    // hung test. Vitest's 5 s default failed sound tests on a loaded 2-core machine (an
-    // in-process lint that loads the grammar took 6 s at load 5).
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // hung test, so it is one generous figure for every test and hook (test/support/patience.ts).
+    // Fixed limits failed sound tests on a loaded 2-core machine: 5 s for an in-process lint at
+    // load 5, then 60 s for a 5 MB analysis at load 15.
+    testTimeout: PATIENCE_MS,
+    hookTimeout: PATIENCE_MS,
     projects: [
       {
         extends: true,

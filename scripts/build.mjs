@@ -27,6 +27,7 @@ export const ENTRY_POINTS = {
   index: "src/index.ts",
   node: "src/node/index.ts",
   "extract-worker": "src/node/extract-worker.ts",
+  "artifact-worker": "src/node/artifact-worker.ts",
 };
 
 /** dist/lint.cjs: `hcp-bot lint` in one CommonJS script, which bin/hcp-bot.js runs with a V8 code cache. */
@@ -74,13 +75,21 @@ async function buildJs(outdir) {
 }
 
 /**
+ * Modules lint itself loads with import() only when needed: the settings schema (and zod with
+ * it) once a `.github/hcp-bot.yml` or `[tool.hcp-bot]` is found (src/node/lint-config.ts).
+ */
+const LAZY_IN_LINT = ["/core/config/repo-config.ts"];
+
+/**
  * The other commands' modules (what cli.ts loads with import()) are not part of the lint
  * bundle: an import() of one there fails with this message instead of bundling the server.
  */
 const LEAVE_OUT_LAZY_COMMANDS = {
   name: "leave-out-lazy-commands",
   setup(b) {
-    b.onResolve({ filter: /^\./ }, (args) => (args.kind === "dynamic-import" ? { path: args.path, namespace: "not-in-lint-bundle" } : undefined));
+    b.onResolve({ filter: /^\./ }, (args) =>
+      args.kind === "dynamic-import" && !LAZY_IN_LINT.some((tail) => args.path.endsWith(tail)) ? { path: args.path, namespace: "not-in-lint-bundle" } : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: "not-in-lint-bundle" }, (args) => ({
       contents: `throw new Error(${JSON.stringify(`hcp-bot: ${args.path} is not in dist/lint.cjs; bin/hcp-bot.js runs commands other than lint from dist/main.js`)});`,
       loader: "js",
@@ -118,8 +127,8 @@ function lazyPackage(pkg, exportNames) {
   };
 }
 
-/** Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): the functions recipe/yaml.ts takes from it. */
-const LAZY_YAML = lazyPackage("yaml", ["isAlias", "isMap", "isScalar", "isSeq", "parseAllDocuments", "visit"]);
+/** Only a YAML file needs the yaml package (~115 KB, ~5 ms to load): the functions recipe/yaml.ts and the settings file (config/repo-config.ts) take from it. */
+const LAZY_YAML = lazyPackage("yaml", ["isAlias", "isMap", "isScalar", "isSeq", "parseAllDocuments", "parseDocument", "visit"]);
 
 /**
  * A plain lint uses the model's zod schemas only as types (src/core/model/deferred.ts), so

@@ -1,28 +1,17 @@
 // hcp-bot's command line. Each command returns an exit code and writes through `io`, so
 // tests run it in-process as well as through the real binary.
-import { parseArgs } from "node:util";
 import { existsSync } from "node:fs";
-import { classifyFile } from "./core/analyze/classify.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { TE_PIN_NOTE } from "./core/review/te-pin.ts";
-import { formatReportText, formatRuleDoc, formatRuleList } from "./core/render/text.ts";
-import { formatReportGithub } from "./core/render/github.ts";
-import { toSarif } from "./core/render/sarif.ts";
-import type { SourceFile } from "./core/model/source.ts";
-import { isNotAnalyzed } from "./core/recipe/types.ts";
-import { collectInputs, displayPath, InputError, readSources } from "./node/files.ts";
-import { bridgeModules, bridgePackageRoot, importsBridge } from "./node/bridge-package.ts";
-import { loadUpstreamIndex } from "./node/upstream-index.ts";
-import type { UpstreamRecipes } from "./core/analyze/bridge-index.ts";
-import { statPath } from "./node/fs-callbacks.ts";
-import { loadPythonLanguage, preferQuickExit } from "./node/treesitter.ts";
-import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "./node/parallel.ts";
+import { formatRuleDoc, formatRuleList } from "./core/render/text.ts";
+import { InputError } from "./node/files.ts";
+import { lint, LINT_OPTIONS } from "./cli/lint.ts";
 import { VERSION } from "./version.ts";
 import { closest, flagsOfParser, takeGlobalFlags, unknownFlagMessage, UsageError, type Flag } from "./cli/args.ts";
 import { formatCommandHelp, formatMainHelp } from "./cli/help.ts";
 import { COMMANDS, commandHelp, flagsFromUsage, flagsOf } from "./cli/spec.ts";
-import { colorEnabled, defuseControls, makeStyle, styleReport, styleVerdict, type ColorChoice, type Style } from "./cli/style.ts";
+import { colorEnabled, defuseControls, makeStyle, styleVerdict, type ColorChoice, type Style } from "./cli/style.ts";
 
 export interface Io {
   out(text: string): void;
@@ -34,7 +23,7 @@ export interface Io {
 }
 
 /** How human-readable text reaches the user: styled for a terminal, as is otherwise. */
-interface Output {
+export interface Output {
   style: Style;
   errStyle: Style;
   /** Text that may hold file or log content: control characters defused on a terminal. */
@@ -51,152 +40,6 @@ function outputFor(io: Io, color: ColorChoice | undefined): Output {
 
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
-
-const LINT_FORMATS = ["text", "json", "sarif", "github"] as const;
-
-interface LintFlags {
-  format: (typeof LINT_FORMATS)[number];
-  select?: string;
-  ignore?: string;
-  "gpus-per-node"?: number;
-  all?: boolean;
-}
-
-/**
- * lint's flag values (from parseArgs, so already strings and booleans) checked by hand: a zod
- * schema built for five flags cost every lint's start-up more than the lint (bench:cli).
- */
-function lintFlags(values: { format?: string; select?: string; ignore?: string; "gpus-per-node"?: string; all?: boolean }): LintFlags {
-  const format = values.format ?? "text";
-  if (!(LINT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes ${LINT_FORMATS.join(", ")} (got ${JSON.stringify(format)})`);
-  const flags: LintFlags = { format: format as LintFlags["format"], select: values.select, ignore: values.ignore, all: values.all };
-  const gpus = values["gpus-per-node"];
-  if (gpus !== undefined) {
-    const n = Number(gpus);
-    if (!/^\s*\d+\s*$/.test(gpus) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`--gpus-per-node takes a whole number of GPUs, 1 or more (got ${JSON.stringify(gpus)})`);
-    flags["gpus-per-node"] = n;
-  }
-  return flags;
-}
-
-function ruleIdList(value: string | undefined): string[] | undefined {
-  if (!value) return undefined;
-  const ids = value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
-  for (const id of ids) if (!ruleById(id)) throw new UsageError(`unknown rule id ${id} (see \`hcp-bot rules\`)`);
-  return ids;
-}
-
-/** The flags `lint` takes (its parser's, and what the unknown-flag check compares with). */
-export const LINT_OPTIONS = {
-  format: { type: "string", short: "f" },
-  select: { type: "string" },
-  ignore: { type: "string" },
-  "gpus-per-node": { type: "string" },
-  all: { type: "boolean" },
-} as const;
-
-async function lint(argv: string[], io: Io, output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: LINT_OPTIONS,
-  });
-  const opts = lintFlags(values);
-  if (positionals.length === 0) throw new UsageError("lint needs at least one file or folder");
-
-  await rejectUnknownExplicitFiles(positionals);
-  const { paths, unmatched } = await collectInputs(positionals, { all: opts.all });
-  // No files is not a pass (ruff answers the same way): a folder that yields nothing is named, exit 2.
-  if (paths.length === 0) throw new InputError(noFilesMatched(unmatched, opts.all));
-  const { files, unread } = await readSources(paths);
-  const given = new Set(positionals.map((p) => displayPath(p)));
-  const explicitBinary = files.find((f) => given.has(f.path) && f.text.includes("\u0000"));
-  if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
-
-  quickExitFor(files);
-  const { library, upstream } = upstreamRecipes(files);
-  const analyzer = new ParallelAnalyzer();
-  const report = await analyzer
-    .analyze(files, {
-      python: await loadPythonLanguage(),
-      gpusPerNode: opts["gpus-per-node"],
-      gpusPerNodeSource: "--gpus-per-node",
-      select: ruleIdList(opts.select),
-      ignore: ruleIdList(opts.ignore),
-      library,
-      upstream,
-    })
-    .finally(() => analyzer.close());
-  switch (opts.format) {
-    case "text":
-      io.out(styleReport(output.human(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics })), output.style));
-      break;
-    case "json":
-      io.out(
-        JSON.stringify(
-          {
-            version: VERSION,
-            files: report.files,
-            configurations: report.units.length,
-            findings: report.findings,
-            diagnostics: report.diagnostics,
-            transformerEngine: report.project.transformerEngine ?? null,
-          },
-          null,
-          2,
-        ) + "\n",
-      );
-      break;
-    case "sarif":
-      io.out(JSON.stringify(toSarif(report.findings, report.diagnostics, { toolVersion: VERSION, rules: ALL_RULES }), null, 2) + "\n");
-      break;
-    case "github":
-      io.out(formatReportGithub(report.findings, report.diagnostics));
-      break;
-  }
-  // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
-  const unanalyzed = [...unread, ...report.diagnostics.filter(isNotAnalyzed).map((d) => ({ path: d.file, reason: d.message }))];
-  for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
-  if (unmatched.length > 0) io.err(`hcp-bot: ${noFilesMatched(unmatched, opts.all)}\n`);
-  if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
-  const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
-  return failed ? EXIT.findings : EXIT.ok;
-}
-
-/**
- * Where a user's script finds the upstream recipe it starts from: the installed Bridge's
- * modules it imports (the version the user runs), else hcp-bot's index of upstream recipes.
- * An index that cannot be used is an error (exit 2), not a silent unknown.
- */
-function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes } {
-  if (!importsBridge(files)) return { library: [] };
-  const root = bridgePackageRoot();
-  if (root) return { library: bridgeModules(files, root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
-  const loaded = loadUpstreamIndex();
-  if ("error" in loaded) throw new InputError(`${loaded.error}; regenerate it with npm run index:bridge, or unset HCP_BRIDGE_INDEX to use the package's own`);
-  return { library: [], upstream: loaded };
-}
-
-function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {
-  const where = folders.join(", ");
-  return all
-    ? `no files matched in ${where}: no .py, .yaml/.yml, .sh, .md or pin file below it`
-    : `no files matched in ${where}: no file below it is on the default globs (recipes, launch scripts, pins, taken from the project root); name the files, or pass --all to read every .py, .yaml, .sh and .md`;
-}
-
-/** A lint small enough to run on this thread is over before the grammar's optimizing compiles would be. */
-function quickExitFor(files: readonly { text: string }[]): void {
-  preferQuickExit(files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS);
-}
-
-async function rejectUnknownExplicitFiles(inputs: string[]): Promise<void> {
-  for (const input of inputs) {
-    const info = await statPath(input).catch(() => undefined);
-    if (info?.isFile() && !classifyFile(input)) {
-      throw new InputError(`cannot lint ${input}: hcp-bot reads .py, .yaml/.yml, .sh, .md, uv.lock, pyproject.toml, requirements*.txt and Dockerfiles`);
-    }
-  }
-}
 
 function explain(argv: string[], io: Io): number {
   const id = argv[0];

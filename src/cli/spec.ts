@@ -37,7 +37,7 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "lint",
     summary: "check recipes, YAML overrides and launch scripts for HCP mistakes",
-    usage: ["lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all]"],
+    usage: ["lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all] [--config FILE | --isolated] [--baseline FILE]"],
     description:
       "Files are read as given; folders through the default globs (recipes, perf recipes, providers, examples, " +
       "launch scripts, model cards, uv.lock, pyproject.toml, requirements files, Dockerfiles). Each finding has a " +
@@ -48,6 +48,11 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--ignore", value: "IDS", help: "skip these rules, comma-separated" },
       { flag: "--gpus-per-node", value: "N", help: "GPUs in one NVLink domain, for HCP018 and the proposed sizes (default 8)" },
       { flag: "--all", help: "read every .py, .yaml, .sh and .md below a folder, not only the default globs" },
+      { flag: "--config", value: "FILE", help: "the settings file (a .github/hcp-bot.yml, or a pyproject.toml with [tool.hcp-bot]); default: the nearest above each file" },
+      { flag: "--isolated", help: "read no settings file" },
+      { flag: "--add-noqa", help: "write a `# noqa: HCPnnn` on every reported line (to turn the linter on, then fix one by one)" },
+      { flag: "--baseline", value: "FILE", help: "report only findings not in this baseline (a fixed one leaves it without error)" },
+      { flag: "--baseline-write", value: "FILE", help: "write today's findings to a baseline file and exit 0" },
     ],
     exitCodes: [[0, "no error found (warnings and notes may be printed)"], [1, "an error-severity finding or an unreadable file"], USAGE_EXIT],
     examples: ["lint src/megatron/bridge/recipes", "lint . --format sarif > hcp.sarif", "lint recipe.py --select HCP001,HCP002"],
@@ -87,7 +92,7 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "verdict",
     summary: "did a torchrun smoke-run log really pass with HCP on?",
-    usage: ["verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--gpu NAME] [--timed-out] [--format text|json|markdown]"],
+    usage: ["verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--cp N] [--sizes A,B] [--cp-comm-type TYPE] [--gpu NAME] [--timed-out] [--format text|json|markdown]"],
     description:
       "Streams the log in constant memory. Pass needs exit code 0, an iteration with a finite loss, no NaN and, when " +
       "HCP is expected, positive evidence of the hierarchical groups (torch's process-group names or the HCP-PROBE line).",
@@ -97,11 +102,14 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--no-expect-hcp", help: "a run with flat CP may pass" },
       { flag: "--probe-key", value: "HEX", help: "the run's probe key (smoke-run prints it after the run): HCP-PROBE reports count only when signed with it" },
       { flag: "--world-size", value: "N", help: "ranks the run started (torchrun's --nproc_per_node), checked against the reports" },
+      { flag: "--cp", value: "N", help: "the context_parallel_size the run asked for, checked against the log" },
+      { flag: "--sizes", value: "A,B", help: "the hierarchical_context_parallel_sizes the run asked for, checked against the log" },
+      { flag: "--cp-comm-type", value: "TYPE", help: "the cp_comm_type the run asked for, checked against the log" },
       { flag: "--gpu", value: "NAME", help: "H100, H200, B200, GB200: flags TFLOP/s above the GPU's peak" },
       { flag: "--timed-out", help: "the run was stopped at its time limit" },
       { flag: "--format", short: "-f", value: "FORMAT", help: "text (default), json or markdown" },
     ],
-    exitCodes: [[0, "pass"], [1, "any other verdict (fail, hcp-inactive, inconclusive)"], [2, "bad usage or an unreadable log"]],
+    exitCodes: [[0, "pass"], [1, "any other verdict (fail, hcp-inactive, hcp-degenerate, inconclusive)"], [2, "bad usage or an unreadable log"]],
     examples: ["verdict smoke.log --exit-code 0 --gpu H100"],
   },
   {

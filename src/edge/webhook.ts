@@ -4,12 +4,12 @@
 import { routeBody } from "../github/routes.ts";
 import { verifyWebhookSignature, SIGNATURE_FORM } from "../github/signature.ts";
 import type { HostLog } from "../github/host.ts";
-import { MAX_EDGE_WEBHOOK_BYTES } from "../host/limits.ts";
+import { MAX_WEBHOOK_BYTES as MAX_GITHUB_WEBHOOK_BYTES } from "../host/limits.ts";
 import { discardBody, readCapped } from "../host/read-capped.ts";
 import { deliveryClaim } from "../jobs/runner.ts";
 
-/** The edge's cap on a delivery (src/host/limits.ts says why it is below GitHub's 25 MB). */
-export const MAX_WEBHOOK_BYTES = MAX_EDGE_WEBHOOK_BYTES;
+/** The edge's cap on a delivery: GitHub's 25 MB, as on Node (src/host/limits.ts). */
+export const MAX_WEBHOOK_BYTES = MAX_GITHUB_WEBHOOK_BYTES;
 
 /** Writes a job with its claim and hands it on; false when the claim was taken (a redelivery). */
 export type Accept = (job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }) => Promise<boolean>;

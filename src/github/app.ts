@@ -6,7 +6,8 @@ import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
 import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
 import { findingsTable, untrusted } from "../core/render/markdown.ts";
-import { adviseReplyMarkdown } from "../core/render/layout/advice.ts";
+import { inThreadAdvise, type AdviseReplies } from "../core/render/layout/advice.ts";
+import { adviseBudget } from "./refusals.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
 import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
@@ -48,9 +49,11 @@ export interface AppDeps {
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
   schedule?: (sweep: () => Promise<void>) => void;
   /** Smoke-dispatch tuning for tests, and who else hears about a run's progress (Slack). */
-  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "maxActive">;
+  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "artifactCaps" | "judgeArtifact" | "maxActive">;
   /** Receives the gateway other front doors (Slack) use to act on GitHub as this app. */
   onGateway?: (gateway: GitHubGateway) => void;
+  /** Renders `/hcp advise` replies: in this thread by default, on a worker thread on the Node server. */
+  advise?: AdviseReplies;
 }
 
 /**
@@ -272,7 +275,9 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           await say(helpText({ surface: "github", smoke: config.smoke }));
           return;
         case "advise":
-          await say(adviseReplyMarkdown(command));
+          // Anyone who may comment may ask (nothing is read or run), within ADVISE_LIMITS; past them, silence.
+          if (!(await adviseBudget(deps.store, { installationId: r.installationId, login: requester.login, repo: `${r.owner}/${r.repo}`, pr }))) return;
+          await say(await (deps.advise ?? inThreadAdvise).markdown(command));
           return;
         case "smoke": {
           const outcome = await requestSmokeAfterCrashes(octokit, r, config.smoke.workflow, [octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps], smokeDeps);
@@ -280,9 +285,11 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           if (text) await say(text);
           return;
         }
-        case "cancel":
-          await say(await cancelSmoke(octokit, r, config, pr, requester, smokeDeps));
+        case "cancel": {
+          const text = await cancelSmoke(octokit, r, config, pr, requester, smokeDeps);
+          if (text) await say(text); // empty: a refusal past REFUSAL_LIMITS
           return;
+        }
         case "status":
           // The installed workflow's version is said too (a failed read leaves it out; the status still answers).
           await say([statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)), await workflowStatusNote(octokit, r, config).catch(() => null)].filter(Boolean).join("\n\n"));

@@ -6,7 +6,8 @@ import type { BotOctokit } from "./host.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
-import { CONFIG_PATH, parseRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
+import { CONFIG_PATH, parsePyprojectConfig, parseRepoConfig, type RepoConfig } from "../core/config/repo-config.ts";
+import { lintRunOptions } from "../core/config/lint-options.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { parsePatch } from "../core/review/diff.ts";
 import { SMOKE_ACTION_IDENTIFIER } from "./routes.ts";
@@ -58,15 +59,24 @@ const MAX_PR_FILES = 3000;
 // Dependency files that carry the Transformer Engine pin: read with the PR's files so HCP010/HCP014 know the version.
 const PIN_FILES = ["uv.lock", "pyproject.toml"];
 
-/** `.github/hcp-bot.yml` from the default branch only: a PR cannot change its own policy. */
+/**
+ * `.github/hcp-bot.yml` from the default branch only: a PR cannot change its own policy. Without
+ * it, the root pyproject.toml's `[tool.hcp-bot]` table (the CLI reads the same two, lint-config.ts).
+ */
 export async function readRepoConfig(octokit: Octokit, t: { owner: string; repo: string; defaultBranch: string }) {
+  const yml = await readDefaultBranchFile(octokit, t, CONFIG_PATH);
+  if (yml !== undefined) return parseRepoConfig(yml);
+  const pyproject = await readDefaultBranchFile(octokit, t, "pyproject.toml");
+  return (pyproject !== undefined ? parsePyprojectConfig(pyproject) : undefined) ?? parseRepoConfig(undefined);
+}
+
+async function readDefaultBranchFile(octokit: Octokit, t: { owner: string; repo: string; defaultBranch: string }, path: string): Promise<string | undefined> {
   try {
-    const res = await octokit.rest.repos.getContent({ owner: t.owner, repo: t.repo, path: CONFIG_PATH, ref: t.defaultBranch });
+    const res = await octokit.rest.repos.getContent({ owner: t.owner, repo: t.repo, path, ref: t.defaultBranch });
     const data = res.data as { content?: string; encoding?: string };
-    const text = data.content !== undefined ? decodeBase64(data.content) : undefined;
-    return parseRepoConfig(text);
+    return data.content !== undefined ? decodeBase64(data.content) : undefined;
   } catch (error) {
-    if ((error as { status?: number }).status === 404) return parseRepoConfig(undefined);
+    if ((error as { status?: number }).status === 404) return undefined;
     throw error;
   }
 }
@@ -208,11 +218,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
   const library = sources.length ? await readImportedModules(octokit, commit, sources) : [];
   const report = await deps.analyze(sources, {
     library,
-    gpusPerNode: config.gpus_per_node,
-    gpusPerNodeSource: `gpus_per_node in ${CONFIG_PATH} (8 unless set there)`,
-    select: config.rules.select,
-    ignore: config.rules.ignore,
-    severity: config.rules.severity,
+    ...lintRunOptions(config, CONFIG_PATH, {}),
   });
   const reviewedPaths = new Set(reviewed.map((f) => f.filename));
   const findings = report.findings.filter((f) => reviewedPaths.has(f.location.file) || f.related.some((r) => reviewedPaths.has(r.location.file)));

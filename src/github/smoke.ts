@@ -13,12 +13,14 @@ import { conclusionForVerdict, planMarkdown, planOfRequest, SMOKE_CHECK_NAME, sm
 import { decideSmoke, effectiveRole, roleRank } from "../core/smoke/policy.ts";
 import { defaultBranchSha, externalId, whyNotOurRun, type BindContext } from "./run-binding.ts";
 import { pinHead } from "./pin.ts";
-import { verdictForRun } from "./run-verdict.ts";
+import { verdictForRun, type ArtifactJudge } from "./run-verdict.ts";
+import type { ArtifactCaps } from "../core/smoke/artifact.ts";
 import { applyComparison } from "../core/compare/index.ts";
 import { commentOnce, createOnce } from "./writes.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
 import { fitInstalledWorkflow } from "./workflow-file.ts";
 import { smokeInputs } from "../core/smoke/workflow.ts";
+import { refusalBudget } from "./refusals.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 
 type Octokit = BotOctokit;
@@ -37,6 +39,10 @@ export interface SmokeDeps {
   notify?: (request: SmokeRequest, state: SmokeState) => Promise<void>;
   /** Largest log artifact (compressed) the bot downloads; default 256 MiB. */
   maxArtifactBytes?: number;
+  /** How far the artifact's files may inflate (per file, in all); default DEFAULT_ARTIFACT_CAPS. */
+  artifactCaps?: ArtifactCaps;
+  /** Where an artifact is judged: the Node server's worker thread; by default the calling thread (the edge). */
+  judgeArtifact?: ArtifactJudge;
   /** The operator's cap on active runs across every installation (HCP_SMOKE_MAX_ACTIVE); none when unset. */
   maxActive?: number;
   /** The app's login (`slug[bot]`): only runs it started can be bound by their title. */
@@ -67,7 +73,8 @@ export interface SmokeOrigin {
 export type SmokeOutcome =
   | { kind: "dispatched"; request: SmokeRequest }
   | { kind: "dry-run"; plan: SmokePlan; sha: string; workflowNote?: string }
-  | { kind: "refused"; reason: string; findings?: Finding[] }
+  /** silent: a refusal past REFUSAL_LIMITS, which is neither answered nor recorded. */
+  | { kind: "refused"; reason: string; findings?: Finding[]; silent?: true }
   | { kind: "failed"; reason: string; request?: SmokeRequest };
 
 // Pre-flight reads the recipe modules at the pinned SHA; these hold every recipe function.
@@ -251,14 +258,20 @@ export async function requestSmoke(
     compare: plan.compare,
     installationId: r.installationId,
   };
-  const audit = (decision: "allowed" | "denied", reason: string | null, requestId: string | null, runId: number | null = null) =>
-    deps.store.audit({ action: "smoke", decision, reason, githubLogin: requester.login, slackUser: requester.slackUser ?? null, repo: repoName(r), pr: prNumber, sha, recipe: plan.recipe, deliveryId: origin.deliveryId, requestId, runId });
+  const audit = (decision: "allowed" | "denied", reason: string | null, requestId: string | null, runId: number | null = null, expiry?: { expiresAt: Date }) =>
+    deps.store.audit({ action: "smoke", decision, reason, githubLogin: requester.login, slackUser: requester.slackUser ?? null, repo: repoName(r), pr: prNumber, sha, recipe: plan.recipe, deliveryId: origin.deliveryId, requestId, runId, ...expiry });
 
   if (!decision.allowed) {
-    // Bots are ignored silently; everything else is recorded and answered.
+    // Bots are ignored silently; people without permission within REFUSAL_LIMITS, with records
+    // that expire; everything else is recorded and answered.
     if (decision.code === "bot") return { kind: "refused", reason: decision.reason };
-    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: decision.reason });
-    await audit("denied", decision.reason, refused.id);
+    let expiry: { expiresAt: Date } | undefined;
+    if (decision.code === "permission") {
+      expiry = await refusalBudget(deps.store, { installationId: r.installationId, login: requester.login, repo: repoName(r), pr: prNumber }, now());
+      if (!expiry) return { kind: "refused", reason: decision.reason, silent: true };
+    }
+    const refused = await deps.store.createSmokeRequest({ ...base, status: "refused", reason: decision.reason, ...expiry });
+    await audit("denied", decision.reason, refused.id, null, expiry);
     return { kind: "refused", reason: decision.reason };
   }
 
@@ -362,6 +375,7 @@ export async function requestSmoke(
 export function smokeReply(outcome: SmokeOutcome, requester: string): string | undefined {
   switch (outcome.kind) {
     case "refused": {
+      if (outcome.silent) return undefined;
       const table = outcome.findings?.length ? `\n\n${findingsTable(outcome.findings)}\n\nFix these (\`hcp-bot explain RULE\` documents each rule) or change the overrides, then ask again.` : "";
       return `@${untrusted(requester)} no smoke run: ${untrusted(outcome.reason)}.${table}`;
     }
@@ -467,7 +481,7 @@ export async function followRun(octokit: Octokit, r: RunRepo, run: WorkflowRunEv
   }
   if (run.status !== "completed") return request;
   if (run.conclusion === "cancelled") return finishCancelled(octokit, r, request, deps);
-  const judged = await verdictForRun(octokit, r, request, run.id, deps.maxArtifactBytes);
+  const judged = await verdictForRun(octokit, r, request, run.id, { maxArtifactBytes: deps.maxArtifactBytes, artifactCaps: deps.artifactCaps, judgeArtifact: deps.judgeArtifact });
   const { note, comparison } = judged;
   // An A/B run's implausible speedup (AB001) makes the HCP leg's verdict worse, never better.
   const verdict = comparison ? applyComparison(judged.verdict, comparison) : judged.verdict;
@@ -509,11 +523,14 @@ async function finishCancelled(octokit: Octokit, r: { owner: string; repo: strin
   return updated.ok ? updated.request : request;
 }
 
-/** `/hcp cancel`: the same permission as starting one. */
+/** `/hcp cancel`: the same permission as starting one. Empty: a refusal past REFUSAL_LIMITS (no reply). */
 export async function cancelSmoke(octokit: Octokit, r: RepoRef, config: RepoConfig, prNumber: number, requester: Requester, deps: SmokeDeps): Promise<string> {
   const role = await repositoryRole(octokit, r, requester.login);
   if (role === undefined || roleRank(role) < roleRank(config.smoke.permission)) {
-    await deps.store.audit({ action: "cancel", decision: "denied", reason: `role ${role ?? "unknown"}`, githubLogin: requester.login, repo: repoName(r), pr: prNumber });
+    // A role GitHub could not tell is not the asker's doing: answered and kept, as before.
+    const expiry = role === undefined ? undefined : await refusalBudget(deps.store, { installationId: r.installationId, login: requester.login, repo: repoName(r), pr: prNumber }, (deps.now ?? (() => new Date()))());
+    if (role !== undefined && !expiry) return "";
+    await deps.store.audit({ action: "cancel", decision: "denied", reason: `role ${role ?? "unknown"}`, githubLogin: requester.login, repo: repoName(r), pr: prNumber, ...expiry });
     return `@${untrusted(requester.login)} cancelling a smoke run needs ${config.smoke.permission} access.`;
   }
   const active = await deps.store.activeForPr(repoName(r), prNumber);

@@ -11,6 +11,8 @@ import type { SourceFile } from "../core/model/source.ts";
 import { importClosure } from "../core/recipe/python/library.ts";
 import type { ExtractResult } from "../core/recipe/types.ts";
 import type { AnalyzerOptions } from "../core/analyze/analyzer.ts";
+import type { AdviseCommand } from "../core/commands/types.ts";
+import type { SlackMessage } from "../core/render/slack.ts";
 
 export const PARALLEL_MIN_CHARS = 2_000_000;
 
@@ -23,10 +25,15 @@ interface Reply {
   json?: string;
   /** A whole analysis's report (structured clone). */
   report?: AnalysisReport;
+  /** A `/hcp advise` reply: Markdown, or a Slack message. */
+  advice?: string | SlackMessage;
   error?: string;
 }
 
-type Request = { files: SourceFile[]; library: SourceFile[]; maxFileBytes?: number } | { analyze: { files: readonly SourceFile[]; options: AnalyzerOptions } };
+type Request =
+  | { files: SourceFile[]; library: SourceFile[]; maxFileBytes?: number }
+  | { analyze: { files: readonly SourceFile[]; options: AnalyzerOptions } }
+  | { advise: { surface: "github" | "slack"; command: AdviseCommand } };
 
 /** One worker thread with the grammar loaded: extracts shards (the CLI) or runs whole analyses (the server). */
 export class AnalysisWorker {
@@ -91,6 +98,14 @@ export class AnalysisWorker {
 
   async analyze(files: readonly SourceFile[], options: AnalyzerOptions): Promise<AnalysisReport> {
     return (await this.ask({ analyze: { files, options } })).report!;
+  }
+
+  async adviseMarkdown(command: AdviseCommand): Promise<string> {
+    return (await this.ask({ advise: { surface: "github", command } })).advice as string;
+  }
+
+  async adviseSlack(command: AdviseCommand): Promise<SlackMessage> {
+    return (await this.ask({ advise: { surface: "slack", command } })).advice as SlackMessage;
   }
 
   private settle(reply: Reply): void {

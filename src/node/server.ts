@@ -20,6 +20,7 @@ import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.t
 import { healthReport } from "../host/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { createAnalysisPool } from "./analysis-pool.ts";
+import { judgeOffThread } from "./artifact-judge.ts";
 import { watchAnswers, type AnswerWatch } from "./answers.ts";
 import { FROM_SOURCE } from "./package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
@@ -169,7 +170,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
   const slack =
     settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, slackWaits: metrics.slack, log })
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
@@ -178,6 +179,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   if (settings.mode === "app") {
     const app = createApp({
         analyze: analysis.analyze,
+        advise: analysis.advise,
         botLogin: settings.botLogin,
         onReviewed: (outcome) => {
           metrics.reviewed(outcome);
@@ -187,6 +189,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
         store: store!,
         smoke: {
           ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
+          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+          judgeArtifact: judgeOffThread,
           ...options.smoke,
           notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
         },

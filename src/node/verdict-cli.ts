@@ -24,9 +24,17 @@ const VerdictArgs = z.object({
   "timed-out": z.boolean().optional(),
   "probe-key": ProbeKeySchema.optional(),
   "world-size": z.coerce.number().int().min(1).max(65_536).optional(),
+  cp: z.coerce.number().int().min(1).max(65_536).optional(),
+  sizes: z
+    .string()
+    .regex(/^\[?\d+(?:,\d+)*\]?$/, "sizes are positive integers separated by commas, e.g. 2,2")
+    .transform((text) => text.replace(/[[\]]/g, "").split(",").map(Number))
+    .refine((sizes) => sizes.every((n) => n >= 1), "every size is at least 1")
+    .optional(),
+  "cp-comm-type": z.string().regex(/^[a-z0-9+]+$/, "cp_comm_type such as a2a+p2p, p2p, a2a, all_gather").optional(),
 });
 
-export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
+export const VERDICT_USAGE = `hcp-bot verdict LOG [--exit-code N] [--expect-hcp|--no-expect-hcp] [--probe-key HEX] [--world-size N] [--cp N] [--sizes A,B] [--cp-comm-type TYPE] [--gpu H100|H200|B200|GB200] [--timed-out] [--format text|json|markdown]`;
 
 /** The flags `verdict` takes (its parser's, and what `hcp-bot` checks unknown flags against). */
 export const VERDICT_OPTIONS = {
@@ -38,6 +46,9 @@ export const VERDICT_OPTIONS = {
   "timed-out": { type: "boolean" },
   "probe-key": { type: "string" },
   "world-size": { type: "string" },
+  cp: { type: "string" },
+  sizes: { type: "string" },
+  "cp-comm-type": { type: "string" },
 } as const;
 
 /** 0 when the verdict is pass, 1 for any other status; throws VerdictUsageError for usage/IO problems. */
@@ -57,7 +68,16 @@ export async function verdictCommand(argv: string[], io: VerdictIo): Promise<num
   if (!info?.isFile()) throw new VerdictUsageError(`cannot read ${file}: not a file`);
 
   // The probe key is the run's (smoke-run prints it and writes it to verdict.json once the run is over).
-  const parser = createVerdictParser({ expectHcp: !args["no-expect-hcp"], gpu: args.gpu, probeKey: args["probe-key"], worldSize: args["world-size"] });
+  // --cp, --sizes and --cp-comm-type are what the run asked for: a log that shows another layout does not pass.
+  const parser = createVerdictParser({
+    expectHcp: !args["no-expect-hcp"],
+    gpu: args.gpu,
+    probeKey: args["probe-key"],
+    worldSize: args["world-size"],
+    contextParallelSize: args.cp,
+    sizes: args.sizes,
+    cpCommType: args["cp-comm-type"],
+  });
   try {
     feedFile(file, (chunk) => parser.push(chunk));
   } catch (error) {

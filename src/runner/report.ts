@@ -9,6 +9,7 @@ const STATUS_WORD: Record<Verdict["status"], string> = {
   pass: "PASS",
   fail: "FAIL",
   "hcp-inactive": "HCP INACTIVE",
+  "hcp-degenerate": "HCP NOT HIERARCHICAL",
   inconclusive: "INCONCLUSIVE",
 };
 
@@ -29,6 +30,7 @@ function oneLine(text: string, max: number): string {
 
 function hcpPhrase(verdict: Verdict): string {
   const h = verdict.hcp;
+  if (verdict.status === "hcp-degenerate") return "CP on, but HCP not hierarchical (a level of size 1)";
   if (h.active === true) return `HCP active (levels ${h.levels.map((l) => `L${l}`).join("/") || "?"})`;
   if (h.active === false) return "HCP not active";
   return "HCP unverified";

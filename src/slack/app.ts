@@ -3,6 +3,7 @@
 // puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
+import type { AdviseReplies } from "../core/render/layout/advice.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
@@ -30,6 +31,8 @@ export interface SlackAppOptions {
   teamId?: string;
   /** Hears the Web API client's waits and give-ups (429 Retry-After, 5xx backoff). */
   slackWaits?: SlackWaitObserver;
+  /** Renders `/hcp advise` replies (default: this thread). */
+  advise?: AdviseReplies;
 }
 
 export interface SlackApp {
@@ -71,6 +74,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const core = createSlackCore({
     signingSecret: options.signingSecret,
     accept: options.accept,
+    limits: options.store,
+    ...(options.advise ? { advise: options.advise } : {}),
     ...(options.nowSeconds ? { nowSeconds: options.nowSeconds } : {}),
     ...(options.hmacSha256 ? { hmacSha256: options.hmacSha256 } : {}),
   });

@@ -151,7 +151,8 @@ export function createSlackCommands(deps: SlackCommandDeps) {
         case "bad-config":
           return reply(work, textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`));
         case "refused":
-          return reply(work, refusedMessage(outcome.reason, outcome.findings));
+          // silent: past REFUSAL_LIMITS (src/github/refusals.ts), neither answered nor recorded.
+          return outcome.silent ? undefined : reply(work, refusedMessage(outcome.reason, outcome.findings));
         case "failed":
           return reply(work, textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`));
         case "dry-run":
@@ -185,7 +186,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     const a = await access(work, target.owner, target.repo);
     if (!a) return;
     const text = await deps.gateway()!.cancelSmoke(target.owner, target.repo, target.pr, { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) });
-    await reply(work, textMessage(mrkdwn(text)));
+    if (text) await reply(work, textMessage(mrkdwn(text))); // empty: a refusal past REFUSAL_LIMITS
   }
 
   async function check(work: SlackWork): Promise<void> {

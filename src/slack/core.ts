@@ -5,7 +5,8 @@
 import { helpText, parseSlackCommand, type Command, type PrTarget } from "../core/commands/index.ts";
 import { readTarget } from "../core/commands/grammar.ts";
 import { code, helpMessage, mrkdwn, textMessage, type SlackMessage } from "../core/render/slack.ts";
-import { adviseReplySlack } from "../core/render/layout/advice.ts";
+import { inThreadAdvise, type AdviseReplies } from "../core/render/layout/advice.ts";
+import { takeSlot } from "../store/slots.ts";
 import type { Store } from "../store/types.ts";
 import { parseSlashCommandForm, type SlashCommand } from "./payload.ts";
 import { verifySlackSignature, type HmacSha256 } from "./signature.ts";
@@ -15,6 +16,11 @@ import { splitCheckText, type SlackWork } from "./commands.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 /** A command (or its Slack retry) is remembered for a day: a retry never dispatches twice, even after a restart. */
 export const COMMAND_CLAIM_SECONDS = 24 * 60 * 60;
+/**
+ * `/hcp advise` answers per Slack user an hour. Any user of a workspace that installed the app
+ * may ask (it names no repository, so there is no GitHub login to check), but not without end.
+ */
+export const SLACK_ADVISE_PER_HOUR = 10;
 
 /**
  * What the ack understood. "deferred": the text names a repository whose config (extra
@@ -33,6 +39,10 @@ export interface SlackCoreDeps {
   nowSeconds?: () => number;
   /** The host's HMAC-SHA256 for signatures (default: WebCrypto). */
   hmacSha256?: HmacSha256;
+  /** Where `/hcp advise`'s per-user limit is kept (its claims); without it advise is not limited. */
+  limits?: Pick<Store, "claim">;
+  /** Renders `/hcp advise` replies (default: this thread; a worker thread on the Node server). */
+  advise?: AdviseReplies;
 }
 
 /** `accept` for hosts that run the work in process: claim in the store, then schedule. */
@@ -43,6 +53,8 @@ export function claimThenSchedule(store: Pick<Store, "claim">, schedule: (key: s
     return true;
   };
 }
+
+const STORE_DOWN = ":warning: hcp-bot cannot take commands right now (its store is unavailable or it is restarting); nothing was started. Try again in a minute.";
 
 export interface SlackHttpRequest {
   method: string;
@@ -173,6 +185,20 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
     return { ok: true, payload: form.command };
   }
 
+  /** The advice, within the user's hourly limit; past it one line, and nothing is recorded. */
+  async function adviseAck(payload: SlashCommand, command: Extract<Command, { kind: "advise" }>): Promise<SlackHttpResponse> {
+    if (deps.limits) {
+      let granted: string | undefined;
+      try {
+        granted = await takeSlot(deps.limits, { key: `advise:slack:${payload.team_id}:${payload.user_id}`, limit: SLACK_ADVISE_PER_HOUR, windowSeconds: 3600 });
+      } catch {
+        return ephemeral(textMessage(STORE_DOWN));
+      }
+      if (!granted) return ephemeral(textMessage(`:hourglass: hcp-bot answered ${SLACK_ADVISE_PER_HOUR} \`/hcp advise\` commands of yours in the last hour; ask again later.`));
+    }
+    return ephemeral(await (deps.advise ?? inThreadAdvise).slack(command));
+  }
+
   async function answer(payload: SlashCommand): Promise<SlackHttpResponse> {
     const parsed = parseForAck(payload.text);
     let command: DeferredCommand;
@@ -184,7 +210,7 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
     }
     if (command.kind === "help") return ephemeral(helpMessage(helpText({ surface: "slack" })));
     // Pure arithmetic on the command's own numbers: answered in the ack, nothing is scheduled.
-    if (command.kind === "advise") return ephemeral(adviseReplySlack(command));
+    if (command.kind === "advise") return adviseAck(payload, command);
 
     const deliveryId = await commandDeliveryId(payload, now());
     let first: boolean;
@@ -192,7 +218,7 @@ export function createSlackCore(deps: SlackCoreDeps): SlackCore {
       first = await deps.accept({ key: `slack-command:${deliveryId}`, ttlSeconds: COMMAND_CLAIM_SECONDS }, workKey(command, deliveryId), { payload, deliveryId }, command);
     } catch {
       // Nothing was recorded (the store is away, or this replica is shutting down): nothing runs, so the user can safely ask again.
-      return ephemeral(textMessage(":warning: hcp-bot cannot take commands right now (its store is unavailable or it is restarting); nothing was started. Try again in a minute."));
+      return ephemeral(textMessage(STORE_DOWN));
     }
     if (!first) {
       // A Slack retry (x-slack-retry-num) or a replay: the first delivery already runs it.

@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -51,6 +51,8 @@ interface StoredRequest {
   r: SmokeRequest;
   seq: number;
 }
+/** A repository in the list: for good (true), or until a time in ms (only requests that expire name it). */
+type RepoMark = true | number;
 interface StoredClaim {
   expiresAt: number;
   owner: string | null;
@@ -145,18 +147,34 @@ export class KvStore implements Store {
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
     this.open();
     const request = newRequest(input, this.newId(), this.now());
+    // A record that expires carries Deno KV's expiry on every key it writes, so KV deletes it all.
+    const expiry = request.expiresAt ? { expireIn: Math.max(1, request.expiresAt.getTime() - request.createdAt.getTime()) } : undefined;
     return this.atomically(async () => {
       const { next: seq, check } = await this.counter("request");
       const op = this.kv
         .atomic()
         .check(check, { key: ["req", request.id], versionstamp: null })
         .set(["seq", "request"], seq)
-        .set(["req", request.id], { r: request, seq } satisfies StoredRequest)
-        .set(["req_pr", request.repo, request.pr, seq], request.id)
-        .set(["req_user", request.githubLogin, request.createdAt.getTime(), seq], request.id)
-        .set(["repo", request.repo], true);
+        .set(["req", request.id], { r: request, seq } satisfies StoredRequest, expiry)
+        .set(["req_pr", request.repo, request.pr, seq], request.id, expiry)
+        .set(["req_user", request.githubLogin, request.createdAt.getTime(), seq], request.id, expiry);
+      await this.markRepo(op, request);
       return { commit: op, result: request };
     });
+  }
+
+  /**
+   * The repository's entry in the list of repositories: `true` for good once a request that is
+   * kept names it; for a request that expires, its expiry, unless an entry that lasts longer is there.
+   */
+  private async markRepo(op: KvAtomic, request: SmokeRequest): Promise<void> {
+    if (!request.expiresAt) {
+      op.set(["repo", request.repo], true);
+      return;
+    }
+    const held = await this.kv.get<RepoMark>(["repo", request.repo]);
+    if (held.value === true || (typeof held.value === "number" && held.value >= request.expiresAt.getTime())) return;
+    op.check(held).set(["repo", request.repo], request.expiresAt.getTime() satisfies RepoMark, { expireIn: Math.max(1, request.expiresAt.getTime() - request.createdAt.getTime()) });
   }
 
   async updateSmokeRequest(id: string, patch: SmokeRequestPatch): Promise<UpdateResult> {
@@ -167,7 +185,8 @@ export class KvStore implements Store {
       const result = applyPatch(current, patch, this.now());
       if (!result.ok) return { result };
       const next = result.request;
-      const op = this.kv.atomic().check(e).set(["req", id], { r: next, seq } satisfies StoredRequest);
+      const expiry = next.expiresAt ? { expireIn: Math.max(1, next.expiresAt.getTime() - this.now().getTime()) } : undefined;
+      const op = this.kv.atomic().check(e).set(["req", id], { r: next, seq } satisfies StoredRequest, expiry);
       if (next.runId !== null && current.runId === null) op.set(["req_run", next.runId, seq], id);
       if (ACTIVE.has(next.status)) op.set(["req_active", seq], { id, repo: next.repo });
       else if (ACTIVE.has(current.status)) op.delete(["req_active", seq]);
@@ -177,16 +196,18 @@ export class KvStore implements Store {
 
   private async requestsByIds(ids: readonly string[]): Promise<SmokeRequest[]> {
     const out: SmokeRequest[] = [];
+    const now = this.now();
     for (const id of ids) {
       const e = await this.kv.get<StoredRequest>(["req", id]);
-      if (e.value) out.push(e.value.r);
+      if (e.value && isLive(e.value.r, now)) out.push(e.value.r);
     }
     return out;
   }
 
   async getSmokeRequest(id: string): Promise<SmokeRequest | undefined> {
     this.open();
-    return (await this.kv.get<StoredRequest>(["req", id])).value?.r;
+    const r = (await this.kv.get<StoredRequest>(["req", id])).value?.r;
+    return r && isLive(r, this.now()) ? r : undefined;
   }
 
   async findByRunId(runId: number): Promise<SmokeRequest | undefined> {
@@ -235,7 +256,8 @@ export class KvStore implements Store {
 
   async listSmokeRepos(): Promise<string[]> {
     this.open();
-    return (await collect(this.kv.list<boolean>({ prefix: ["repo"] }))).map((e) => String(e.key[1])).sort();
+    const now = this.now().getTime();
+    return (await collect(this.kv.list<RepoMark>({ prefix: ["repo"] }))).filter((e) => e.value === true || e.value > now).map((e) => String(e.key[1])).sort();
   }
 
   // ------------------------------------------------------------------ audit log
@@ -246,9 +268,10 @@ export class KvStore implements Store {
     return this.atomically(async () => {
       const { next: id, check } = await this.counter("audit");
       const record = { ...draft, id };
-      const op = this.kv.atomic().check(check).set(["seq", "audit"], id).set(["audit", id], record);
-      if (record.repo !== null) op.set(["audit_repo", record.repo, id], record);
-      if (record.requestId !== null) op.set(["audit_request", record.requestId, id], record);
+      const expiry = record.expiresAt ? { expireIn: Math.max(1, record.expiresAt.getTime() - record.at.getTime()) } : undefined;
+      const op = this.kv.atomic().check(check).set(["seq", "audit"], id).set(["audit", id], record, expiry);
+      if (record.repo !== null) op.set(["audit_repo", record.repo, id], record, expiry);
+      if (record.requestId !== null) op.set(["audit_request", record.requestId, id], record, expiry);
       return { commit: op, result: record };
     });
   }
@@ -257,8 +280,14 @@ export class KvStore implements Store {
     this.open();
     const limit = auditLimit(options.limit);
     const prefix: KvKey = options.requestId !== undefined ? ["audit_request", options.requestId] : options.repo === undefined ? ["audit"] : ["audit_repo", options.repo];
-    const records = (await collect(this.kv.list<AuditRecord>({ prefix }, { limit, reverse: true }))).map((e) => e.value);
-    return records.filter((r) => options.repo === undefined || r.repo === options.repo);
+    // Deno KV deletes an expired entry some time after its expiry: the store's clock decides before that.
+    const now = this.now();
+    const out: AuditRecord[] = [];
+    for await (const { value: r } of this.kv.list<AuditRecord>({ prefix }, { reverse: true })) {
+      if (isLive(r, now) && (options.repo === undefined || r.repo === options.repo)) out.push(r);
+      if (out.length >= limit) break;
+    }
+    return out;
   }
 
   // ---------------------------------------------------------------- durable jobs

@@ -2,7 +2,7 @@
 // deployments that accept losing state on restart. Records are copied in and out, so a
 // caller mutating a returned object cannot change what is stored (as with a database).
 import { randomUUID } from "node:crypto";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "./records.ts";
 import {
   ACTIVE_STATUSES,
   type AuditInput,
@@ -25,7 +25,8 @@ export class MemoryStore implements Store {
   /** In insertion order, which is each key's run order. */
   private readonly jobs = new Map<string, Job>();
   private readonly requests = new Map<string, SmokeRequest>();
-  private readonly auditRecords: AuditRecord[] = [];
+  private auditRecords: AuditRecord[] = [];
+  private auditSeq = 0;
   private closed = false;
   private readonly now: () => Date;
   private readonly newId: () => string;
@@ -65,9 +66,17 @@ export class MemoryStore implements Store {
     for (const [k, held] of this.claims) if (held.expires <= now) this.claims.delete(k);
   }
 
+  /** Deletes the requests and audit records whose expiry has passed (reads skip them already). */
+  private dropExpiredRecords(): void {
+    const now = this.now();
+    for (const [id, r] of this.requests) if (!isLive(r, now)) this.requests.delete(id);
+    if (this.auditRecords.some((r) => !isLive(r, now))) this.auditRecords = this.auditRecords.filter((r) => isLive(r, now));
+  }
+
   async createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
     this.open();
     const request = newRequest(input, this.newId(), this.now());
+    this.dropExpiredRecords();
     this.requests.set(request.id, request);
     return structuredClone(request);
   }
@@ -84,7 +93,7 @@ export class MemoryStore implements Store {
   async getSmokeRequest(id: string): Promise<SmokeRequest | undefined> {
     this.open();
     const r = this.requests.get(id);
-    return r ? structuredClone(r) : undefined;
+    return r && isLive(r, this.now()) ? structuredClone(r) : undefined;
   }
 
   async findByRunId(runId: number): Promise<SmokeRequest | undefined> {
@@ -115,7 +124,8 @@ export class MemoryStore implements Store {
 
   /** Matching requests, oldest first (creation order, as SQLite's rowid gives). */
   private select(match: (r: SmokeRequest) => boolean): SmokeRequest[] {
-    return [...this.requests.values()].filter(match).map((r) => structuredClone(r));
+    const now = this.now();
+    return [...this.requests.values()].filter((r) => isLive(r, now) && match(r)).map((r) => structuredClone(r));
   }
 
   async listSmokeRequests(q: SmokeListQuery): Promise<SmokeRequest[]> {
@@ -138,12 +148,13 @@ export class MemoryStore implements Store {
 
   async listSmokeRepos(): Promise<string[]> {
     this.open();
-    return [...new Set([...this.requests.values()].map((r) => r.repo))].sort();
+    return [...new Set(this.select(() => true).map((r) => r.repo))].sort();
   }
 
   async audit(input: AuditInput): Promise<AuditRecord> {
     this.open();
-    const record = newAudit(input, this.auditRecords.length + 1, this.now());
+    const record = newAudit(input, ++this.auditSeq, this.now());
+    this.dropExpiredRecords();
     this.auditRecords.push(record);
     return structuredClone(record);
   }
@@ -151,7 +162,8 @@ export class MemoryStore implements Store {
   async auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     this.open();
     const limit = auditLimit(options.limit);
-    const matching = this.auditRecords.filter((r) => (options.repo === undefined || r.repo === options.repo) && (options.requestId === undefined || r.requestId === options.requestId));
+    const now = this.now();
+    const matching = this.auditRecords.filter((r) => isLive(r, now) && (options.repo === undefined || r.repo === options.repo) && (options.requestId === undefined || r.requestId === options.requestId));
     return matching.slice(-limit).reverse().map((r) => structuredClone(r));
   }
 

@@ -134,6 +134,12 @@ export function listLimit(limit: number): number {
   return Math.min(limit, LIST_LIMIT_MAX);
 }
 
+/** Whether a record is still there at `now`: one whose expiresAt has passed is gone from every read. */
+export function isLive(record: { expiresAt?: Date | null }, now: Date | number): boolean {
+  // A record written before expiry existed has no field at all: it is kept.
+  return !record.expiresAt || record.expiresAt.getTime() > (typeof now === "number" ? now : now.getTime());
+}
+
 export const closedError = (): StoreError => new StoreError("the store is closed");
 
 /** Why a lease cannot be taken now, from the job alone (the key's order is checked by the caller). */

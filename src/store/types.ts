@@ -75,6 +75,12 @@ const newSmokeRequestObject = () =>
     /** The PR comment that tells this request's story, updated as the run goes. */
     commentId: PositiveId.nullable().default(null),
     runUrl: z.string().max(500).nullable().default(null),
+    /**
+     * When the record is deleted (refusals of people without permission: docs in
+     * src/github/refusals.ts); null keeps it. Past it, no read returns the record and the
+     * store deletes it (SQL on its next writes, Redis and Deno KV by their own expiry).
+     */
+    expiresAt: z.date().nullable().default(null),
   });
 export const NewSmokeRequestSchema = z.lazy(newSmokeRequestObject);
 export type NewSmokeRequest = z.input<typeof NewSmokeRequestSchema>;
@@ -150,6 +156,8 @@ export const AuditRecordSchema = z.lazy(() =>
       requestId: z.string().max(100).nullable().default(null),
       runId: PositiveId.nullable().default(null),
       verdict: z.string().max(50).nullable().default(null),
+      /** When the record is deleted, as a smoke request's expiresAt; null keeps it. */
+      expiresAt: z.date().nullable().default(null),
       /** Defaults to the store's clock. */
       at: z.date().optional(),
     }),
@@ -183,8 +191,8 @@ const newJobObject = () =>
     /** What runs it: `github` (a webhook delivery), `slack` (a command's work). */
     kind: z.string().regex(/^[a-z][a-z0-9-]{0,49}$/, "a lower-case job kind"),
     /**
-     * JSON text, opaque to the store. Room for any webhook GitHub sends (the Node front door takes
-     * up to its 25 MB cap, edge up to 1 MB), re-serialized with the delivery's id and name: a
+     * JSON text, opaque to the store. Room for any webhook GitHub sends (every front door takes
+     * up to GitHub's 25 MB), re-serialized with the delivery's id and name: a
      * smaller cap here would turn a large delivery into a 503 on every redelivery.
      */
     payload: z.string().max(MAX_WEBHOOK_BYTES + 64 * 1024),

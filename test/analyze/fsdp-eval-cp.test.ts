@@ -108,5 +108,5 @@ describe("hcp-bot lint", () => {
     const named = report.findings.filter((f) => f.ruleId === "HCP022" || f.ruleId === "HCP023").map((f) => `${f.ruleId} ${f.unitName}`);
     expect(named).toEqual(["HCP022 ddp_sft_config"]);
     expect(out.code).toBe(1);
-  }, 30_000);
+  });
 });

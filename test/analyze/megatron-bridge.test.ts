@@ -30,5 +30,5 @@ describe("lint over Megatron-Bridge", () => {
         "HCP008 src/megatron/bridge/recipes/nemotronh/h100/nemotron_nano_v2.py:235",
       ].sort(),
     );
-  }, 300_000);
+  });
 });

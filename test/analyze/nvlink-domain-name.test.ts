@@ -55,5 +55,38 @@ describe("hcp-bot lint", () => {
     const out = await hcpBot(["lint", file, "--format", "json"]);
     const report = JSON.parse(out.stdout) as { findings: Array<{ ruleId: string; unitName: string }> };
     expect(report.findings.filter((f) => f.ruleId === "HCP018").map((f) => f.unitName)).toEqual(["fam_8b_pretrain_64gpu_h100_bf16_config"]);
-  }, 30_000);
+  });
+});
+
+// r100 is a 72-GPU NVLink domain upstream: apply_target_topology_environment sets
+// NVLINK_DOMAIN_SIZE 72 for {"gb200", "gb300", "vr200", "r100"} (Bridge 067f987,
+// scripts/performance/utils/utils.py:322-327; the same set in utils/overrides.py:271), and
+// perf_recipes/llama/r100/llama3.py names its recipes llama3_8b_pretrain_8gpu_r100_*_config.
+describe("hcp-bot lint on an r100 recipe", () => {
+  it("an r100 name in an h100 folder: the 72-GPU domain applies, so TP 2 × a2a 6 = 12 GPUs raises no HCP018", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hcp-r100-"));
+    const folder = join(dir, "src", "megatron", "bridge", "recipes", "fam", "h100");
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, "fam.py");
+    writeFileSync(file, [recipeFile("llama3_8b_pretrain_64gpu_r100_bf16_config"), recipeFile("llama3_8b_pretrain_64gpu_b200_bf16_config")].map((r) => r.text).join("\n\n"));
+    const out = await hcpBot(["lint", file, "--format", "json"]);
+    const report = JSON.parse(out.stdout) as { findings: Array<{ ruleId: string; unitName: string }> };
+    expect(report.findings.filter((f) => f.ruleId === "HCP018").map((f) => f.unitName)).toEqual(["llama3_8b_pretrain_64gpu_b200_bf16_config"]);
+  });
+
+  it("an r100 hardware folder (perf_recipes/<family>/r100/…): 72 GPUs, where the same recipe in an h100 folder gets HCP018", async () => {
+    const hcp018Under = async (gpu: string) => {
+      const dir = mkdtempSync(join(tmpdir(), "hcp-r100-"));
+      const folder = join(dir, "src", "megatron", "bridge", "perf_recipes", "llama", gpu);
+      mkdirSync(folder, { recursive: true });
+      const file = join(folder, "llama3.py");
+      writeFileSync(file, recipeFile("fam_custom_config").text);
+      const report = JSON.parse((await hcpBot(["lint", file, "--format", "json"])).stdout) as { findings: Array<{ ruleId: string; message: string }> };
+      return report.findings.filter((f) => f.ruleId === "HCP018");
+    };
+    expect(await hcp018Under("r100")).toEqual([]);
+    const h100 = await hcp018Under("h100");
+    expect(h100).toHaveLength(1);
+    expect(h100[0]!.message).toContain("from the hardware folder perf_recipes/llama/h100/");
+  });
 });

@@ -29,7 +29,7 @@ function recordedGroups(title: string): { tp: string[]; a2a: string[]; p2p: stri
   return { tp: distinct(reports.map((r) => r.tp)), a2a: distinct(reports.map((r) => r.hcp[0]!)), p2p: distinct(reports.map((r) => r.hcp[1]!)) };
 }
 
-describe("hcp-bot advise", { timeout: 30_000 }, () => {
+describe("hcp-bot advise", () => {
   it("from numbers: the recommendation, its reasons, the rejected choices and the grid; exit 0", async () => {
     const r = await hcpBot(["advise", "--cp", "16", "--heads", "32", "--kv-heads", "8", "--nodes", "2"]);
     expect(r.code).toBe(0);

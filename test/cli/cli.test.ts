@@ -29,13 +29,13 @@ describe("hcp-bot lint", () => {
     // the correct recipe right below gets no error or warning (at most the info that its head counts are unknown)
     const good = run.stdout.split(/\n(?=\S)/).filter((block) => block.includes("in good_hcp_pretrain_config"));
     expect(good.filter((block) => / (error|warning) HCP/.test(block))).toEqual([]);
-  }, 30_000);
+  });
 
   it("exits 0 on a clean recipe", async () => {
     const run = await hcpBot("lint", fx("clean_recipe.py"));
     expect(run.stdout).toMatch(/0 error\(s\)/);
     expect(run.code).toBe(0);
-  }, 30_000);
+  });
 
   it("lints a whole folder with --all: Python, YAML and shell findings together", async () => {
     const run = await hcpBot("lint", "--all", "--format", "json", join("fixtures", "cli"));
@@ -48,7 +48,7 @@ describe("hcp-bot lint", () => {
     expect(byFile("override.yaml")).toContain("HCP002");
     expect(byFile("launch.sh")).toContain("HCP006");
     expect(out.diagnostics).toContainEqual(expect.objectContaining({ code: "unreadable", file: "fixtures/cli/binary.py" }));
-  }, 30_000);
+  });
 
   it("writes SARIF 2.1.0 that validates against the schema, with rule ids, levels, regions and fixes", async () => {
     const run = await hcpBot("lint", "--format", "sarif", fx("hcp_recipes.py"), fx("override.yaml"));
@@ -67,12 +67,12 @@ describe("hcp-bot lint", () => {
     expect(hcp001.locations[0].physicalLocation.region.startLine).toBeGreaterThan(1);
     expect(hcp001.fixes[0].artifactChanges[0].replacements[0].insertedContent.text).toMatch(/hierarchical_context_parallel_sizes = \[2, 2\]/);
     expect(log.runs[0].tool.driver.rules.map((r: { id: string }) => r.id)).toEqual(ALL_RULES.map((r) => r.id));
-  }, 30_000);
+  });
 
   it("writes GitHub workflow-command annotations", async () => {
     const run = await hcpBot("lint", "--format", "github", fx("hcp_recipes.py"));
     expect(run.stdout).toMatch(/^::error file=fixtures\/cli\/hcp_recipes.py,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=HCP001 [^:]+::/m);
-  }, 30_000);
+  });
 
   it("honours --select and --ignore", async () => {
     const ignored = await hcpBot("lint", "--ignore", "HCP001", fx("hcp_recipes.py"));
@@ -80,7 +80,7 @@ describe("hcp-bot lint", () => {
     const selected = await hcpBot("lint", "--select", "HCP002", "--format", "json", fx("override.yaml"), fx("hcp_recipes.py"));
     const ids = (JSON.parse(selected.stdout).findings as { ruleId: string }[]).map((f) => f.ruleId);
     expect(new Set(ids)).toEqual(new Set(["HCP002"]));
-  }, 30_000);
+  });
 
   it("exits 2 with a clear message on bad usage and unreadable input", async () => {
     const missing = await hcpBot("lint", "no/such/path.py");
@@ -99,14 +99,14 @@ describe("hcp-bot lint", () => {
     expect(rule.stderr).toMatch(/unknown rule id HCP999/);
     const unknown = await hcpBot("frobnicate");
     expect(unknown.code).toBe(2);
-  }, 120_000); // six runs of the binary in a row on a shared machine
+  }); // six runs of the binary in a row on a shared machine
 });
 
 describe("hcp-bot rules / explain / version", () => {
   let rules: Run;
   beforeAll(async () => {
     rules = await hcpBot("rules");
-  }, 30_000);
+  });
 
   it("lists every rule with id, severity and name", () => {
     expect(rules.code).toBe(0);
@@ -121,7 +121,7 @@ describe("hcp-bot rules / explain / version", () => {
     expect(run.stdout).toContain(rule.doc.why.split("\n")[0]);
     const bad = await hcpBot("explain", "HCP000");
     expect(bad.code).toBe(2);
-  }, 30_000);
+  });
 
   it("explains HCP015, the note posted on PRs that move the Transformer Engine pin, instead of 'unknown rule'", async () => {
     const run = await hcpBot("explain", "HCP015");
@@ -129,11 +129,11 @@ describe("hcp-bot rules / explain / version", () => {
     expect(run.stdout).toContain("te-pin-changed");
     expect(run.stdout).toContain("8ff60f8 (PR #3290), first in release_v2.19");
     expect((await hcpBot("explain", "te-pin-changed")).code).toBe(0);
-  }, 30_000);
+  });
 
   it("prints the package version", async () => {
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
     expect(VERSION).toBe(pkg.version);
     expect((await hcpBot("--version")).stdout.trim()).toBe(pkg.version);
-  }, 30_000);
+  });
 });

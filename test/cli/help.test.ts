@@ -175,11 +175,11 @@ describe("terminal output", () => {
     const plain = run({ NO_COLOR: "1" });
     expect(plain.stdout).toMatch(/HCP001/);
     expect(plain.stdout).not.toContain(ESC);
-  }, 30_000);
+  });
 
   it("the real binary pipes plain text and answers --version from package.json", async () => {
     const r = await hcpBot(["lint", recipe]);
     expect(r.stdout).not.toContain(ESC);
     expect((await hcpBot(["--version"])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
-  }, 30_000);
+  });
 });

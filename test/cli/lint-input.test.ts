@@ -30,7 +30,7 @@ describe("hcp-bot lint input", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^hcp-bot: not analyzed: .*big_recipes\.py: .*over the 16777216-character limit$/);
     expect(run.stdout).toMatch(/error HCP001/); // small.py's finding is not lost
-  }, 60_000);
+  });
 
   it("a file too large to read at all (sparse, 65 MB) is exit 2 without being read", async () => {
     const huge = join(dir, "huge.yaml");
@@ -39,7 +39,7 @@ describe("hcp-bot lint input", () => {
     const run = await hcpBot(["lint", huge]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^hcp-bot: not analyzed: .*huge\.yaml: 68157440 bytes is over the 16 Mi-character limit\n$/);
-  }, 60_000);
+  });
 
   it("a YAML key outside ConfigContainer's tree is ignored alone: HCP001 is still found in the rest", async () => {
     const yaml = join(dir, "override.yaml");
@@ -54,7 +54,7 @@ describe("hcp-bot lint input", () => {
     const clean = await hcpBot(["lint", "--format", "json", card]);
     expect(clean.code).toBe(0);
     expect((JSON.parse(clean.stdout) as { configurations: number }).configurations).toBe(0);
-  }, 60_000);
+  });
 
   it("refuses /dev/zero and a FIFO as special files: one line, exit 2, no stack trace", async () => {
     const zero = await hcpBot(["lint", "/dev/zero"]);
@@ -66,7 +66,7 @@ describe("hcp-bot lint input", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(`hcp-bot: cannot lint ${fifo}: it is a FIFO (named pipe), not a regular file or folder\n`);
     expect(run.stderr).not.toMatch(/\bat \S+:\d+/);
-  }, 60_000);
+  });
 });
 
 describe("hcp-bot lint follows builders inside the analyzed tree", () => {
@@ -89,7 +89,7 @@ describe("hcp-bot lint follows builders inside the analyzed tree", () => {
     const alone = await hcpBot(["lint", recipeFile]);
     expect(alone.code).toBe(0);
     expect(alone.stdout).not.toMatch(/HCP001/);
-  }, 60_000);
+  });
 });
 
 describe("hcp-bot lint: input that cannot be decided never looks green", () => {
@@ -110,7 +110,7 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     const s = JSON.parse((await hcpBot(["lint", "--format", "json", sizes])).stdout) as { findings: { ruleId: string }[] };
     expect(s.findings.map((f) => f.ruleId)).toContain("HCP024");
     expect(s.findings.map((f) => f.ruleId)).not.toContain("HCP004");
-  }, 60_000);
+  });
 
   it("a Python file nested past 100 levels is one 'not analyzed: too deeply nested' line, exit 2, and the other file is still reported", async () => {
     const lines = Array.from({ length: 800 }, (_, i) => `${"    ".repeat(i)}if x:`);
@@ -129,7 +129,28 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     const ok = join(dir, "hundred.py");
     writeFileSync(ok, `${Array.from({ length: 100 }, (_, i) => `${"    ".repeat(i)}if x:`).join("\n")}\n${"    ".repeat(100)}pass\n`);
     expect((await hcpBot(["lint", ok])).code).toBe(0);
-  }, 60_000);
+  });
+
+  it("a recipe whose expression nests 800 brackets deep (past CPython's 200) is one 'not analyzed: too deeply nested' line, exit 2, and the other file is still reported", async () => {
+    const deep = join(dir, "deep_brackets.py");
+    // Parentheses, lists and calls nested in one expression of a recipe that would otherwise be HCP001.
+    writeFileSync(deep, HCP001.replace(/\n(\s+)return cfg/, `\n$1cfg.train.extra = ${"(".repeat(300)}${"[f(".repeat(250)}1${")]".repeat(250)}${")".repeat(300)}\n$1return cfg`));
+    const small = join(dir, "next_to_brackets.py");
+    writeFileSync(small, HCP001);
+    const run = await hcpBot(["lint", deep, small]);
+    expect(run.code).toBe(2);
+    const err = run.stderr.trim().split("\n");
+    expect(err).toHaveLength(1);
+    expect(err[0]).toMatch(/^hcp-bot: not analyzed: .*deep_brackets\.py: too deeply nested \(line \d+ opens bracket level 201; Python itself stops at 200: "too many nested parentheses"\)$/);
+    expect(run.stdout).toMatch(/next_to_brackets\.py:4:\d+: error HCP001/);
+    expect(run.stdout).not.toMatch(/deep_brackets\.py:\d+:\d+: error HCP001/);
+    // 200 open brackets are fine (CPython's own limit): the recipe is analyzed and its HCP001 found.
+    const ok = join(dir, "two_hundred.py");
+    writeFileSync(ok, HCP001.replace(/\n(\s+)return cfg/, `\n$1cfg.train.extra = ${"(".repeat(200)}1${")".repeat(200)}\n$1return cfg`));
+    const fine = await hcpBot(["lint", ok]);
+    expect(fine.code).toBe(1);
+    expect(fine.stdout).toMatch(/HCP001/);
+  });
 
   it("a file of 20,000 chained dataclasses.replace constants is bounded (the evaluator alone took 26 s before): one 'not analyzed' line, exit 2, and the other file is still reported", async () => {
     const lines = ["from dataclasses import replace", "BASE = WorkloadBaseConfig(tensor_model_parallel_size=1, context_parallel_size=2)"];
@@ -142,7 +163,7 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^hcp-bot: not analyzed: .*chain_workloads\.py: the file needs more evaluation than the analyzer does for one file \(4000000 evaluation steps; \d+ configuration\(s\) read before it stopped\)\n$/);
     expect(run.stdout).toMatch(/beside_chain\.py:4:\d+: error HCP001/);
-  }, 60_000);
+  });
 });
 
 // Issue 27 item 9: the default globs are taken from the project root (the nearest folder
@@ -167,7 +188,7 @@ describe("hcp-bot lint of a folder inside a checkout", () => {
     const deep = await hcpBot(["lint", "qwen"], { cwd: join(other, "src/megatron/bridge/recipes") });
     expect(deep.code).toBe(1);
     expect(deep.stdout).toMatch(/^qwen\/qwen3\.py:4:\d+: error HCP001/m);
-  }, 60_000);
+  });
 
   it("a folder with no file on the globs is `no files matched`, exit 2, never a pass", async () => {
     const root = join(dir, "unrelated");
@@ -186,7 +207,7 @@ describe("hcp-bot lint of a folder inside a checkout", () => {
     expect(mixed.code).toBe(2);
     expect(mixed.stdout).toMatch(/error HCP001/);
     expect(mixed.stderr).toMatch(/^hcp-bot: no files matched in empty: /);
-  }, 60_000);
+  });
 });
 
 // Issue 27 item 8: a team's own training script that starts from an upstream recipe. Bridge's
@@ -216,7 +237,7 @@ describe("hcp-bot lint of users' own training scripts", () => {
     const infos = out.diagnostics.filter((d) => d.code === "base-unknown");
     expect(infos.map((d) => d.severity)).toEqual(["info", "info", "info"]);
     expect(infos[0]!.message).toMatch(/starts from llama3_8b_pretrain_config\(\), which was not analyzed \(hcp-bot's index of Megatron-Bridge 0\.6\.0 has no recipe llama3_8b_pretrain_config\)/);
-  }, 60_000);
+  });
 
   it("a script that only calls a recipe of the same file adds no second configuration", async () => {
     const file = join(dir, "own_recipe.py");
@@ -225,7 +246,7 @@ describe("hcp-bot lint of users' own training scripts", () => {
     const out = JSON.parse(run.stdout) as { configurations: number; findings: { ruleId: string }[] };
     expect(out.configurations).toBe(1);
     expect(out.findings.filter((f) => f.ruleId === "HCP001")).toHaveLength(1);
-  }, 60_000);
+  });
 });
 
 describe("hcp-bot lint resolves a script's base recipe from the installed megatron.bridge", () => {
@@ -251,5 +272,5 @@ describe("hcp-bot lint resolves a script's base recipe from the installed megatr
       expect(out.findings.map((f) => [f.ruleId, f.location.range.start.line])).toContainEqual(["HCP002", 5]); // 2 × 2 != the base's 8
       expect(out.diagnostics.map((d) => d.code)).toEqual([]);
     }
-  }, 60_000);
+  });
 });

@@ -48,7 +48,7 @@ beforeAll(async () => {
   const parsed = parseBridgeIndex(readFileSync(toyIndexPath, "utf8"));
   if ("error" in parsed) throw new Error(parsed.error);
   toyIndex = parsed.index;
-}, 120_000);
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("npm run index:bridge", () => {
@@ -80,7 +80,7 @@ describe("npm run index:bridge", () => {
     const noDir = await indexBridge([], { ...process.env, MEGATRON_BRIDGE_DIR: "" });
     expect(noDir.code).toBe(2);
     expect(noDir.stderr).toMatch(/name a Megatron-Bridge checkout/);
-  }, 60_000);
+  });
 
   it("the shipped index is current: it parses as this build reads it and describes Megatron-Bridge 0.7.0 at 067f987", () => {
     const parsed = parseBridgeIndex(readFileSync(join(root, "data", "megatron-bridge-recipes.json"), "utf8"));
@@ -122,7 +122,7 @@ describe("hcp-bot lint judges a script on the index of upstream recipes", () => 
         message: expect.stringMatching(/starts from llama3_8b_pretrain_config\(\) \(llama3_8b_pretrain_2gpu_h100_bf16_config\), judged with its settings in Megatron-Bridge 0\.7\.0 \(067f987\)/),
       }),
     ]);
-  }, 60_000);
+  });
 
   it("the verdict follows the index's values: sizes that multiply to the indexed CP pass, others are HCP002", async () => {
     const head = "from megatron.bridge.recipes.toy import toy_7b_pretrain_config\n\n\ndef build():\n    cfg = toy_7b_pretrain_config()\n    cfg.model.cp_comm_type = \"a2a+p2p\"\n";
@@ -135,7 +135,7 @@ describe("hcp-bot lint judges a script on the index of upstream recipes", () => 
     const hcp002 = bad.out.findings.find((f) => f.ruleId === "HCP002");
     expect(hcp002?.location.range.start.line).toBe(7);
     expect(hcp002?.message).toMatch(/context_parallel_size is 4\b/);
-  }, 60_000);
+  });
 
   it("an installed Bridge comes before the index: MEGATRON_BRIDGE_DIR's recipe is judged, with no index line", async () => {
     // The user's own Bridge: the indexed tree with the recipe at CP 8 instead of 4.
@@ -152,7 +152,7 @@ describe("hcp-bot lint judges a script on the index of upstream recipes", () => 
     expect(installed.code).toBe(1);
     expect(installed.out.diagnostics.map((d) => d.code)).toEqual([]);
     expect(installed.out.findings.find((f) => f.ruleId === "HCP002")?.message).toMatch(/context_parallel_size is 8\b/);
-  }, 60_000);
+  });
 
   it("stays unknown with one info line when the index cannot stand in: a call with arguments, a name the index lacks, a recipe not from megatron.bridge", async () => {
     const env = bare({ HCP_BRIDGE_INDEX: toyIndexPath });
@@ -166,7 +166,7 @@ describe("hcp-bot lint judges a script on the index of upstream recipes", () => 
     // Not an upstream recipe: the index's recipe of the same name says nothing about it, and the line does not offer it.
     expect(ours.out.findings.map((f) => f.ruleId)).not.toContain("HCP002");
     expect(ours.out.diagnostics.map((d) => [d.code, d.message.includes("index")])).toEqual([["base-unknown", false]]);
-  }, 60_000);
+  });
 
   it("an index that cannot be used is exit 2 with one line saying why, never a crash; a lint that needs no index never reads it", async () => {
     const cases: [string, string, RegExp][] = [
@@ -195,5 +195,5 @@ describe("hcp-bot lint judges a script on the index of upstream recipes", () => 
     const plain = await lintScript("plain.py", 'def my_pretrain_config():\n    cfg = ConfigContainer(model=GPTModelProvider())\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    return cfg\n', bare({ HCP_BRIDGE_INDEX: join(dir, "not-json.json") }));
     expect(plain.code).toBe(1);
     expect(plain.out.findings.map((f) => f.ruleId)).toContain("HCP001");
-  }, 120_000);
+  });
 });

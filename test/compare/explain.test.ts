@@ -20,5 +20,5 @@ describe("hcp-bot explain for the A/B checks", () => {
     const unknown = await hcpBot(["explain", "AB009"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("the A/B smoke checks are AB001, AB002");
-  }, 60_000);
+  });
 });

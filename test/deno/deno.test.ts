@@ -44,7 +44,7 @@ describe("core under Deno", () => {
     // Every kind of source was analyzed under Deno, not only Python.
     const kinds = new Set((fromDeno.findings as { location: { file: string } }[]).map((f) => f.location.file.split("/")[2]));
     expect([...kinds].sort()).toEqual(expect.arrayContaining(["markdown", "python", "shell", "yaml"]));
-  }, 60_000);
+  });
 
   it("gives the same smoke-run verdicts as Node, through the WebAssembly scanner", async () => {
     const logs = readdirSync(join(root, "fixtures", "logs")).filter((n) => n.endsWith(".log")).map((n) => join("fixtures", "logs", n));
@@ -63,5 +63,5 @@ describe("core under Deno", () => {
       expect(engine).toBe("wasm");
       expect(verdict).toEqual(JSON.parse(JSON.stringify(parser.end(0))));
     }
-  }, 60_000);
+  });
 });

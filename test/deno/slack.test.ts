@@ -30,7 +30,7 @@ describe("Slack /hcp under Deno.serve", () => {
     const ready = JSON.parse(line) as { runtime: string; port: number };
     expect(ready.runtime).toBe("deno");
     base = `http://127.0.0.1:${ready.port}`;
-  }, 30_000);
+  });
 
   afterAll(async () => {
     if (child.exitCode === null) {

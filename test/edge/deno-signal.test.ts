@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, hcpRecipe } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startEdge, until, type EdgeProcess } from "./runtimes.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "deno-signal-secret";
 const RECIPE_FILE = "src/megatron/bridge/recipes/llama/llama3.py";
@@ -29,7 +30,7 @@ beforeAll(async () => {
     LOG_LEVEL: "error",
     HCP_JOB_LEASE_SECONDS: "120",
   });
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -51,8 +52,8 @@ describe("Deno on SIGINT", () => {
     await until("the first run to reach the check-run post", () => gh.calls.find((c) => c.injected && c.path.endsWith("/check-runs")));
     const signalled = Date.now();
     await bot.interrupt(0, "SIGINT");
-    await until("the summary comment", () => [...gh.state.issueComments.values()].find((c) => c.issueNumber === 1 && c.body.includes("HCP001")), 30_000);
+    await until("the summary comment", () => [...gh.state.issueComments.values()].find((c) => c.issueNumber === 1 && c.body.includes("HCP001")), PATIENCE_MS);
     expect(Date.now() - signalled).toBeLessThan(30_000);
     expect([...gh.state.checkRuns.values()].filter((c) => c.headSha === sha && c.name === "HCP review")).toHaveLength(1);
-  }, 90_000);
+  });
 });

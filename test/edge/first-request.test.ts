@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "hcp-edge-split-"));
 let sizes: EdgeSizes;
 beforeAll(async () => {
   sizes = await buildEdge(true, dir);
-}, 120_000);
+});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What a webhook's answer needs, and what only its job does. */

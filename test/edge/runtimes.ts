@@ -6,6 +6,7 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { startWorkerd } from "../../scripts/start-workerd.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const deno = join(root, "node_modules", ".bin", "deno");
@@ -97,7 +98,7 @@ async function startOnDeno(env: Record<string, string>): Promise<EdgeProcess> {
 }
 
 /** Polls until `check` returns a value (not undefined/false), or fails with what was last seen. */
-export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

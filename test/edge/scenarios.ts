@@ -14,6 +14,7 @@ import { postWholeThenRead } from "../support/raw-http.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 import { MAX_WEBHOOK_BYTES } from "../../src/edge/webhook.ts";
 import { startEdge, until, type EdgeProcess, type RuntimeName } from "./runtimes.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "edge-webhook-secret";
 const SLACK_SECRET = "edge-slack-secret";
@@ -139,7 +140,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     const requestId = String(sent.inputs.request_id);
     await completeSmokeRun(gh, { runId: sent.runId, requestId }, { "smoke.log": log, "verdict.json": facts });
     expect(await deliver("workflow_run", runPayload({ id: sent.runId, status: "completed", conclusion: "success", requestId }))).toBe(202);
-    return until("the smoke check run to complete", () => checkRuns(sha, "HCP smoke").find((c) => c.status === "completed"), 30_000);
+    return until("the smoke check run to complete", () => checkRuns(sha, "HCP smoke").find((c) => c.status === "completed"), PATIENCE_MS);
   }
 
   beforeAll(async () => {
@@ -190,7 +191,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     const sent = await until("the dispatch in the queue-limit repository", () => gh.state.dispatches.find((d) => d.inputs.sha === sha));
     await until("its smoke check run", () => checkRuns(sha, "HCP smoke")[0]);
     unpicked = { sha, runId: sent.runId, at: Date.now() };
-  }, 60_000);
+  });
 
   afterAll(async () => {
     if (process.env.EDGE_DEBUG) console.log(bot?.output());
@@ -204,7 +205,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
     expect(slack.violations).toEqual([]);
   });
 
-  describe(`the bot on ${runtime}`, { timeout: 30_000 }, () => {
+  describe(`the bot on ${runtime}`, () => {
     it("says in /healthz which runtime, store and verdict scanner it has, to the operator's token only", async () => {
       const anyone = await fetch(`${bot.url}/healthz`);
       expect(anyone.status).toBe(200);
@@ -267,13 +268,26 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(await deliver("pull_request", noInstallation)).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "[1,2]" })).toBe(400);
       expect(await deliver("pull_request", prPayload(pr), { body: "{not json" })).toBe(400);
-      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(1_100_000) }) })).toBe(413);
+      expect(await deliver("pull_request", prPayload(pr), { body: JSON.stringify({ ...prPayload(pr), pad: "x".repeat(MAX_WEBHOOK_BYTES) }) })).toBe(413);
       // Signed and well formed, but nothing the app acts on: answered without a job.
       expect(await deliver("pull_request", { ...prPayload(pr), action: "labeled" })).toBe(200);
       await settle();
       // Nothing for this repository (the start-up smoke run in QUEUE_REPO may still be settling).
       expect(gh.calls.slice(before).filter((c) => c.path.startsWith(`/repos/${OWNER}/${REPO}/`))).toEqual([]);
       expect(checkRuns(pr.sha, "HCP review")).toEqual([]);
+    });
+
+    it("takes deliveries up to GitHub's 25 MB as Node does: a 1.5 MB and a 3 MB issue_comment are answered 202 and acted on", async () => {
+      expect(MAX_WEBHOOK_BYTES).toBe(25 * 1024 * 1024);
+      for (const size of [1_500_000, 3_000_000]) {
+        const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
+        // The issue's own text makes the size (an issue_comment carries the whole issue), as a long PR description does.
+        const payload = commentPayload(pr.number, "/hcp help", "author");
+        const body = JSON.stringify({ ...payload, issue: { ...payload.issue, body: `${"long description ".repeat(size / 17)}` } });
+        expect(body.length).toBeGreaterThan(size - 100);
+        expect(await deliver("issue_comment", payload, { body })).toBe(202);
+        await until(`the /hcp help reply to the ${size}-byte delivery`, () => comments(pr.number).find((c) => c.body.includes("/hcp smoke")));
+      }
     });
 
     it("answers 413 to a client that writes a whole body over the cap before it reads, as GitHub's does", async () => {
@@ -368,12 +382,12 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       await until("the first run to reach GitHub's check-run post", () => gh.calls.slice(before).find((c) => c.injected && c.path.endsWith("/check-runs")));
       await bot.interrupt(3500); // past the 3 s lease nobody renews any more
       await bot.scheduled();
-      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")), 30_000);
+      await until("the summary comment", () => comments(pr.number).find((c) => c.body.includes("HCP001")), PATIENCE_MS);
       await settle();
       expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
       expect(reviews(pr.number)).toHaveLength(1);
       expect(comments(pr.number)).toHaveLength(1);
-    }, 60_000);
+    });
 
     it("waits out a 429 with retry-after: 1 and a secondary rate limit inside the job, then reviews exactly once", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
@@ -414,7 +428,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       // A redelivery adds nothing; the next event waits behind the job GitHub asked to hold back.
       expect(await deliver("pull_request", prPayload(pr), { id })).toBe(200);
       expect(await deliver("pull_request", prPayload(pr, "synchronize"))).toBe(202);
-      await until("the review", () => reviewed(pr.sha), 30_000);
+      await until("the review", () => reviewed(pr.sha), PATIENCE_MS);
       const calls = filesCalls(pr.number);
       expect(calls[1]!.timestamp - limited.timestamp).toBeGreaterThanOrEqual(asked * 1000 - 50);
       await until("the synchronize's review too", () => filesCalls(pr.number).length >= 3 && filesCalls(pr.number));
@@ -422,7 +436,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1); // the trace was updated into the review
       expect(reviews(pr.number)).toHaveLength(1);
       expect(comments(pr.number)).toHaveLength(1);
-    }, 60_000);
+    });
 
     it("bounds a job's waits in all, not only each request's: a second wait past the horizon is a later retry, not a longer sleep", async () => {
       const pr = openPr({ [RECIPE_FILE]: BROKEN_RECIPE });
@@ -433,7 +447,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
       expect(trace.output.summary).toContain("kept answering 429 with retry-after after 1 try and 2 s of waiting");
       const limited = gh.calls.find((c) => c.injected && c.method === "POST" && c.path.endsWith("/check-runs"))!;
-      await until("the review", () => reviewed(pr.sha), 30_000);
+      await until("the review", () => reviewed(pr.sha), PATIENCE_MS);
       // The job's retry comes no sooner than the check-run post's retry-after.
       const again = gh.calls.find((c) => c.timestamp > limited.timestamp && c.method === "PATCH" && c.path.includes("/check-runs/"))!;
       expect(again.timestamp - limited.timestamp).toBeGreaterThanOrEqual(1950);
@@ -449,7 +463,7 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       expect(await deliver("pull_request", prPayload(pr))).toBe(202);
       const trace = await until("the check run saying the review was not done", () => checkRuns(pr.sha, "HCP review").find((c) => c.output.title === NOT_DONE));
       expect(trace.output.summary).toContain("kept answering 502 after 3 tries and 3 s of waiting");
-      await until("the review", () => reviewed(pr.sha), 30_000);
+      await until("the review", () => reviewed(pr.sha), PATIENCE_MS);
       expect(filesCalls(pr.number).map((c) => c.status)).toEqual([502, 502, 502, 200]);
       await settle();
       expect(checkRuns(pr.sha, "HCP review")).toHaveLength(1);
@@ -493,11 +507,11 @@ export function defineEdgeScenarios(runtime: RuntimeName): void {
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       // workerd: the cron trigger, fired by Miniflare; Deno: Deno.cron's next minute.
       await bot.scheduled();
-      const check = await until("the smoke check run to time out", () => checkRuns(unpicked.sha, "HCP smoke").find((c) => c.status === "completed"), 75_000);
+      const check = await until("the smoke check run to time out", () => checkRuns(unpicked.sha, "HCP smoke").find((c) => c.status === "completed"), PATIENCE_MS);
       expect(check.conclusion).toBe("timed_out");
       expect(check.output.summary).toMatch(/No self-hosted runner with the labels `self-hosted, linux, gpu-4`/);
       expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/repos/${OWNER}/${QUEUE_REPO}/actions/runs/${unpicked.runId}/cancel`))).toBe(true);
       expect(gh.state.dispatches.filter((d) => d.inputs.sha === unpicked.sha)).toHaveLength(1);
-    }, 150_000);
+    });
   });
 }

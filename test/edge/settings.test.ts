@@ -53,7 +53,7 @@ describe("the App key on edge runtimes", () => {
     } finally {
       await worker.stop();
     }
-  }, 30_000);
+  });
 
   it.each(["workerd", "deno"] as const)("%s takes the key from PRIVATE_KEY_PATH, as npm start does", async (runtime) => {
     const file = join(mkdtempSync(join(tmpdir(), "hcp-edge-key-")), "app.pem");
@@ -67,7 +67,7 @@ describe("the App key on edge runtimes", () => {
     } finally {
       await bot.stop();
     }
-  }, 60_000);
+  });
 
   it("Deno stops at start with the reason, as the Node server does", () => {
     const denoWith = (env: Record<string, string>) =>
@@ -91,5 +91,5 @@ describe("the App key on edge runtimes", () => {
     const unreadable = denoWith({ ...noKey, PRIVATE_KEY_PATH: "/nonexistent/app.pem" });
     expect(unreadable.status).toBe(1);
     expect(unreadable.stderr.trim()).toMatch(/^hcp-bot: PRIVATE_KEY_PATH \/nonexistent\/app\.pem cannot be read/);
-  }, 60_000);
+  });
 });

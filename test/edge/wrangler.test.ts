@@ -25,4 +25,4 @@ it("wrangler deploy --dry-run takes wrangler.toml and dist/edge as they are", as
   const gzipKiB = Number(/Total Upload: [\d.]+ KiB \/ gzip: ([\d.]+) KiB/.exec(stdout)?.[1]);
   expect(gzipKiB).toBeGreaterThan(100);
   expect(gzipKiB).toBeLessThanOrEqual(450);
-}, 120_000);
+});

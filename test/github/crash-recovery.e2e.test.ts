@@ -14,6 +14,7 @@ import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.t
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
 import { request } from "../store/helpers.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "crash-secret";
 const APP_ID = 7373;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   store = SqliteStore.open(dataDir, { now: () => new Date(clock) });
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: APP_ID, secret: SECRET, dataDir }), { store, sweepIntervalMs: 100, smoke: { now: () => new Date(clock), runLookup: { attempts: 2, delayMs: 10 } } });
   flow = new SmokeFlow({ gh, bot: () => bot, secret: SECRET });
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -66,7 +67,7 @@ async function checkRun(id: number): Promise<{ status: string; conclusion: strin
   return (await res.json()) as { status: string; conclusion: string | null; output: { title: string } };
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, ms = PATIENCE_MS): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);

@@ -8,6 +8,7 @@ import type { Clock } from "../../src/github/octokit.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "webhook-secret-for-fault-tests";
 const OWNER = "acme";
@@ -59,7 +60,7 @@ function openPr(): { number: number; head: string } {
 const deliver = (action: string, pr: { number: number; head: string }, id: string = randomUUID()) => deliverAndSettle(bot, SECRET, "pull_request", payload(action, pr.number, pr.head), id);
 
 /** Until the head's check run holds a review (the durable retry runs it after its delay). */
-async function reviewed(head: string, ms = 20_000): Promise<void> {
+async function reviewed(head: string, ms = PATIENCE_MS): Promise<void> {
   const until = Date.now() + ms;
   while (!checkRunsFor(head).some((r) => /^\d+ error\(s\)/.test(r.output.title ?? ""))) {
     if (Date.now() > until) throw new Error(`no review on ${head} after ${ms} ms`);
@@ -81,7 +82,7 @@ beforeAll(async () => {
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { "README.md": "# repo\n" } } });
   // A failed job (a review given up) is retried by the durable runner after a second, not the production ten.
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4343, secret: SECRET, extra: { HCP_JOB_RETRY_SECONDS: "1" } }), { clock });
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -97,7 +98,7 @@ afterEach(() => {
   expect(gh.pendingInjections()).toEqual([]);
 });
 
-describe("GitHub failing for long", { timeout: 60_000 }, () => {
+describe("GitHub failing for long", () => {
   it("/pulls/N/files answering 500 ten times: backs off 1 s doubling to a minute, then reviews", async () => {
     const pr = openPr();
     gh.inject({ method: "GET", path: new RegExp(`/pulls/${pr.number}/files$`), status: 500, times: 10 });

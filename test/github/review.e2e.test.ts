@@ -98,7 +98,7 @@ beforeAll(async () => {
   gh.addInstallation({ id: INSTALLATION, account: OWNER, accountType: "Organization" });
   gh.addRepo({ owner: OWNER, repo: REPO, defaultBranch: "main", installationId: INSTALLATION, files: { main: { [RECIPE_PATH]: GOOD, "README.md": "# repo\n" } } });
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: 4242, secret: SECRET, extra: { HCP_HEALTH_TOKEN: HEALTH_TOKEN } }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -146,7 +146,7 @@ describe("pull request review", () => {
     expect(check.output.title).toMatch(/look right/);
     expect(await issueComments(1)).toEqual([]);
     expect(await reviewComments(1)).toEqual([]);
-  }, 30_000); // the first review loads the Python grammar
+  }); // the first review loads the Python grammar
 
   it("a PR with a file it could not analyze is never green: a syntax error and an 800-deep file fail the check with the reason; the other file is still reviewed", async () => {
     const SYNTAX = "src/megatron/bridge/recipes/llama/h100/broken.py";
@@ -170,7 +170,34 @@ describe("pull request review", () => {
     expect(check.output.summary).toMatch(/deep\.py.*not analyzed: too deeply nested/);
     expect(check.output.summary).toMatch(/HCP001/); // the other file's findings are not lost
     expect((await reviewComments(43)).some((c) => c.body.includes("HCP001"))).toBe(true);
-  }, 60_000);
+
+    // 800 brackets nested in one expression (CPython stops at 200): the same, never "GitHub kept failing".
+    const BRACKETS = "src/megatron/bridge/recipes/llama/h100/brackets.py";
+    const nested = `def llama3_70b_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.train.extra = ${"(".repeat(400)}${"[".repeat(400)}1${"]".repeat(400)}${")".repeat(400)}\n    return cfg\n`;
+    const brackets = openPr(44, { [BRACKETS]: nested, [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 44, brackets));
+    const bracketCheck = await latestCheck(brackets);
+    expect(bracketCheck.conclusion).toBe("failure");
+    expect(bracketCheck.output.title).not.toMatch(/not done/);
+    expect(bracketCheck.output.summary).toMatch(/brackets\.py.*not analyzed: too deeply nested \\\(line 3 opens bracket level 201; Python itself stops at 200/);
+    expect(bracketCheck.output.summary).toMatch(/HCP001/);
+    expect((await reviewComments(44)).some((c) => c.body.includes("HCP001"))).toBe(true);
+  });
+
+  it("a PR with 120 broken recipe files still gets its inline review: the body listing the findings over the comment limit is trimmed under GitHub's 65,536 characters", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i++) files[`src/megatron/bridge/recipes/llama/h100/many_${i}.py`] = BROKEN.replace("llama3_8b_pretrain_32gpu_h100_bf16_64k_config", `llama3_8b_v${i}_pretrain_32gpu_h100_bf16_64k_config`);
+    const head = openPr(45, files);
+    await deliver("pull_request", prPayload("opened", 45, head));
+    const posts = callsTo("POST", /\/pulls\/45\/reviews$/);
+    expect(posts.map((c) => c.status)).toEqual([200]); // GitHub (the fake) answers 422 past 65,536 characters
+    const body = (posts[0]!.body as { body: string; comments: unknown[] }).body;
+    expect(body.length).toBeLessThanOrEqual(65_536);
+    expect(body).toMatch(/more finding\(s\) on changed lines/);
+    expect(body).toMatch(/truncated: see the check run/);
+    expect((await reviewComments(45)).length).toBe((posts[0]!.body as { comments: unknown[] }).comments.length);
+    expect((await reviewComments(45)).length).toBeGreaterThan(0);
+  });
 
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
     const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -179,7 +206,7 @@ describe("pull request review", () => {
     const r = await deliver("pull_request", big);
     expect(r.status).toBe(200);
     expect((await latestCheck(head)).conclusion).toBe("failure");
-  }, 60_000);
+  });
 
   it("posts errors on changed lines as suggestions, a failing check and one summary", async () => {
     const head = openPr(2, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -294,7 +321,7 @@ describe("pull request review", () => {
     const posted = callsTo("POST", /\/pulls\/8\/reviews$/, mark);
     expect(posted).toHaveLength(1);
     expect((posted[0]!.body as { comments: unknown[] }).comments).toHaveLength(30);
-  }, 60_000);
+  });
 
   it("fails the check with the exact problem when .github/hcp-bot.yml is invalid", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": "review:\n  mode: shout\n" } });
@@ -306,6 +333,29 @@ describe("pull request review", () => {
     expect(check.output.summary).toMatch(/review\.mode/);
     expect(await reviewComments(9)).toEqual([]);
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": null } });
+  });
+
+  it("reads [tool.hcp-bot] from the default branch's pyproject.toml when there is no .github/hcp-bot.yml", async () => {
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": '[project]\nname = "mb"\n\n[tool.hcp-bot]\nreview.mode = "shout"\n' } });
+    const head = openPr(109, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 109, head));
+    const check = await latestCheck(head);
+    expect(check.conclusion).toBe("failure");
+    expect(check.output.summary).toMatch(/pyproject\.toml \[tool\.hcp-bot\] has 1 problem\(s\): review\.mode/);
+    gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { "pyproject.toml": null } });
+  });
+
+  it("honours a # noqa on the reported line: no comment for it, the unused code reported as HCP100", async () => {
+    const quiet = BROKEN.replace('cfg.model.cp_comm_type = "a2a+p2p"\n', 'cfg.model.cp_comm_type = "a2a+p2p"  # noqa: HCP001, HCP002\n');
+    expect(quiet).not.toBe(BROKEN);
+    const head = openPr(110, { [RECIPE_PATH]: quiet }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 110, head));
+    const bodies = (await reviewComments(110)).map((c) => c.body);
+    expect(bodies.some((b) => b.includes("**HCP001**"))).toBe(false);
+    expect(bodies.some((b) => b.includes("**HCP100**"))).toBe(true);
+    const noqa = openPr(111, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
+    await deliver("pull_request", prPayload("opened", 111, noqa));
+    expect((await reviewComments(111)).some((c) => c.body.includes("**HCP001**"))).toBe(true);
   });
 
   it("retries a 500 from GitHub and completes the review", async () => {

@@ -27,7 +27,7 @@ describe("who may spend GPU time", () => {
       const reply = (await comments(pr.number)).at(-1)!;
       expect(reply.body).toMatch(new RegExp(`@${login} no smoke run: .*needs write access`));
     }
-  }, 30_000);
+  });
 
   it("refuses when GitHub cannot say what the commenter may do (fails closed)", async () => {
     const pr = openPr();
@@ -37,7 +37,7 @@ describe("who may spend GPU time", () => {
     expect(dispatches().length).toBe(before);
     // The reason names the person without pinging them again (a zero-width space follows the @).
     expect((await comments(pr.number)).at(-1)!.body).toMatch(/could not read @\u200bmaint's permission/);
-  }, 30_000);
+  });
 
   it("ignores bots, edited comments and commands inside code blocks", async () => {
     const pr = openPr();
@@ -46,7 +46,7 @@ describe("who may spend GPU time", () => {
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint", { action: "edited" }));
     await deliver("issue_comment", commentPayload(pr.number, "Try this:\n```\n/hcp smoke\n```\n> /hcp smoke", "maint"));
     expect(gh.calls.slice(mark).filter((c) => c.method !== "GET" && !c.path.includes("access_tokens"))).toEqual([]);
-  }, 30_000);
+  });
 
   it("never dispatches a command GitHub would not show: a collapsed <details>, an <img alt>, a <div hidden>", async () => {
     const pr = openPr();
@@ -61,7 +61,7 @@ describe("who may spend GPU time", () => {
     expect(dispatches().length).toBe(before);
     await deliver("issue_comment", commentPayload(pr.number, "<details><summary>x</summary>\n\nnothing\n\n</details>\n\n/hcp smoke", "maint"));
     expect(dispatches().length - before).toBe(1); // visible text still counts
-  }, 30_000);
+  });
 
   it("runs one smoke per PR at a time, and never dispatches the same comment twice, even after a restart", async () => {
     const pr = openPr();
@@ -79,7 +79,7 @@ describe("who may spend GPU time", () => {
     const audit = await store.auditLog({ repo: `${OWNER}/${REPO}`, limit: 50 });
     await store.close();
     expect(audit.filter((a) => a.pr === pr.number).map((a) => a.decision)).toEqual(expect.arrayContaining(["allowed", "denied"]));
-  }, 60_000);
+  });
 
   it("quotas are per installation and repository: another installation's runs and requests do not count; only the operator's cap spans them", async () => {
     // This file's installation has many runs active and many requests by maint (its quotas are generous).
@@ -116,7 +116,7 @@ describe("who may spend GPU time", () => {
     } finally {
       await capped.stop();
     }
-  }, 60_000);
+  });
 
   it("runs a fork's PR (even by a writer) only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });
@@ -132,14 +132,14 @@ describe("who may spend GPU time", () => {
     } finally {
       gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
     }
-  }, 30_000);
+  });
 
   it("runs a fork's PR without copy-pr-bot when not required, because an allowed person asked", async () => {
     const pr = openPr({ author: "outsider", fork: "outsider/mb" });
     const before = dispatches().length;
     await deliver("issue_comment", commentPayload(pr.number, "/hcp smoke", "maint"));
     expect(dispatches().length - before).toBe(1);
-  }, 30_000);
+  });
 
   it("runs an untrusted author's PR only once copy-pr-bot mirrored the pinned SHA, when required", async () => {
     gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": `${CONFIG}  require_copy_pr_bot: true\n` } });
@@ -155,5 +155,5 @@ describe("who may spend GPU time", () => {
     } finally {
       gh.addCommit({ owner: OWNER, repo: REPO, branch: "main", base: "main", files: { ".github/hcp-bot.yml": CONFIG } });
     }
-  }, 30_000);
+  });
 });

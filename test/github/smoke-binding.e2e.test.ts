@@ -55,7 +55,7 @@ describe("which workflow run is the smoke run", () => {
       gh.state.dispatchReturnsRunDetails = true;
       await restart();
     }
-  }, 30_000);
+  });
 
   it("a title binds only a run the app started, from the dispatched commit, whose job carries the request's id and SHA", async () => {
     gh.state.dispatchReturnsRunDetails = false;
@@ -86,7 +86,7 @@ describe("which workflow run is the smoke run", () => {
       gh.state.dispatchReturnsRunDetails = true;
       await restart();
     }
-  }, 30_000);
+  });
 
   it("without run details from the dispatch (older GitHub Enterprise), finds the run by its run-name, or binds it when it reports", async () => {
     gh.state.dispatchReturnsRunDetails = false;
@@ -107,7 +107,7 @@ describe("which workflow run is the smoke run", () => {
     } finally {
       gh.state.dispatchReturnsRunDetails = true;
     }
-  }, 30_000);
+  });
 
   it("a run cancelled before it could be found is bound by its title (ours only) and cancelled when it shows up", async () => {
     gh.state.dispatchReturnsRunDetails = false;
@@ -128,7 +128,7 @@ describe("which workflow run is the smoke run", () => {
       gh.state.dispatchReturnsRunDetails = true;
       await restart();
     }
-  }, 30_000);
+  });
 });
 
 describe("the commit as of the comment", () => {
@@ -152,5 +152,5 @@ describe("the commit as of the comment", () => {
     await deliver("issue_comment", commentPayload(pr.number, `/hcp smoke sha=${pushed.slice(0, 7)}`, "maint", { createdAt: wrote }));
     expect(dispatches().length - before).toBe(1);
     expect((dispatches().at(-1)!.inputs as Record<string, string>).sha).toBe(pushed);
-  }, 30_000);
+  });
 });

@@ -33,7 +33,7 @@ beforeAll(async () => {
   store = SqliteStore.open(settings.dataDir);
   bot = await startServer(settings, { store, sweepIntervalMs: 0, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
   flow = new SmokeFlow({ gh, bot: () => bot, secret: SECRET });
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -71,7 +71,7 @@ describe("/hcp smoke compare=p2p", () => {
     expect(text).toMatch(/3\s+11\.2043\s+11\.2051\s+0\.01 %/);
     expect(request.comparison).toMatchObject({ status: "compared", speedup: 1.18, flags: [], bound: { maxSpeedup: 1.65, cp: 4, sizes: [2, 2] } });
     expect(request.verdictSummary).toMatch(/A\/B: HCP 1\.18x the p2p throughput/);
-  }, 60_000);
+  });
 
   it("HCP implausibly faster (3.4x, far beyond the 1.65x a2a+p2p can buy at CP 4): flagged as the silent-off signature, though no GPU peak is crossed", async () => {
     const { check, request } = await abRun(abArtifact({ ms: [2000, 350], lmLoss: [11.7712, 11.5021] }, { ms: [2100, 1190], lmLoss: [11.7712, 11.5022] }));
@@ -81,7 +81,7 @@ describe("/hcp smoke compare=p2p", () => {
     expect(request.verdict?.throughput.implausible).toBe(false); // 700 TFLOP/s is below any peak: only the A/B bound sees it
     expect(check.output.title).toMatch(/HCP 3\.40x the p2p throughput \(AB001: implausible\)/);
     expect(visibleText(check.output.summary)).toMatch(/AB001 HCP 3\.40x the p2p throughput, beyond the 1\.65x that a2a\+p2p can buy over p2p at CP 4 \[2, 2\].*silently off/);
-  }, 60_000);
+  });
 
   it("a loss difference beyond 1 % is a numerics warning (AB002) that keeps the pass and says the signal is weak", async () => {
     const { check, request } = await abRun(abArtifact({ ms: [5000, 1050], lmLoss: [11.7712, 11.2012] }, { ms: [5100, 1100], lmLoss: [11.7712, 11.5022] }));
@@ -89,7 +89,7 @@ describe("/hcp smoke compare=p2p", () => {
     expect(request.comparison?.flags.map((f) => [f.id, f.severity])).toEqual([["AB002", "warning"]]);
     expect(visibleText(check.output.summary)).toMatch(/AB002 lm loss differs by 2\.6 % at iteration 2 .*weak signal: 2 iteration\(s\) from random initialisation/);
     expect(check.output.title).toContain("HCP 1.05x the p2p throughput");
-  }, 60_000);
+  });
 
   it("a failed reference leg keeps the HCP leg's verdict and says why the comparison is missing", async () => {
     const { check, request } = await abRun(abArtifact({ ms: [5000, 1000], lmLoss: [11.7712, 11.5021] }, { failed: true }));
@@ -99,7 +99,7 @@ describe("/hcp smoke compare=p2p", () => {
     expect(request.comparison).toMatchObject({ status: "missing", speedup: null });
     expect(request.comparison?.why).toMatch(/^the p2p reference leg failed \(/);
     expect(visibleText(check.output.summary)).toMatch(/No p2p comparison: the p2p reference leg failed/);
-  }, 60_000);
+  });
 
   it("a reference leg whose log is not what the runner hashed is no comparison (and the HCP verdict stands)", async () => {
     const files = abArtifact({ ms: [5000, 1000], lmLoss: [11.7712, 11.5021] }, { ms: [5000, 3000], lmLoss: [11.7712, 11.5022] });
@@ -113,7 +113,7 @@ describe("/hcp smoke compare=p2p", () => {
     expect(request.verdict?.status).toBe("pass");
     expect(request.comparison?.status).toBe("missing");
     expect(request.comparison?.why).toMatch(/reference leg's files are not what the runner wrote: reference\.log has SHA-256/);
-  }, 60_000);
+  });
 
   it("refuses compare for a run that is not a2a+p2p, and with fewer than two iterations, before any GPU time", async () => {
     const flat = await flow.smokeOn(REPO, "maint", "/hcp smoke compare=p2p model.cp_comm_type=p2p sizes=none");
@@ -123,5 +123,5 @@ describe("/hcp smoke compare=p2p", () => {
     const bodies = [...gh.state.issueComments.values()].map((c) => visibleText(c.body));
     expect(bodies.some((b) => /compare=p2p compares cp_comm_type a2a\+p2p with p2p/.test(b))).toBe(true);
     expect(bodies.some((b) => /compare=p2p needs iters of at least 2/.test(b))).toBe(true);
-  }, 60_000);
+  });
 });

@@ -17,7 +17,7 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     const reply = (await comments(pr.number)).at(-1)!.body;
     expect(reply).toMatch(/pre-flight check found/);
     expect(reply).toMatch(/HCP007/);
-  }, 30_000);
+  });
 
   it("dispatches a recipe the pre-flight cannot find (run_recipe.py knows better), and says what was not checked", async () => {
     const pr = openPr();
@@ -26,7 +26,7 @@ describe("pre-flight, cancel, help and queue timeouts", () => {
     expect(dispatches().length - before).toBe(1);
     const reply = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke") && c.body.includes("qwen3_dynamic_pretrain_config"))!;
     expect(visibleText(reply.body)).toContain(`The pre-flight did not find recipe qwen3_dynamic_pretrain_config at ${pr.sha.slice(0, 12)}, so it checked the overrides alone.`);
-  }, 30_000);
+  });
 
   it("follows a builder the recipe imports from outside the recipe folders, read at the pinned SHA", async () => {
     const BUILDER = "src/megatron/bridge/training/shared_builders.py";
@@ -62,7 +62,7 @@ def imported_builder_pretrain_config():
     const good = open(8192);
     await deliver("issue_comment", commentPayload(good.number, "/hcp smoke recipe=imported_builder_pretrain_config", "maint"));
     expect(dispatches().length - before).toBe(1);
-  }, 60_000);
+  });
 
   it("answers a grammar error with what is allowed", async () => {
     const pr = openPr();
@@ -70,7 +70,7 @@ def imported_builder_pretrain_config():
     const reply = (await comments(pr.number)).at(-1)!.body;
     expect(reply).toMatch(/line 1/);
     expect(dispatches().every((d) => !JSON.stringify(d.inputs).includes("rm -rf"))).toBe(true);
-  }, 30_000);
+  });
 
   it("cancels the run with /hcp cancel", async () => {
     const pr = openPr();
@@ -81,7 +81,7 @@ def imported_builder_pretrain_config():
     expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${sent.runId}/cancel`))).toBe(true);
     expect((await smokeCheck(pr.sha))!.conclusion).toBe("cancelled");
     expect((await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!.body).toMatch(/cancelled by @maint/);
-  }, 30_000);
+  });
 
   it("starts a smoke run from the button on the HCP review check run, with the same checks", async () => {
     const pr = openPr();
@@ -107,7 +107,7 @@ def imported_builder_pretrain_config():
     await restart();
     await deliver("check_run", action("maint"), "button-delivery-1");
     expect(dispatches().length - before).toBe(1);
-  }, 30_000);
+  });
 
   it("a comment whose handling failed before dispatch (GitHub down) runs once GitHub is back: its durable job retries; redeliveries add nothing", async () => {
     const pr = openPr();
@@ -124,7 +124,7 @@ def imported_builder_pretrain_config():
     await new Promise((r) => setTimeout(r, 2500)); // the redelivery's job runs after the first (one key at a time)
     await bot.idle();
     expect(dispatches().length - before).toBe(1);
-  }, 30_000);
+  });
 
   it("a dispatch or reply GitHub did but answered 502 happens once: the bot looks (runs by run-name, comments by marker) before it sends again", async () => {
     const smokeComments = async (pr: number) => (await comments(pr)).filter((c) => c.body.includes("hcp-bot:smoke"));
@@ -146,7 +146,7 @@ def imported_builder_pretrain_config():
     expect(gh.pendingInjections()).toEqual([]);
     expect(dispatches().length - dropped.before).toBe(1);
     expect(await smokeComments(dropped.pr.number)).toHaveLength(1);
-  }, 60_000);
+  });
 
   it("a reply GitHub posted but answered 502 is posted once", async () => {
     const pr = openPr();
@@ -154,13 +154,13 @@ def imported_builder_pretrain_config():
     await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
     expect(gh.pendingInjections()).toEqual([]);
     expect((await comments(pr.number)).filter((c) => c.body.includes("/hcp smoke"))).toHaveLength(1);
-  }, 30_000);
+  });
 
   it("answers /hcp help", async () => {
     const pr = openPr();
     await deliver("issue_comment", commentPayload(pr.number, "/hcp help", "reader"));
     expect((await comments(pr.number)).at(-1)!.body).toMatch(/\/hcp smoke/);
-  }, 30_000);
+  });
 
   it("ends a run no GPU runner picked up as timed_out, and cancels it", async () => {
     await restart({ sweepIntervalMs: 50 });
@@ -175,5 +175,5 @@ def imported_builder_pretrain_config():
     expect(check.conclusion).toBe("timed_out");
     expect(check.output.summary).toMatch(/No self-hosted runner with the labels `self-hosted, linux, gpu-4`/);
     expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${sent.runId}/cancel`))).toBe(true);
-  }, 30_000);
+  });
 });

@@ -79,7 +79,7 @@ describe("an older installed workflow", () => {
     await deliver("workflow_run", runPayload("completed", { id: sent[0]!.runId, status: "completed", conclusion: "success", display_title: title }, r.payloadRepo));
     const done = (await r.checks(pr.sha)).check_runs[0]!;
     expect(done.conclusion).toBe("success");
-  }, 30_000);
+  });
 
   it("asks for what the old workflow cannot do (8 GPUs, 5 iterations): the reply says it runs its defaults instead", async () => {
     const r = repoWith("legacy-asks", SIX_INPUTS);
@@ -89,7 +89,7 @@ describe("an older installed workflow", () => {
     const reply = visibleText((await r.comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!.body);
     expect(reply).toContain("nproc=8: it runs smoke-run's default of 4 GPUs, not the 8 asked for");
     expect(reply).toContain("iters=5: it runs smoke-run's default of 2 iterations, not the 5 asked for");
-  }, 30_000);
+  });
 
   it("once upgraded (a new commit of the file), every input is sent and nothing is said about the workflow", async () => {
     const r = repoWith("upgraded", SIX_INPUTS);
@@ -103,7 +103,7 @@ describe("an older installed workflow", () => {
     expect(Object.keys(sent[1]!.inputs as object)).toEqual(expect.arrayContaining(["nproc", "iters", "expect_hcp"]));
     const reply = visibleText((await r.comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"))!.body);
     expect(reply).not.toContain("init-workflow");
-  }, 30_000);
+  });
 
   it("`/hcp status` and /healthz say the installed workflow is older than the bot", async () => {
     const r = repoWith("legacy-status", SIX_INPUTS);
@@ -129,7 +129,7 @@ describe("an older installed workflow", () => {
     const other = current.openPr();
     await current.say(other.number, "/hcp status");
     expect(visibleText((await current.comments(other.number)).at(-1)!.body)).not.toContain("older");
-  }, 30_000);
+  });
 });
 
 describe("a workflow the bot cannot dispatch is refused before anything is queued", () => {
@@ -148,22 +148,22 @@ describe("a workflow the bot cannot dispatch is refused before anything is queue
     const pushOnly = smokeWorkflowFile().replace(/^on:\n {2}workflow_dispatch:\n/m, "on:\n  push:\n    branches: [main]\n  workflow_call:\n");
     expect(pushOnly).not.toContain("workflow_dispatch:");
     await refusedBefore(pushOnly, "no-dispatch", /no smoke run: \.github\/workflows\/hcp-smoke\.yml has no workflow_dispatch trigger, so hcp-bot cannot start it; render it again with npx hcp-bot init-workflow --force/);
-  }, 30_000);
+  });
 
   it("no workflow file on the default branch", async () => {
     await refusedBefore(null, "no-workflow", /no smoke run: the workflow \.github\/workflows\/hcp-smoke\.yml was not found on main: add it with npx hcp-bot init-workflow/);
-  }, 30_000);
+  });
 
   it("a required input the bot cannot fill", async () => {
     const extra = smokeWorkflowFile().replace("    inputs:\n", '    inputs:\n      cluster:\n        description: "Which cluster"\n        required: true\n        type: string\n');
     await refusedBefore(extra, "needs-cluster", /requires the input\(s\) cluster, which hcp-bot does not know how to fill/);
-  }, 30_000);
+  });
 
   it("a workflow without the sha input (a run that could not be tied to the pinned commit)", async () => {
     const noSha = SIX_INPUTS.replace(/ {6}sha:\n( {8}.*\n)+/, "");
     expect(noSha).not.toMatch(/^ {6}sha:/m);
     await refusedBefore(noSha, "no-sha", /does not declare the input\(s\) sha/);
-  }, 30_000);
+  });
 
   it("the check-run button gets the same refusal", async () => {
     const r = repoWith("button-no-workflow", null);
@@ -178,5 +178,5 @@ describe("a workflow the bot cannot dispatch is refused before anything is queue
     });
     expect(r.dispatches()).toHaveLength(0);
     expect(visibleText((await r.comments(pr.number)).at(-1)!.body)).toMatch(/was not found on main/);
-  }, 30_000);
+  });
 });

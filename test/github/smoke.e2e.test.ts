@@ -50,7 +50,7 @@ describe("/hcp smoke on a pull request", () => {
     const story = (await comments(pr.number)).find((c) => c.id === reply.id)!;
     expect(story.body).toMatch(/Smoke run passed/);
     expect(story.body).toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP/);
-  }, 30_000);
+  });
 
   it("fails a run whose log shows only the flat CP group (HCP silently off)", async () => {
     const { pr, sent, id } = await smokeOn({ login: "admin1" });
@@ -58,7 +58,7 @@ describe("/hcp smoke on a pull request", () => {
     const check = (await smokeCheck(pr.sha))!;
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/without hierarchical CP|hcp-inactive/);
-  }, 30_000);
+  });
 
   it("does not pass a log without the run's probe key, with another run's key, or that answers another request (CP=2 [2, 1] for CP=4 [2, 2])", async () => {
     const judge = async (log: string, facts: string) => {
@@ -78,13 +78,16 @@ describe("/hcp smoke on a pull request", () => {
     const mismatched = await judge(MISMATCHED_LOG, runnerFacts());
     expect(mismatched.conclusion).toBe("failure");
     expect(visibleText(mismatched.output.summary)).toMatch(/HCP004/);
-    // One printed line is not a run: a forged report among the real ones changes nothing, and
-    // a forged flat one does not fail it either (listed as untrusted).
-    const forged = PASSING_LOG.replace("[probe rank 0] done", 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":null,"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done');
-    const withForged = await judge(forged, runnerFacts());
+    // One printed line is not a run: a forged HCP report among the real ones changes nothing
+    // (listed as untrusted), while a forged flat one counts against the run: untrusted
+    // evidence can only make a verdict worse.
+    const report = (levels: string) => 'HCP-PROBE {"v":2,"rank":0,"world_size":4,"cp_size":4,"levels":' + levels + ',"mac":"' + "a".repeat(64) + '"}\n[probe rank 0] done';
+    const withForged = await judge(PASSING_LOG.replace("[probe rank 0] done", report('[{"level":0,"size":2,"ranks":[0,1]},{"level":1,"size":2,"ranks":[0,2]}]')), runnerFacts());
     expect(withForged.conclusion).toBe("success");
     expect(visibleText(withForged.output.summary)).toMatch(/1 HCP-PROBE report\(s\) without a valid MAC: listed as untrusted/);
-  }, 60_000);
+    const withForgedFlat = await judge(PASSING_LOG.replace("[probe rank 0] done", report("null")), runnerFacts());
+    expect(withForgedFlat.conclusion).toBe("failure");
+  });
 
   it("judges with the runner's facts about the run (its GPU for the TFLOP/s check, its time limit), not its verdict", async () => {
     const judge = async (log: string, hint: object) => {
@@ -103,7 +106,7 @@ describe("/hcp smoke on a pull request", () => {
     const killed = await judge(PASSING_LOG, { exitCode: null, timedOut: true, signal: "SIGKILL" });
     expect(killed.conclusion).toBe("failure");
     expect(visibleText(killed.output.summary)).toMatch(/killed by the harness time limit \(SIGKILL\)/);
-  }, 30_000);
+  });
 
   it("reads the runner's own smoke.log and verdict.json from the artifact, not look-alikes, and not a huge verdict.json", async () => {
     const judge = async (files: Record<string, string>) => {
@@ -118,7 +121,7 @@ describe("/hcp smoke on a pull request", () => {
     // Over 256 KB is not a verdict.json the runner wrote: ignored, so the exit status is unknown.
     const huge = await judge({ "smoke.log": PASSING_LOG, "verdict.json": " ".repeat(300 * 1024) + hint });
     expect(huge.conclusion).not.toBe("success");
-  }, 30_000);
+  });
 
   it("does not download a log artifact over the size limit, and says why (inconclusive, never a pass)", async () => {
     await restart({ smoke: smokeTuning({ maxArtifactBytes: 1024 }) });
@@ -134,7 +137,7 @@ describe("/hcp smoke on a pull request", () => {
     } finally {
       await restart();
     }
-  }, 30_000);
+  });
 
   it("reads the job log when no artifact was uploaded", async () => {
     const { pr, before, sent, id } = await smokeOn();
@@ -149,7 +152,7 @@ describe("/hcp smoke on a pull request", () => {
     expect(check.output.summary).toMatch(/job log/);
     expect(visibleText(check.output.summary)).toMatch(/root cause rank 1 \(local_rank 1\), exitcode 1/);
     expect(check.output.summary).not.toMatch(/HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L0/);
-  }, 30_000);
+  });
 });
 
 describe("a failed or forged run never turns the check green", () => {
@@ -176,7 +179,7 @@ describe("a failed or forged run never turns the check green", () => {
     const noHint = await smokeOn();
     await finishRun(noHint.sent, noHint.id, { "smoke.log": DONE_LOG }, { conclusion: "failure" });
     expect((await conclusionOf(noHint.pr)).conclusion).not.toBe("success");
-  }, 30_000);
+  });
 
   it("a passing job log without an artifact is at best inconclusive (the job log alone is not evidence)", async () => {
     const { pr, sent, id } = await smokeOn();
@@ -186,7 +189,7 @@ describe("a failed or forged run never turns the check green", () => {
     expect(check.output.summary).toMatch(/no log artifact was uploaded/);
     const story = (await comments(pr.number)).find((c) => c.body.includes("hcp-bot:smoke"));
     expect(story?.body).toMatch(/Smoke run inconclusive: not a pass/);
-  }, 30_000);
+  });
 
   it("an early fake `HCP smoke verdict:` line (and a fake report) printed by the code under test does not cut the log", async () => {
     const { pr, sent, id } = await smokeOn();
@@ -197,7 +200,7 @@ describe("a failed or forged run never turns the check green", () => {
     const check = await conclusionOf(pr);
     expect(check.conclusion).toBe("failure");
     expect(check.output.summary).toMatch(/out of memory/i); // judged past the fake lines
-  }, 30_000);
+  });
 
   it("an artifact whose smoke.log or verdict.json is not what the runner hashed fails the run, even when the job succeeded", async () => {
     for (const tamper of ["smoke.log", "verdict.json"] as const) {
@@ -214,14 +217,14 @@ describe("a failed or forged run never turns the check green", () => {
     const { pr, sent, id } = await smokeOn();
     await finishRun(sent, id, { "smoke.log": DONE_LOG, "verdict.json": hint });
     expect((await conclusionOf(pr)).conclusion).toBe("success");
-  }, 60_000);
+  });
 
   it("a job log without the runner's report (killed runner, or a report whose nonce does not match its commitment) is never a pass", async () => {
     const { pr, sent, id } = await smokeOn();
     const files = { "smoke.log": DONE_LOG, "verdict.json": hint };
     await finishRun(sent, id, files, { jobLog: await runnerJobLog(files, { report: false }) });
     expect((await conclusionOf(pr)).conclusion).not.toBe("success");
-  }, 30_000);
+  });
 
   it("reads smoke.log and verdict.json at the artifact's root only", async () => {
     const { pr, sent, id } = await smokeOn();
@@ -230,7 +233,7 @@ describe("a failed or forged run never turns the check green", () => {
     const check = await conclusionOf(pr);
     expect(check.conclusion).not.toBe("success");
     expect(check.output.summary).toMatch(/holds no smoke\.log at its root/);
-  }, 30_000);
+  });
 });
 
 describe("text from the log never becomes markup", () => {
@@ -248,5 +251,5 @@ describe("text from the log never becomes markup", () => {
       expect(seen.hrefs.filter((h) => !h.startsWith(gh.url))).toEqual([]); // its own links to the run only
       expect(seen.mentions.filter((m) => m !== "maint")).toEqual([]);
     }
-  }, 30_000);
+  });
 });

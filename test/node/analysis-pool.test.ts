@@ -6,6 +6,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../src/core/analyze/index.ts";
 import { createAnalysisPool } from "../../src/node/analysis-pool.ts";
+import { adviseReplyMarkdown, adviseReplySlack } from "../../src/core/render/layout/advice.ts";
 import { AnalysisWorker } from "../../src/node/parallel.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 import { root } from "../support/cli.ts";
@@ -37,7 +38,7 @@ describe("the analysis thread", () => {
       await pool.close();
     }
     await expect(pool.analyze(files)).rejects.toThrow(/closed/);
-  }, 60_000);
+  });
 
   it("replaces a thread that died: what it held fails, the next analysis runs on a new thread", async () => {
     const files = filesUnder(join(root, "fixtures", "recipes")).filter((f) => !f.path.endsWith("common.py"));
@@ -64,5 +65,25 @@ describe("the analysis thread", () => {
     } finally {
       await pool.close();
     }
-  }, 60_000);
+  });
+
+  it("renders /hcp advise replies on its thread, as the calling thread renders them", async () => {
+    const started: AnalysisWorker[] = [];
+    const pool = createAnalysisPool(1, () => {
+      const w = new AnalysisWorker();
+      started.push(w);
+      return w;
+    });
+    try {
+      // The largest layout the advisor takes (65,536 GPUs), and one it refuses.
+      for (const command of [{ kind: "advise", cp: 8, tp: 2, nodes: 2 }, { kind: "advise", cp: 8, domainGpus: 64, domain: "node", nodes: 1024 }, { kind: "advise", cp: 8, domainGpus: 1024, domain: "node", nodes: 4096 }] as const) {
+        expect(await pool.advise.markdown(command)).toBe(adviseReplyMarkdown(command));
+        expect(await pool.advise.slack(command)).toEqual(adviseReplySlack(command));
+      }
+      expect(started).toHaveLength(1);
+      expect(started[0]!.dead).toBe(false);
+    } finally {
+      await pool.close();
+    }
+  });
 });

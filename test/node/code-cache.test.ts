@@ -46,7 +46,7 @@ function cacheFiles(cacheDir: string): string[] {
 let uncached: Run;
 beforeAll(async () => {
   uncached = await lint("off");
-}, 60_000);
+});
 
 describe("hcp-bot lint with Node's compile cache", () => {
   it("the first lint writes the cache, the next starts from it, and both answer what an uncached lint does", async () => {

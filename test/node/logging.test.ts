@@ -67,7 +67,7 @@ const isJson = (line: string) => {
 };
 const PRETTY = /^\[\d\d:\d\d:\d\d\] (?:\u001b\[\d+m)?INFO(?:\u001b\[\d+m)? \(hcp-bot\)/;
 
-describe("hcp-bot serve logging", { timeout: 60_000 }, () => {
+describe("hcp-bot serve logging", () => {
   it("piped: JSON lines a collector can parse, and nothing about Smee", async () => {
     const r = await serve(setupEnv());
     const out = lines(r.stdout);

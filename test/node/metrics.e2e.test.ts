@@ -67,14 +67,14 @@ beforeAll(async () => {
   gh.setPermission("maint", "write");
   bot = await startServer(botSettings({ githubUrl: gh.url, appId: 6161, secret: SECRET, extra: { HCP_METRICS_TOKEN: TOKEN } }), { sweepIntervalMs: 0, clock: instantClock, smoke: { runLookup: { attempts: 2, delayMs: 10 } } });
   flow = new SmokeFlow({ gh, bot: () => bot, secret: SECRET });
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
   await gh?.close();
 });
 
-describe("/metrics", { timeout: 60_000 }, () => {
+describe("/metrics", () => {
   it("is not public: 401 without the token or with a wrong one", async () => {
     for (const auth of [undefined, "Bearer wrong-token-0123456789", `Basic ${TOKEN}`]) {
       const res = await scrape(auth);
@@ -126,10 +126,10 @@ describe("/metrics", { timeout: 60_000 }, () => {
     expect(value(samples, "hcp_bot_store_errors_total")).toBe(0);
     expect(value(samples, "process_resident_memory_bytes")).toBeGreaterThan(0);
     expect(gh.violations).toEqual([]);
-  }, 60_000);
+  });
 });
 
-describe("/metrics and the Slack Web API", { timeout: 60_000 }, () => {
+describe("/metrics and the Slack Web API", () => {
   it("counts Slack's waits (429 Retry-After, 5xx backoff) and give-ups, next to GitHub's", async () => {
     const SLACK_SECRET = "metrics-slack-secret";
     const slack = await startFakeSlack({ token: "xoxb-test" });
@@ -179,7 +179,7 @@ describe("/metrics and the Slack Web API", { timeout: 60_000 }, () => {
   });
 });
 
-describe("/metrics off by default", { timeout: 60_000 }, () => {
+describe("/metrics off by default", () => {
   it("answers 404 when HCP_METRICS_TOKEN is not set", async () => {
     const plain = await startServer(botSettings({ githubUrl: gh.url, appId: 6161, secret: SECRET }), { sweepIntervalMs: 0 });
     try {

@@ -31,7 +31,7 @@ describe("ParallelAnalyzer", () => {
     } finally {
       await analyzer.close();
     }
-  }, 60_000);
+  });
 
   it("gives every shard the modules its recipes import builders from, wherever those modules landed", async () => {
     const corpus = generateCorpus(140, 20, 20, 7);
@@ -54,7 +54,7 @@ describe("ParallelAnalyzer", () => {
     } finally {
       await analyzer.close();
     }
-  }, 60_000);
+  });
 
   it("a shard's library follows re-exports through the shard's own modules (a compatibility module in the same shard)", () => {
     const recipe = { path: "src/megatron/bridge/perf_recipes/fam/b300/fam.py", text: "from megatron.bridge.recipes.fam.fam import fam_config\n\n\ndef fam_perf_config():\n    return fam_config()\n" };

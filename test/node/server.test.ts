@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appKeys } from "../support/bot-harness.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
@@ -28,7 +29,7 @@ function setupPort(child: ChildProcess): Promise<number> {
       if (m) resolve(Number(m[1]));
     });
     child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 20_000);
+    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), PATIENCE_MS);
   });
 }
 
@@ -41,7 +42,7 @@ describe("hcp-bot serve without credentials", () => {
     // Probot reads app.yml and package.json from the working folder, as in a checkout.
     child = spawn(process.execPath, [bin, "serve"], { cwd: root, env: cleanEnv({ PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: cwd }) });
     port = await setupPort(child);
-  }, 30_000);
+  });
 
   afterAll(() => {
     child?.kill("SIGTERM");
@@ -92,7 +93,7 @@ describe("hcp-bot serve without credentials", () => {
     } finally {
       socket.destroy();
     }
-  }, 20_000);
+  });
 
   it("passes the Dockerfile's HEALTHCHECK command", async () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
@@ -145,7 +146,7 @@ describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
     } finally {
       child.kill("SIGTERM");
     }
-  }, 30_000);
+  });
 });
 
 describe("hcp-bot serve with a malformed setting", () => {
@@ -162,5 +163,5 @@ describe("hcp-bot serve with a malformed setting", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(line);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
-  }, 20_000);
+  });
 });

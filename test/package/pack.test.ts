@@ -26,7 +26,7 @@ const ALLOWED = [
   /^README\.md$/,
   /^LICENSE$/,
   /^bin\/(hcp-bot\.js|package\.json)$/,
-  /^dist\/(main|index|node|extract-worker)\.js$/,
+  /^dist\/(main|index|node|extract-worker|artifact-worker)\.js$/,
   /^dist\/lint(-start)?\.cjs$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
@@ -36,7 +36,7 @@ const ALLOWED = [
   /^data\/megatron-bridge-recipes\.json$/,
   /^src\/runner\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
@@ -59,7 +59,7 @@ beforeAll(async () => {
   mkdirSync(app);
   writeConsumer(app, tarball, join(root, "package-lock.json"));
   await run(npm, ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: app, maxBuffer: 16 * 1024 * 1024 });
-}, 300_000);
+});
 
 describe("the tarball", () => {
   it("holds what runs and nothing else: no tests, fixtures, sources, source maps or build scripts", () => {
@@ -79,7 +79,7 @@ describe("the tarball", () => {
   });
 });
 
-describe("installed into an empty folder", { timeout: 120_000 }, () => {
+describe("installed into an empty folder", () => {
   it("lint: finds the missing sizes in a recipe (exit 1), from the compiled code", async () => {
     writeFileSync(join(app, "recipe.py"), readFileSync(join(root, "fixtures", "cli", "hcp_recipes.py")));
     // A cache folder of its own: the code cache written there shows the lint ran from dist/lint.cjs
@@ -182,7 +182,7 @@ describe("installed into an empty folder", { timeout: 120_000 }, () => {
   });
 });
 
-describe("the Docker image's layout", { timeout: 120_000 }, () => {
+describe("the Docker image's layout", () => {
   it("the Dockerfile packs the build and runs the unpacked package, never the sources", () => {
     const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
     expect(dockerfile).toMatch(/RUN npm run build && mkdir \/pkg && npm pack --ignore-scripts --pack-destination \/pkg/);

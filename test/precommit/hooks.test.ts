@@ -131,5 +131,5 @@ describe(".pre-commit-hooks.yaml", () => {
     expect(all.stdout).toMatch(new RegExp(`^${selected.length} file\\(s\\)`, "m"));
     const ok = runEntry(dir, ["src/megatron/bridge/recipes/llama/h100/llama3.py"]);
     expect(ok.status, ok.stdout + ok.stderr).toBe(0);
-  }, 60_000);
+  });
 });

@@ -110,5 +110,5 @@ describe("analyzer on mutated fixtures", () => {
       }),
       { numRuns: 300, seed: 424242 },
     );
-  }, 120_000);
+  });
 });

@@ -49,5 +49,5 @@ describe("quoted ${X:-default} values", () => {
     const report = JSON.parse(run.stdout) as { findings: Array<{ ruleId: string; severity: string }> };
     expect(report.findings.filter((f) => f.ruleId === "HCP004")).toEqual([]);
     expect(report.findings.filter((f) => f.severity === "error")).toEqual([]);
-  }, 30_000);
+  });
 });

@@ -200,7 +200,7 @@ describe("bad input never throws", () => {
     // linear read takes a few seconds on a loaded 2-core machine. Speed itself is bench:lint's.
     expect(performance.now() - t0).toBeLessThan(30_000);
     expect(setting(r.units[0], "model.context_parallel_size").value).toEqual({ known: true, value: 2 });
-  }, 60_000);
+  });
 
   it("survives odd shell", () => {
     const odd = "run_recipe.py $( \n ${ \n A=( \n `x \n '\\\n -cp";

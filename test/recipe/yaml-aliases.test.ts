@@ -127,7 +127,7 @@ describe("hcp-bot lint on override files with anchors", () => {
     expect(hcp002).toHaveLength(1);
     expect(hcp002[0]?.location.file).toMatch(/merged\.yaml$/);
     expect(run.code).toBe(1);
-  }, 30_000);
+  });
 
   it("an alias bomb is not analyzed: exit 2 with the reason", async () => {
     const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
@@ -136,5 +136,5 @@ describe("hcp-bot lint on override files with anchors", () => {
     const run = await hcpBot(["lint", bomb]);
     expect(`${run.stdout}${run.stderr}`).toMatch(/alias bomb/);
     expect(run.code).not.toBe(0);
-  }, 30_000);
+  });
 });

@@ -12,6 +12,7 @@ import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.t
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { startReplica, stopReplica, waitUntil, type Replica, type ReplicaOptions } from "../support/replicas.ts";
 import { addSmokeRepo, SMOKE_RECIPE_FILE, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "replica-secret";
 const APP_ID = 6161;
@@ -43,7 +44,7 @@ beforeAll(async () => {
   gh.setPermission("maint", "write");
   [a, b] = await Promise.all([startReplica(options("a")), startReplica(options("b"))]);
   flow = new SmokeFlow({ gh, bot: () => ({ url: a.url, idle: quiet }), secret: SECRET });
-}, 120_000);
+});
 
 afterAll(async () => {
   await Promise.all([a, b, ...extra].map((r) => stopReplica(r)));
@@ -101,7 +102,7 @@ async function quiet(ms = 1500): Promise<void> {
       since = Date.now();
     }
     return Date.now() - since >= ms;
-  }, "the fake GitHub to go quiet", 60_000);
+  }, "the fake GitHub to go quiet", PATIENCE_MS);
 }
 
 const posts = (pattern: RegExp) => gh.calls.filter((c) => c.method === "POST" && pattern.test(c.path) && !c.injected);
@@ -127,7 +128,7 @@ function openHcpPr(r: FlowRepo = R): { number: number; payload: object } {
 }
 
 async function reviewedOnce(number: number): Promise<void> {
-  await waitUntil(() => posts(new RegExp(`/issues/${number}/comments$`)).length > 0, `the review of PR ${number}`, 60_000);
+  await waitUntil(() => posts(new RegExp(`/issues/${number}/comments$`)).length > 0, `the review of PR ${number}`, PATIENCE_MS);
   await quiet();
   expect(posts(new RegExp(`/pulls/${number}/reviews$`))).toHaveLength(1);
   expect(posts(new RegExp(`/issues/${number}/comments$`))).toHaveLength(1);
@@ -144,7 +145,7 @@ describe("two replicas on one Redis", () => {
     expect(posts(/\/check-runs$/).length - checksBefore).toBe(1);
     // The review ran once, not twice with the second finding nothing new to post.
     expect(gh.calls.filter((c) => c.method === "GET" && c.path.endsWith(`/pulls/${pr.number}/files`))).toHaveLength(1);
-  }, 120_000);
+  });
 
   it("dispatches one GPU run for one /hcp smoke comment delivered to both", async () => {
     const pr = flow.openPr(R);
@@ -157,7 +158,7 @@ describe("two replicas on one Redis", () => {
     await waitUntil(() => gh.state.dispatches.length > before, "the dispatch");
     await quiet();
     expect(gh.state.dispatches.length - before).toBe(1);
-  }, 120_000);
+  });
 
   it("completes a smoke run once when its workflow_run events are split across the replicas", async () => {
     const pr = flow.openPr(R);
@@ -185,7 +186,7 @@ describe("two replicas on one Redis", () => {
     expect((verdicts[0]!.body as { conclusion?: string }).conclusion).toBe("success");
     const downloads = gh.calls.slice(patchesBefore).filter((c) => c.method === "GET" && /\/artifacts\/\d+\/zip$/.test(c.path));
     expect(downloads).toHaveLength(1);
-  }, 120_000);
+  });
 });
 
 describe("GitHub's rate limits", () => {
@@ -204,7 +205,7 @@ describe("GitHub's rate limits", () => {
     // Nobody called GitHub between the second delivery and the end of the pause GitHub asked for.
     const during = gh.calls.filter((c) => c.timestamp > deliveredAt && c.timestamp < limitedAt + 2800);
     expect(during).toEqual([]);
-  }, 120_000);
+  });
 });
 
 describe("GitHub's rate limits, per installation", () => {
@@ -218,16 +219,16 @@ describe("GitHub's rate limits, per installation", () => {
     const limitedAt = gh.calls.find((c) => c.injected && c.path.includes(`/pulls/${limited.number}/files`))!.timestamp;
     await new Promise((r) => setTimeout(r, 300)); // the pause is in Redis
     await deliverWebhook(`${b.url}/api/github/webhooks`, SECRET, "pull_request", free.payload);
-    await waitUntil(() => posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`)).length > 0, `the review of PR ${free.number}`, 60_000);
+    await waitUntil(() => posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`)).length > 0, `the review of PR ${free.number}`, PATIENCE_MS);
     const reviewedAt = posts(new RegExp(`/repos/${R.owner}/${R.repo}/issues/${free.number}/comments$`))[0]!.timestamp;
     // Well inside the other installation's pause (the whole review takes a few seconds here).
     expect(reviewedAt - limitedAt).toBeLessThan((WAIT_S - 10) * 1000);
     // The limited installation waits out what GitHub asked, then is reviewed once.
-    await waitUntil(() => posts(new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/issues/${limited.number}/comments$`)).length > 0, `the review of PR ${limited.number}`, 90_000);
+    await waitUntil(() => posts(new RegExp(`/repos/${OTHER.owner}/${OTHER.repo}/issues/${limited.number}/comments$`)).length > 0, `the review of PR ${limited.number}`, PATIENCE_MS);
     const resumed = gh.calls.filter((c) => c.path.startsWith(`/repos/${OTHER.owner}/`) && c.timestamp > limitedAt && !c.injected)[0]!;
     expect(resumed.timestamp - limitedAt).toBeGreaterThanOrEqual(WAIT_S * 1000 - 500);
     await quiet();
-  }, 150_000);
+  });
 });
 
 describe("Redis going away", () => {
@@ -249,7 +250,7 @@ describe("Redis going away", () => {
     const statuses = await Promise.all([a, b].map((r) => deliverWebhook(`${r.url}/api/github/webhooks`, SECRET, "pull_request", pr.payload, id)));
     expect(statuses).toEqual([200, 200]);
     await reviewedOnce(pr.number);
-  }, 120_000);
+  });
 });
 
 describe("a lease lost while Redis is away", () => {
@@ -273,9 +274,9 @@ describe("a lease lost while Redis is away", () => {
     link.cut();
     try {
       // The lease (4 s) passes; a replica that still sees Redis takes the job.
-      await waitUntil(() => stalled() === 2, "another replica to take the job whose lease passed", 60_000);
+      await waitUntil(() => stalled() === 2, "another replica to take the job whose lease passed", PATIENCE_MS);
       letGo();
-      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, `the review of PR ${pr.number}`, 60_000);
+      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, `the review of PR ${pr.number}`, PATIENCE_MS);
       await quiet(3000);
     } finally {
       letGo();
@@ -288,7 +289,7 @@ describe("a lease lost while Redis is away", () => {
     expect(cut.output()).toMatch(/lease was lost/);
     await stopReplica(cut);
     link.close();
-  }, 150_000);
+  });
 });
 
 describe("a process killed mid-review", () => {
@@ -308,7 +309,7 @@ describe("a process killed mid-review", () => {
     // No replica lost the job: the store holds none (the status lists pending jobs).
     const health = (await (await fetch(`${restarted.url}/healthz`, { headers: { authorization: `Bearer ${HEALTH_TOKEN}` } })).json()) as { store: { kind: string; detail: string } };
     expect(health.store).toMatchObject({ kind: "redis", detail: expect.stringMatching(/ 0 pending jobs/) });
-  }, 120_000);
+  });
 });
 
 describe("a crash mid-dispatch (src/github/crash-recovery.ts, state C)", () => {
@@ -326,7 +327,7 @@ describe("a crash mid-dispatch (src/github/crash-recovery.ts, state C)", () => {
     const sent = gh.state.dispatches[before]!;
     const requestId = (sent.inputs as Record<string, string>).request_id!;
     // The durable job runs again on a replica still up once its lease passes: it finds the run.
-    await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).some((c) => String((c.body as { body?: string }).body).includes(requestId)), "the story comment of the bound run", 60_000);
+    await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).some((c) => String((c.body as { body?: string }).body).includes(requestId)), "the story comment of the bound run", PATIENCE_MS);
     await quiet();
     expect(gh.state.dispatches.length - before).toBe(1);
     // A new command on the PR sees the run under way and starts nothing.
@@ -342,7 +343,7 @@ describe("a crash mid-dispatch (src/github/crash-recovery.ts, state C)", () => {
     const since = gh.calls.length;
     await deliverWebhook(`${a.url}/api/github/webhooks`, SECRET, "workflow_run", flow.runPayload(R, "completed", { id: sent.runId, status: "completed", conclusion: "success", display_title: title }));
     await waitUntil(() => gh.calls.slice(since).some((c) => c.method === "PATCH" && /\/check-runs\/\d+$/.test(c.path) && (c.body as { conclusion?: string }).conclusion === "success"), "the verdict on the check run");
-  }, 120_000);
+  });
 });
 
 describe("SIGTERM", () => {
@@ -367,5 +368,5 @@ describe("SIGTERM", () => {
     // The handed-back job runs on a replica still up, once.
     await reviewedOnce(pr.number);
     expect(posts(new RegExp(`/pulls/${other.number}/`))).toHaveLength(0);
-  }, 120_000);
+  });
 });

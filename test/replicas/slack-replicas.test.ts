@@ -10,6 +10,7 @@ import { startRedis, type TestRedis } from "../support/redis.ts";
 import { startReplica, stopReplica, waitUntil, type Replica, type ReplicaOptions } from "../support/replicas.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
 import { addSmokeRepo, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const SECRET = "replica-gh-secret";
 const SLACK_SECRET = "replica-slack-secret";
@@ -45,7 +46,7 @@ beforeAll(async () => {
   gh.setPermission("maint", "write");
   replicas = await Promise.all([startReplica(options("slack-a")), startReplica(options("slack-b"))]);
   flow = new SmokeFlow({ gh, bot: () => ({ url: replicas[0]!.url, idle: async () => {} }), secret: SECRET });
-}, 120_000);
+});
 
 afterAll(async () => {
   await Promise.all(replicas.map((r) => stopReplica(r)));
@@ -85,7 +86,7 @@ async function settle(): Promise<void> {
     const n = gh.calls.length + slack.calls.length;
     if (n !== last) [last, since] = [n, Date.now()];
     return Date.now() - since >= 1500;
-  }, "GitHub and Slack to go quiet", 60_000);
+  }, "GitHub and Slack to go quiet", PATIENCE_MS);
 }
 
 describe("Slack on two replicas", () => {
@@ -99,7 +100,7 @@ describe("Slack on two replicas", () => {
     await waitUntil(() => gh.state.dispatches.length > before, "the dispatch");
     await settle();
     expect(gh.state.dispatches.length - before).toBe(1);
-  }, 120_000);
+  });
 
   it("tells the user to try again while Redis is away, starts nothing, and works once it is back", async () => {
     const pr = flow.openPr(R);
@@ -120,5 +121,5 @@ describe("Slack on two replicas", () => {
     await waitUntil(() => gh.state.dispatches.length > before, "the dispatch");
     await settle();
     expect(gh.state.dispatches.length - before).toBe(1);
-  }, 120_000);
+  });
 });

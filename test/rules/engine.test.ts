@@ -105,7 +105,7 @@ describe("rule catalogue", () => {
     ["HCP006", "error"], ["HCP007", "error"], ["HCP008", "error"], ["HCP009", "error"], ["HCP010", "error"],
     ["HCP011", "error"], ["HCP012", "error"], ["HCP013", "error"], ["HCP014", "error"], ["HCP016", "error"],
     ["HCP017", "error"], ["HCP018", "warning"], ["HCP020", "error"], ["HCP021", "warning"], ["HCP022", "error"], ["HCP023", "warning"],
-    ["HCP024", "error"],
+    ["HCP024", "error"], ["HCP100", "warning"],
   ];
 
   it("has exactly the catalogue ids, sorted, with the catalogue severities", () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { root } from "../support/cli.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 export { bin, hcpBot, root, startHcpBot, type Run, type Started } from "../support/cli.ts";
 export const fixtures = join(import.meta.dirname, "fixtures");
@@ -45,7 +46,7 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-export async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000, what = "condition"): Promise<T> {
+export async function waitFor<T>(probe: () => T | undefined, timeoutMs = PATIENCE_MS, what = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();

@@ -9,7 +9,7 @@ function resolvesExeca(args: string[]): boolean {
   return r.stderr.includes("hcp-test: execa resolved");
 }
 
-describe("lazy loading", { timeout: 30_000 }, () => {
+describe("lazy loading", () => {
   it("lint does not load execa; smoke-run does", () => {
     expect(resolvesExeca(["lint", join("fixtures", "recipes")])).toBe(false);
     expect(resolvesExeca(["smoke-run", "--recipe", "x", "--dry-run"])).toBe(true);

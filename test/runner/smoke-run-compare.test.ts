@@ -28,7 +28,7 @@ const torchrunEnv = (dir: string, extra: Record<string, string> = {}) => ({
 
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 
-describe("smoke-run --compare p2p", { timeout: 60_000 }, () => {
+describe("smoke-run --compare p2p", () => {
   const { dir, checkout } = bridgeRun();
   const out = join(dir, "hcp-smoke-out");
   let run: Promise<Run>;
@@ -83,7 +83,7 @@ describe("smoke-run --compare p2p", { timeout: 60_000 }, () => {
   });
 });
 
-describe("smoke-run --compare when the HCP leg fails", { timeout: 60_000 }, () => {
+describe("smoke-run --compare when the HCP leg fails", () => {
   it("skips the reference leg (no GPU time for a comparison that cannot be made)", async () => {
     const { dir, checkout } = bridgeRun();
     // Sizes that do not multiply to CP: Megatron-Core's assertion fails the HCP leg.

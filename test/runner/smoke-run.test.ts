@@ -11,6 +11,7 @@ import { VerdictSchema } from "../../src/core/verdict/schema.ts";
 import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
 import { smokeRun } from "../../src/runner/smoke-run.ts";
 import { baseEnv, fixtures, hcpBot as runBinary, type Run, logs, processAlive, readIf, root, startHcpBot as startBinary, tempDir, waitFor } from "./helpers.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const RECIPE = "llama32_1b_pretrain_config";
 const HCP_OVERRIDES = ["model.context_parallel_size=4", "model.cp_comm_type=a2a+p2p", "model.hierarchical_context_parallel_sizes=[2,2]"];
@@ -73,7 +74,7 @@ function bridgeCheckout(): string {
 const torchrunEnv = (extra: Record<string, string | undefined> = {}) =>
   baseEnv({ FAKE_UV_TORCHRUN: "1", PYTHONPATH: [join(fixtures, "python-torch"), join(fixtures, "python")].join(delimiter), ...extra });
 
-describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and its key)", { timeout: 30_000 }, () => {
+describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and its key)", () => {
   const cwd = bridgeCheckout();
   const record = join(cwd, "uv-record.json");
   const summary = join(cwd, "step-summary.md");
@@ -183,7 +184,7 @@ describe("smoke-run: a passing run (fake torchrun, 4 ranks, the real probe and i
   });
 });
 
-describe("smoke-run: runs that did something else do not pass", { timeout: 30_000 }, () => {
+describe("smoke-run: runs that did something else do not pass", () => {
   it("a hostile run_recipe that trains flat and prints a passing run's lines, signed with any key it can find, fails: it finds none", async () => {
     const cwd = bridgeCheckout();
     const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--nproc", "4", "--", ...HCP_OVERRIDES], { cwd, env: torchrunEnv({ FAKE_TRAIN_ATTACK: "forge" }) });
@@ -222,11 +223,12 @@ describe("smoke-run: runs that did something else do not pass", { timeout: 30_00
     const v = verdictIn(cwd);
     expect(v.status).not.toBe("pass");
     expect(v.hcp.levelSizes).toEqual([2, 1]);
-    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
+    // The log answers another request (CP=2, not 4): that outranks its degenerate layout.
+    expect(v.cause).toMatchObject({ kind: "config-mismatch" });
   });
 });
 
-describe.concurrent("smoke-run: a failing replay", { timeout: 30_000 }, () => {
+describe.concurrent("smoke-run: a failing replay", () => {
   it("rank 1 raising after init: verdict fail with the Python exception, exit 1", async () => {
     const cwd = tempDir();
     const summary = join(cwd, "summary.md");
@@ -282,7 +284,7 @@ describe.concurrent("smoke-run: a failing replay", { timeout: 30_000 }, () => {
   });
 });
 
-describe("smoke-run: a probe outside torchrun", { timeout: 30_000 }, () => {
+describe("smoke-run: a probe outside torchrun", () => {
   it("reports the groups from a (fake) Megatron-Core through the real python3, but gets no key: its report is untrusted and the run does not pass", async () => {
     const cwd = tempDir();
     const r = await hcpBot(["smoke-run", "--recipe", RECIPE, "--", ...HCP_OVERRIDES], {
@@ -300,7 +302,7 @@ describe("smoke-run: a probe outside torchrun", { timeout: 30_000 }, () => {
 
 // One at a time: each run polls /proc and stops a process tree; side by side on a loaded
 // machine they starve each other past their time limits.
-describe("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () => {
+describe("smoke-run: stopping the whole process tree", () => {
   const hangEnv = (cwd: string) =>
     baseEnv({
       FAKE_UV_GRANDCHILD: join(cwd, "grandchild.pid"),
@@ -320,7 +322,7 @@ describe("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () =
     expect(r.stderr).toMatch(/time limit of 1500ms reached: stopping the whole process group/);
     const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
     const uv = readJson<Recorded>(join(cwd, "uv-record.json")).pid;
-    await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), 5000, "the tree to die");
+    await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), PATIENCE_MS, "the tree to die");
     const v = verdictIn(cwd);
     expect(v.timedOut).toBe(true);
     expect(v.cause?.kind).toBe("timeout");
@@ -357,14 +359,14 @@ describe("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () =
         const text = readIf(join(cwd, "grandchild.pid"));
         return text ? Number(text) : undefined;
       });
-      await waitFor(() => (readIf(join(cwd, "hcp-smoke-out", "smoke.log"))?.length ? true : undefined), 10_000, "the log to start");
+      await waitFor(() => (readIf(join(cwd, "hcp-smoke-out", "smoke.log"))?.length ? true : undefined), PATIENCE_MS, "the log to start");
       expect(processAlive(grandchild)).toBe(true);
       child.kill(signal);
       const r = await done;
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`${signal} received: stopping the whole process group`);
       const uv = readJson<Recorded>(join(cwd, "uv-record.json")).pid;
-      await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), 5000, "the tree to die");
+      await waitFor(() => (processAlive(grandchild) || processAlive(uv) ? undefined : true), PATIENCE_MS, "the tree to die");
       const v = verdictIn(cwd);
       expect(v.status).toBe("fail");
       expect(v.timedOut).toBe(false);
@@ -385,13 +387,13 @@ describe("smoke-run: stopping the whole process tree", { timeout: 30_000 }, () =
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/uv exited but processes of its group remain: stopping them/);
     const grandchild = Number(readFileSync(join(cwd, "grandchild.pid"), "utf8"));
-    await waitFor(() => (processAlive(grandchild) ? undefined : true), 5000, "the grandchild to die");
+    await waitFor(() => (processAlive(grandchild) ? undefined : true), PATIENCE_MS, "the grandchild to die");
   });
 });
 
 // One at a time: each run polls /proc and stops a process tree; side by side on a loaded
 // machine they starve each other past their time limits.
-describe("smoke-run: nothing of the run outlives it, and its files carry the runner's hashes", { timeout: 30_000 }, () => {
+describe("smoke-run: nothing of the run outlives it, and its files carry the runner's hashes", () => {
   const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
   /** The hashes smoke-run printed in its report (the job log). */
   const reported = (stdout: string) =>
@@ -540,7 +542,7 @@ describe("smoke-run: refusing bad input (exit 2, nothing runs)", () => {
   });
 });
 
-describe("smoke-run --dry-run", { timeout: 30_000 }, () => {
+describe("smoke-run --dry-run", () => {
   it("prints the argv and environment changes as JSON: --overrides-env first, then positional overrides, harness defaults, fixed harness; runs nothing", async () => {
     const cwd = tempDir();
     const record = join(cwd, "uv-record.json");

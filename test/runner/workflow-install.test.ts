@@ -65,7 +65,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   registry = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}, 60_000);
+});
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
@@ -101,7 +101,7 @@ async function runStep(wf: Workflow, name: string, vars: Record<string, string> 
   return { status: r.status, output: r.stdout + r.stderr, says };
 }
 
-describe("installing hcp-bot on the runner, pinned by integrity", { timeout: 120_000 }, () => {
+describe("installing hcp-bot on the runner, pinned by integrity", () => {
   it("init-workflow renders the pin from HCP_BOT_INTEGRITY and refuses one that is not a sha512 integrity", async () => {
     const pinned = await render({ HCP_BOT_SPEC: SPEC, HCP_BOT_INTEGRITY: integrityOf(genuine) });
     expect(pinned.r.code, pinned.r.stderr).toBe(0);

@@ -70,7 +70,7 @@ function unpinnedUses(text: string): string[] {
   return bad;
 }
 
-describe("the rendered workflow's supply chain, in every config variant", { timeout: 60_000 }, () => {
+describe("the rendered workflow's supply chain, in every config variant", () => {
   it.each(Object.entries(VARIANTS))("%s: actions pinned by SHA, permissions {} and contents: read, no persisted token, an exact hcp-bot", async (_, config) => {
     const { r, text, wf } = await init(config);
     expect(r.code, r.stderr).toBe(0);
@@ -106,7 +106,7 @@ describe("the rendered workflow's supply chain, in every config variant", { time
   });
 });
 
-describe("smoke.container, smoke.launcher and smoke.env through init-workflow", { timeout: 60_000 }, () => {
+describe("smoke.container, smoke.launcher and smoke.env through init-workflow", () => {
   it("renders a container job with the image, its options and the registry login from secrets; the launcher and env in the job's env", async () => {
     const { r, wf } = await init(CONTAINER_CONFIG);
     expect(r.code, r.stderr).toBe(0);
@@ -149,7 +149,7 @@ describe("smoke.container, smoke.launcher and smoke.env through init-workflow", 
   });
 });
 
-describe("the rendered Smoke run step under bash, running the real smoke-run --dry-run", { timeout: 60_000 }, () => {
+describe("the rendered Smoke run step under bash, running the real smoke-run --dry-run", () => {
   /** Runs the step's script as GitHub would (job env, inputs as data) with the installed hcp-bot being the real one plus --dry-run. */
   async function runSmokeStep(config: string | null, o: { path: string[]; recipeScript?: boolean }) {
     const { wf } = await init(config);

@@ -139,7 +139,7 @@ describe("the rendered workflow", () => {
   });
 });
 
-describe("the workflow's shell steps under bash (GitHub's env emulated)", { timeout: 20_000 }, () => {
+describe("the workflow's shell steps under bash (GitHub's env emulated)", () => {
   /** The job env as GitHub would set it: inputs substituted as data, repository variables unset. */
   function jobEnv(inputs: Record<string, string>): Record<string, string> {
     const env: Record<string, string> = {};
@@ -267,7 +267,7 @@ describe("the workflow's shell steps under bash (GitHub's env emulated)", { time
   });
 });
 
-describe("hcp-bot init-workflow", { timeout: 30_000 }, () => {
+describe("hcp-bot init-workflow", () => {
   it("writes the workflow with the labels and time limit, and refuses to overwrite it without --force", async () => {
     const cwd = tempDir();
     const first = await hcpBot(["init-workflow", "--labels", "self-hosted,linux,h100x8", "--timeout-minutes", "90"], { cwd, env: baseEnv() });

@@ -161,7 +161,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "hcp-slack-data-"));
   port = await freePort();
   bot = await startServer(settings(), startOptions);
-}, 60_000);
+});
 
 afterAll(async () => {
   await bot?.stop();
@@ -186,6 +186,19 @@ describe("the Slack endpoint", () => {
     expect(r.json.response_type).toBe("ephemeral");
     expect(allText(r.json.blocks)).toContain("/hcp smoke OWNER/REPO#PR");
     expect(r.ackMs).toBeLessThan(3000); // Slack's own limit for the ack
+  });
+
+  it("answers /hcp advise from any user (mapped or not) at most 10 times an hour each", async () => {
+    for (let i = 0; i < 10; i++) {
+      const r = await command("advise cp=8 nodes=1024 gpus_per_node=64", { user: "U0STRANGER" });
+      expect(r.json.text).toMatch(/^Recommended: /);
+    }
+    const past = await command("advise cp=2", { user: "U0STRANGER" });
+    expect(past.status).toBe(200);
+    expect(past.json.text).toMatch(/answered 10 `\/hcp advise` commands of yours in the last hour; ask again later/);
+    expect(past.replies()).toEqual([]);
+    // Another user has a limit of their own.
+    expect((await command("advise cp=2", { user: "U0OTHER" })).json.text).toMatch(/^Recommended: /);
   });
 
   it("answers anything else with a helpful error", async () => {
@@ -257,7 +270,7 @@ describe("who may use /hcp from Slack", () => {
     const ok = await command(`smoke ${OWNER}/${REPO}#${pr.number}`);
     expect(ok.replyText()).not.toMatch(/not linked/);
     expect(gh.state.dispatches.length - before).toBe(1);
-  }, 30_000);
+  });
 
   it("refuses a channel that is not on the allowlist", async () => {
     const pr = openPr();
@@ -398,7 +411,7 @@ describe("/hcp smoke from Slack", () => {
     const status = await command(`status ${OWNER}/${REPO}#${pr.number}`);
     expect(status.replyText()).toMatch(/completed/);
     expect(status.replyText()).toMatch(/pass/);
-  }, 30_000);
+  });
 
   it("never dispatches twice for a Slack retry, even after a restart", async () => {
     const pr = openPr();
@@ -417,7 +430,7 @@ describe("/hcp smoke from Slack", () => {
     const again = await command(`smoke ${OWNER}/${REPO}#${pr.number}`, { triggerId, responseId: "retry-1", headers: { "x-slack-retry-num": "2" } });
     expect(again.status).toBe(200);
     expect(gh.state.dispatches.length).toBe(before + 1);
-  }, 30_000);
+  });
 
   it("cancels a run from Slack with the same permission check, and updates the channel message", async () => {
     const pr = openPr();
@@ -432,7 +445,7 @@ describe("/hcp smoke from Slack", () => {
     expect(gh.calls.some((c) => c.method === "POST" && c.path.endsWith(`/actions/runs/${runId}/cancel`))).toBe(true);
     const message = [...slack.messages.values()].find((m) => allText(m.blocks).includes(`#${pr.number}`))!;
     expect(allText(message.blocks)).toMatch(/cancelled/i);
-  }, 30_000);
+  });
 
   it("answers a dry run with the plan and dispatches nothing", async () => {
     const pr = openPr();
@@ -473,7 +486,7 @@ describe("/hcp smoke from Slack", () => {
     await deliver("workflow_run", runPayload("in_progress", { id: sent[0]!.runId, status: "in_progress", conclusion: null, display_title: `hcp-smoke ${inputs.request_id}` }));
     const message = [...slack.messages.values()].find((m) => m.channel === "C0NOTIFY" && allText(m.blocks).includes(`#${pr.number}`))!;
     expect(message.updates).toBe(1);
-  }, 30_000);
+  });
 });
 
 describe("without Slack settings", () => {
@@ -487,5 +500,5 @@ describe("without Slack settings", () => {
     } finally {
       await plain.stop();
     }
-  }, 30_000);
+  });
 });

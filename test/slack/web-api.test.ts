@@ -24,7 +24,7 @@ beforeEach(() => {
   waits.length = 0;
 });
 
-describe("Slack Web API faults", { timeout: 30_000 }, () => {
+describe("Slack Web API faults", () => {
   it("honours Retry-After on a 429 (postMessage, update and response_url)", async () => {
     const api = web();
     slack.inject({ method: "chat.postMessage", status: 429, retryAfter: 7 });

@@ -238,6 +238,22 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect(leased.ok && leased.job.payload).toBe(payload);
       await store.close();
     });
+    it("keeps a delivery of several MB intact (a Durable Object's SQLite refuses one value over 2 MB): leased, listed stale, completed", async () => {
+      const { store, clock } = setup();
+      // An odd prefix puts surrogate pairs across every half-MiB boundary; 3 bytes a unit in UTF-8 for the rest.
+      const payload = JSON.stringify({ body: `${"x".repeat(524_286)}${"🙂".repeat(10)}${"€".repeat(1_500_000)}` });
+      const a = (await store.enqueueJob(job("huge", payload)))!;
+      const leased = await store.leaseJob(a.id, "w", 60);
+      expect(leased.ok && leased.job.payload === payload).toBe(true);
+      clock.advance(61_000);
+      const stale = await store.listStaleJobs(3600);
+      expect(stale.find((j) => j.id === a.id)?.payload === payload).toBe(true);
+      const again = await store.leaseJob(a.id, "w2", 60);
+      expect(again.ok && again.job.payload === payload).toBe(true);
+      expect(await store.completeJob(a.id, "w2")).toBe(true);
+      expect(await store.leaseJob(a.id, "w3", 60)).toMatchObject({ ok: false, reason: "gone" });
+      await store.close();
+    });
   });
 
   describe("smoke requests", () => {
@@ -486,6 +502,36 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       expect((await store.auditLog({ repo: "other/repo" })).map((r) => r.verdict)).toEqual(["FAIL"]);
       await expect(store.auditLog({ limit: 0 })).rejects.toThrow(/positive integer/);
       await expect(store.audit({ action: "", decision: "allowed" })).rejects.toThrow(/invalid audit record: action/);
+      await store.close();
+    });
+  });
+
+  describe("records that expire (refusals of people without permission)", () => {
+    it("hides a refused request and its audit record once their expiry passes, and keeps the rest", async () => {
+      const { store, clock } = setup();
+      const week = new Date(clock.now().getTime() + 7 * 24 * 3600 * 1000);
+      const kept = await store.createSmokeRequest(request({ githubLogin: "alice" }));
+      const refused = await store.createSmokeRequest(request({ repo: "mallory/spam", githubLogin: "mallory", status: "refused", reason: "no access", expiresAt: week }));
+      expect(refused.expiresAt).toEqual(week);
+      await store.audit({ action: "smoke", decision: "allowed", repo: kept.repo, requestId: kept.id });
+      await store.audit({ action: "smoke", decision: "denied", repo: refused.repo, requestId: refused.id, githubLogin: "mallory", expiresAt: week });
+      // A later update of the refused record (none is expected) keeps its expiry.
+      await store.updateSmokeRequest(refused.id, { commentId: 5 });
+      clock.advance(7 * 24 * 3600 - 1);
+      expect((await store.getSmokeRequest(refused.id))?.expiresAt).toEqual(week);
+      expect(await store.listSmokeRepos()).toEqual(["NVIDIA-NeMo/Megatron-Bridge", "mallory/spam"]);
+      expect((await store.auditLog({ requestId: refused.id })).map((a) => a.decision)).toEqual(["denied"]);
+      clock.advance(1);
+      expect(await store.getSmokeRequest(refused.id)).toBeUndefined();
+      expect(await store.listSmokeRequests({ repos: ["mallory/spam", kept.repo], limit: 10 })).toEqual([kept]);
+      expect(await store.listSmokeRepos()).toEqual(["NVIDIA-NeMo/Megatron-Bridge"]);
+      expect(await store.auditLog({ requestId: refused.id })).toEqual([]);
+      expect(await store.auditLog({ repo: "mallory/spam" })).toEqual([]);
+      expect((await store.auditLog()).map((a) => a.requestId)).toEqual([kept.id]);
+      // The next write deletes them for good; what is kept stays.
+      await store.audit({ action: "help", decision: "allowed" });
+      expect((await store.auditLog()).map((a) => a.action)).toEqual(["help", "smoke"]);
+      expect(await store.getSmokeRequest(kept.id)).toEqual(kept);
       await store.close();
     });
   });

@@ -4,7 +4,7 @@ import { createHmac, generateKeyPairSync, randomBytes, randomUUID } from "node:c
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
+import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type FileDigest, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
 import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
 import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/runner/init-workflow.ts";
@@ -150,6 +150,13 @@ export async function runnerJobLog(files: Partial<Record<ReportedFile, string>>,
     lines.push("HCP smoke verdict: PASS (exit 0)", "hcp-bot smoke: PASS");
   }
   return stamped(lines);
+}
+
+/** A job log whose runner report names `digests` (for artifacts a test builds as a zip), with no output of the run. */
+export async function reportedJobLog(digests: Partial<Record<ReportedFile, FileDigest>>): Promise<string> {
+  const nonce = randomBytes(32).toString("hex");
+  const named = REPORTED_FILES.flatMap((name) => (digests[name] ? [digestLine(name, digests[name])] : []));
+  return stamped(["##[group]Run set -euo pipefail", commitmentLine(await sha256Hex(nonce)), "the run's output", "", delimiterLine(nonce), ...named, "hcp-bot smoke: PASS"]);
 }
 
 type FakeForRuns = Pick<FakeGitHub, "addArtifact" | "updateJob" | "updateWorkflowRun">;

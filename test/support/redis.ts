@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PATIENCE_MS } from "./patience.ts";
 
 export const REDIS_MISSING =
   "redis-server is not installed: the Redis store tests need a real Redis. Install Debian's package (apt-get install -y redis-server; .ci/run does this), then run the tests again.";
@@ -56,7 +57,7 @@ function pong(port: number): Promise<boolean> {
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, ms = PATIENCE_MS): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { botEnv } from "./bot-harness.ts";
 import { startHcpBot } from "./cli.ts";
+import { PATIENCE_MS } from "./patience.ts";
 
 export interface Replica {
   name: string;
@@ -42,7 +43,7 @@ export function replicaEnv(o: ReplicaOptions): NodeJS.ProcessEnv {
 }
 
 /** Starts `hcp-bot serve` and resolves once it says which port it listens on. */
-export async function startReplica(o: ReplicaOptions, timeoutMs = 60_000): Promise<Replica> {
+export async function startReplica(o: ReplicaOptions, timeoutMs = PATIENCE_MS): Promise<Replica> {
   const { child, done } = startHcpBot(["serve"], { env: replicaEnv(o), ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
   let err = "";
   child.stderr!.on("data", (d: string) => (err += d));
@@ -97,7 +98,7 @@ export function rssMbOf(pid: number): number {
 }
 
 /** Polls until `check` holds (a loaded machine gets a generous default). */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, ms = PATIENCE_MS): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (await check()) return;

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "./fake-github/index.ts";
 import { appKeys, botSettings, instantClock, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "./bot-harness.ts";
+import { PATIENCE_MS } from "./patience.ts";
 
 export const SECRET = "smoke-secret";
 export const OWNER = "acme";
@@ -55,7 +56,7 @@ export function smokeTuning(extra: NonNullable<ServerOptions["smoke"]> = {}): No
 // A failed job retries after a second (HCP_JOB_RETRY_SECONDS), not the production ten.
 export const settings = () => botSettings({ githubUrl: gh.url, appId: 77, secret: SECRET, dataDir, extra: { HCP_JOB_RETRY_SECONDS: "1" } });
 
-export async function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void> {
+export async function waitFor(check: () => boolean, what: string, ms = PATIENCE_MS): Promise<void> {
   const until = Date.now() + ms;
   while (!check()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
@@ -185,7 +186,7 @@ export function useSmokeE2E(): void {
     gh.setPermission("author", "write");
     dataDir = mkdtempSync(join(tmpdir(), "hcp-smoke-data-"));
     bot = await start();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await bot?.stop();

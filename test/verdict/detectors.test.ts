@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { ChildFailedDetector } from "../../src/core/verdict/detectors/child-failed.ts";
 import { ConfigDetector } from "../../src/core/verdict/detectors/config.ts";
+import { DecentralizedPgDetector } from "../../src/core/verdict/detectors/decentralized-pg.ts";
 import { IterationDetector } from "../../src/core/verdict/detectors/iterations.ts";
 import { ProbeReportDetector } from "../../src/core/verdict/detectors/probe-reports.ts";
 import { ProcessGroupDetector } from "../../src/core/verdict/detectors/process-groups.ts";
@@ -134,6 +135,19 @@ describe("IterationDetector, TracebackDetector, ChildFailedDetector, SignatureDe
   });
 });
 
+describe("decentralized process groups (Bridge 067f987 training/initialize.py:637, 646, 785)", () => {
+  it("reads Bridge's HyperCommGrid lines, the dist-train ones too, and keeps the first", () => {
+    const f = new Findings();
+    const d = new DecentralizedPgDetector(f);
+    d.line("HyperCommGrid is mentioned here without the print", 1);
+    expect(d.facts().grid).toBeNull();
+    d.line("> initialized HyperCommGrid for vision model with tp=2, pp=1, cp=1, dp=2", 2);
+    d.line("> initialized HyperCommGrid with tp=1, pp=1, cp=8, dp=1", 3);
+    expect(d.facts().grid).toEqual({ line: 2, tp: 2, pp: 1, cp: 1, dp: 2 });
+    expect(f.evidence).toEqual([{ kind: "decentralized-pg", line: 2, text: "> initialized HyperCommGrid for vision model with tp=2, pp=1, cp=1, dp=2" }]);
+  });
+});
+
 describe("decide()", () => {
   const opts = VerdictOptionsSchema.parse({ expectHcp: true, worldSize: 2 });
   const facts = (over: Partial<VerdictFacts> = {}): VerdictFacts => ({
@@ -147,7 +161,9 @@ describe("decide()", () => {
       failed: 0,
       levels: [0, 1],
       ranks: [0, 1].map((rank) => ({ rank, line: 1, worldSize: 2, cpSize: 2, levelSizes: [2, 2], malformedGroups: false, conflicting: false })),
+      untrustedFlat: null,
     },
+    decentralized: { grid: null },
     childFailed: null,
     launcherFailure: null,
     candidates: [],
@@ -170,6 +186,28 @@ describe("decide()", () => {
     const v = decide(f, opts, 1, {});
     expect(v.cause).toMatchObject({ kind: "config-assertion", rank: 1 });
     expect(v.otherFailures.map((c) => c.kind)).toEqual(["python-exception", "nccl"]);
+  });
+
+  it("a level of size 1 is hcp-degenerate, after a log cut off and no training step, before an unknown exit status", () => {
+    const degenerate = (over: Partial<VerdictFacts["iterations"]> = {}) => {
+      const f = facts();
+      return { ...f, iterations: { ...f.iterations, ...over }, probe: { ...f.probe, ranks: f.probe.ranks.map((r) => ({ ...r, levelSizes: [2, 1] })) } };
+    };
+    expect(decide(degenerate(), opts, 0, {})).toMatchObject({ status: "hcp-degenerate", cause: { kind: "hcp-degenerate", ruleId: "HCP004" } });
+    expect(decide(degenerate(), opts, null, {})).toMatchObject({ status: "hcp-degenerate" }); // trained to the end: the layout is known
+    expect(decide(degenerate({ trainingDone: false }), opts, null, {})).toMatchObject({ status: "fail", cause: { kind: "truncated" } });
+    expect(decide(degenerate({ finiteLossCount: 0 }), opts, 0, {})).toMatchObject({ status: "fail", cause: { kind: "no-training-step" } });
+    const crashed = { ...degenerate(), candidates: [cause("python-exception", 0)] };
+    expect(decide(crashed, opts, 1, {})).toMatchObject({ status: "fail", cause: { kind: "python-exception" } });
+  });
+
+  it("fix text: the two-level splits of CP when it has one, else the single-level type", () => {
+    const withCp = (cp: number, sizes: number[]) => {
+      const f = facts();
+      return decide({ ...f, probe: { ...f.probe, ranks: f.probe.ranks.map((r) => ({ ...r, cpSize: cp, levelSizes: sizes })) } }, opts, 0, {}).cause?.fix;
+    };
+    expect(withCp(16, [16, 1])).toContain("context_parallel_size 16: [8,2], [4,4], [2,8]");
+    expect(withCp(3, [1, 3])).toContain("context_parallel_size 3 cannot be split into two levels both above 1: set cp_comm_type 'p2p'");
   });
 
   it("a timeout outranks what the kill printed", () => {

@@ -1,7 +1,8 @@
 // The verdict on every real GPU log in fixtures/logs (see fixtures/logs/README.md). These are
 // probe runs, not training runs: none prints a Bridge iteration line, so none can pass. What
 // each gets follows the rules in parser.ts: a failure in the log decides first; then, when HCP
-// was expected, positive proof that it was off (hcp-inactive); then "no training step".
+// was expected, positive proof that it was off (hcp-inactive); then "no training step", which
+// outranks a layout that is on but not hierarchical (hcp-degenerate).
 // Exit codes are the ones the README records for each case.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +20,7 @@ function verdictForFile(name: string, exitCode: number | null, expectHcp = true)
 }
 
 describe("verdict on the real fixture logs (expectHcp)", () => {
-  it("a_nccl_cp2_hcp2x1: the L0/L1 names link to their construction lines, which show L1 of size 1 → not hierarchical (HCP004)", () => {
+  it("a_nccl_cp2_hcp2x1: the L0/L1 names link to their construction lines, which show L1 of size 1 → not hierarchical (HCP004), but it trained nothing: no-training-step first", () => {
     const v = verdictForFile("a_nccl_cp2_hcp2x1.log", 0);
     expect(v.hcp.hierarchicalLines).toBe(40); // README section 5: a 40/20, every one linked
     expect(v.hcp.flatLines).toBe(20);
@@ -29,9 +30,18 @@ describe("verdict on the real fixture logs (expectHcp)", () => {
     expect(v.hcp.active).toBe(false); // a level of size 1: a2a+p2p is plain a2a
     // `[probe rank N] … desc=HIERARCHICAL…` annotations are not evidence; the C++ prefixes are.
     expect(v.hcp.evidence.every((e) => e.text.includes("PG GUID"))).toBe(true);
-    expect(v.status).toBe("hcp-inactive");
-    expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
-    expect(v.cause?.message).toContain("level sizes [2,1] (from torch's ProcessGroupNCCL construction lines)");
+    // A probe run, not a training run: "no training step" outranks the degenerate layout,
+    // which stays in the notes.
+    expect(v.status).toBe("fail");
+    expect(v.cause?.kind).toBe("no-training-step");
+    expect(v.notes).toContain("a hierarchical level has size 1 (torch's ProcessGroupNCCL construction lines: [2,1]): a2a+p2p degenerates to a single level (HCP004)");
+  });
+
+  it("a_nccl_cp2_hcp2x1 cut off (no exit status, no end marker): the log cut off outranks the degenerate layout", () => {
+    const v = verdictForFile("a_nccl_cp2_hcp2x1.log", null);
+    expect(v.hcp.levelSizes).toEqual([2, 1]);
+    expect(v.status).toBe("fail");
+    expect(v.cause?.kind).toBe("truncated");
   });
 
   it("a without expecting HCP: nothing marks the end of a run without an exit status → truncated", () => {

@@ -67,10 +67,11 @@ describe("signed real probe logs (v2)", () => {
     expect(v.hcp).toMatchObject({ active: false, probeReports: 4 });
   });
 
-  it("s3 CP=4 [4, 1] asked as [4, 1]: L1 has size 1 on every rank → not hierarchical (HCP004), hcp-inactive", () => {
+  it("s3 CP=4 [4, 1] asked as [4, 1]: L1 has size 1 on every rank → CP on but not hierarchical (HCP004), hcp-degenerate", () => {
     const v = verdict("s3_gloo_cp4_hcp4x1.v2.log", 0, { sizes: [4, 1] });
     expect(v.hcp).toMatchObject({ active: false, levelSizes: [4, 1], probeReports: 4 });
-    expect(v.status).toBe("hcp-inactive");
+    expect(v.status).toBe("hcp-degenerate");
+    expect(v.cause?.fix).toMatch(/^Use two levels both above 1 whose product is context_parallel_size 4: \[2,2\]/);
     expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
     expect(v.cause?.message).toContain("level sizes [4,1] (from the authenticated HCP-PROBE reports)");
   });
@@ -96,9 +97,11 @@ describe("unsigned real probe logs of hcp-bot 0.1.0 (v1)", () => {
     const text = readFileSync(join(REAL_PROBE_DIR, "s2_gloo_cp4_flat.v1.log"), "utf8");
     expect(text.split("\n").filter((l) => /.HCP-PROBE /.test(l))).toHaveLength(2); // mid-line
     const v = verdict("s2_gloo_cp4_flat.v1.log", 0, { probeKey: REAL_PROBE_KEYS["s2_gloo_cp4_flat.v2.log"] });
-    expect(v.hcp).toMatchObject({ untrustedReports: 4, probeReports: 0, active: null });
-    // An unsigned flat report is no evidence either way: not hcp-inactive, just unproven.
-    expect(v.status).toBe("inconclusive");
+    expect(v.hcp).toMatchObject({ untrustedReports: 4, probeReports: 0, active: false });
+    // An unsigned flat report is no evidence for a pass, but it may count against the run.
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause).toMatchObject({ kind: "hcp-flat" });
+    expect(v.cause?.message).toContain("is not authenticated, but a report against the run counts");
   });
 
   it("s1: unsigned HCP reports do not make a pass", () => {

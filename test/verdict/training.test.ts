@@ -371,12 +371,27 @@ describe("a run that did something else does not pass", () => {
     expect(otherRank.hcp).toMatchObject({ hierarchicalLines: 0, unlinkedLines: 1 });
   });
 
-  it("an unsigned report, even a flat one, changes nothing: listed as untrusted", () => {
-    const forgedFlat = probeLines(false, 4, null)[0]!;
-    const v = verdict(trainingLog({ hcp: [...probeLines(true), forgedFlat] }), 0, request);
+  it("an unsigned report claiming HCP adds nothing to a pass: listed as untrusted", () => {
+    const unsignedHcp = probeLines(true, 4, null)[0]!;
+    const v = verdict(trainingLog({ hcp: [...probeLines(true), unsignedHcp] }), 0, request);
     expect(v.status).toBe("pass");
     expect(v.hcp.untrustedReports).toBe(1);
     expect(v.evidence.some((e) => e.kind === "untrusted-probe")).toBe(true);
+    // Without the signed ones it is no evidence: rank 0's unsigned claim leaves ranks 0-3 unproven.
+    const alone = verdict(trainingLog({ config: [], hcp: probeLines(true, 4, null) }), 0, request);
+    expect(alone).toMatchObject({ status: "inconclusive", cause: { kind: "hcp-unverified" }, hcp: { active: null, probeReports: 0, untrustedReports: 4 } });
+  });
+
+  it("an unsigned report showing flat CP counts against the run, even among signed HCP ones (it can only make the verdict worse)", () => {
+    const unsignedFlat = probeLines(false, 4, null)[2]!;
+    const v = verdict(trainingLog({ hcp: [...probeLines(true), unsignedFlat] }), 0, request);
+    expect(v.status).toBe("hcp-inactive");
+    expect(v.cause).toMatchObject({ kind: "hcp-flat", rank: 2 });
+    expect(v.cause?.message).toContain("not authenticated, but a report against the run counts");
+    expect(v.hcp).toMatchObject({ active: false, probeReports: 4, untrustedReports: 1 });
+    // A report with a MAC made with another key is unsigned for this run, and counts the same way.
+    const otherKey = verdict(trainingLog({ config: [], hcp: probeLines(false, 4, "1".repeat(64)) }), 0, request);
+    expect(otherKey).toMatchObject({ status: "hcp-inactive", cause: { kind: "hcp-flat", rank: 0 } });
   });
 
   it("a report with a MAC made with another key is untrusted", () => {
@@ -402,9 +417,11 @@ describe("degenerate levels (item 12)", () => {
     const v = verdict(trainingLog({ config: [], hcp: reports }), 0, { sizes, worldSize: 4 });
     expect(v.hcp.active).toBe(false);
     expect(v.hcp.levelSizes).toEqual(sizes);
-    expect(v.status).toBe("hcp-inactive");
+    expect(v.status).toBe("hcp-degenerate");
     expect(v.cause).toMatchObject({ kind: "hcp-degenerate", ruleId: "HCP004" });
     expect(v.cause?.message).toContain(sizes[0] === 1 ? "plain p2p" : "plain a2a");
+    // CP 4 (the reports' cp_size): the one split with both levels above 1.
+    expect(v.cause?.fix).toContain("context_parallel_size 4: [2,2]");
   });
 
   it("the request alone says [4, 1] and the log shows no sizes: still not hierarchical", () => {

@@ -59,7 +59,7 @@ beforeAll(async () => {
   await ab("refFailed", abArtifact({ ms: [5000, 1000], lmLoss: [11.7712, 11.5021] }, { failed: true, tail: HOSTILE }));
   await ab("pending", undefined);
   if (CHROMIUM) browser = await launchBrowser();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -88,7 +88,7 @@ describe.skipIf(!CHROMIUM)("the A/B comparison on /runs/ID in Chromium", () => {
       await page.locator("#ab-comparison").screenshot({ path: join(SCREENSHOTS, "..", "pages", "ab.png") });
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("flags the implausible speedup (AB001) and shows the bound", async () => {
     await onPage(browser, "ab-implausible", async ({ page, problems }) => {
@@ -99,7 +99,7 @@ describe.skipIf(!CHROMIUM)("the A/B comparison on /runs/ID in Chromium", () => {
       expect(await page.textContent(".facts .verdict-hcp-inactive")).toBe("hcp-inactive");
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("says why the comparison is missing when the reference leg failed, with the log's text kept as text", async () => {
     await onPage(browser, "ab-ref-failed", async ({ page, problems }) => {
@@ -116,7 +116,7 @@ describe.skipIf(!CHROMIUM)("the A/B comparison on /runs/ID in Chromium", () => {
       expect(await page.textContent("#ab-comparison .ab-summary")).toContain('<img src=x onerror="document.title');
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("says a comparison is still to come for an A/B run in progress", async () => {
     await onPage(browser, "ab-pending", async ({ page, problems }) => {
@@ -124,5 +124,5 @@ describe.skipIf(!CHROMIUM)("the A/B comparison on /runs/ID in Chromium", () => {
       expect(await page.textContent('#ab-comparison [data-ab="pending"]')).toMatch(/A\/B run against p2p: no comparison yet \(it comes when the run finishes\)/);
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 });

@@ -70,3 +70,17 @@ describe("the playground's review of input it could not analyze", () => {
     expect(clean.conclusion).toBe("success");
   });
 });
+
+describe("the playground's suppressions", () => {
+  it("honours # noqa and # hcp-bot: ignore[...] as the CLI and the App do", async () => {
+    const python = await loadPythonLanguage();
+    const recipe = (line: string, before = "") =>
+      `def x_pretrain_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n${before}    cfg.model.cp_comm_type = "a2a+p2p"${line}\n    return cfg\n`;
+    const ids = (text: string) => reviewPlayground({ text, kind: "python", gpusPerNode: 8 }, python).findings.map((f) => f.ruleId);
+    expect(ids(recipe(""))).toContain("HCP001");
+    expect(ids(recipe("  # noqa: HCP001"))).not.toContain("HCP001");
+    expect(ids(recipe("  # noqa"))).not.toContain("HCP001");
+    expect(ids(recipe("", "    # hcp-bot: ignore[HCP001] tracked in #12\n"))).not.toContain("HCP001");
+    expect(ids(recipe("  # noqa: HCP002"))).toEqual(expect.arrayContaining(["HCP001", "HCP100"]));
+  });
+});

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rankGrid } from "../../src/core/advise/ranks.ts";
 import { CHROMIUM, launchBrowser, onPage } from "../support/browser.ts";
 import { startHcpBot, type Started } from "../support/cli.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 let server: Started;
 let base = "";
@@ -29,7 +30,7 @@ beforeAll(async () => {
   });
   base = `http://127.0.0.1:${port}`;
   if (CHROMIUM) browser = await launchBrowser();
-}, 90_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -40,8 +41,8 @@ describe.skipIf(!CHROMIUM)("the playground's rank layout", () => {
   it("draws the groups of the sizes hcp018's fix proposes", async () => {
     await onPage(browser, "playground-layout", async ({ page, problems }) => {
       await page.goto(`${base}/playground?example=hcp018`);
-      await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
-      await page.waitForSelector("#results pre.layout-grid", { timeout: 60_000 });
+      await page.waitForSelector("body[data-ready=true]", { timeout: PATIENCE_MS });
+      await page.waitForSelector("#results pre.layout-grid", { timeout: PATIENCE_MS });
       const heading = (await page.locator("#results pre.layout-grid").first().evaluate((el) => el.previousElementSibling?.textContent)) ?? "";
       const m = /a2a (\d+) × p2p (\d+), TP (\d+), 8-GPU NVLink domains/.exec(heading);
       expect(m, heading).not.toBeNull();
@@ -56,5 +57,5 @@ describe.skipIf(!CHROMIUM)("the playground's rank layout", () => {
       expect(await page.locator("#results svg, #results img, #results script").count()).toBe(0);
       expect(problems).toEqual([]);
     });
-  }, 120_000);
+  });
 });

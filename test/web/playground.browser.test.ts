@@ -13,6 +13,7 @@ import type { Edit } from "../../src/core/model/source.ts";
 import { ANALYSIS_TIMEOUT_MS } from "../../src/web/playground/input.ts";
 import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
 import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
+import { PATIENCE_MS } from "../support/patience.ts";
 
 const EXAMPLES = join(root, "fixtures", "playground");
 
@@ -33,11 +34,11 @@ beforeAll(async () => {
       if (m) resolve(Number(m[1]));
     });
     server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), 30_000);
+    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), PATIENCE_MS);
   });
   base = `http://127.0.0.1:${port}`;
   if (CHROMIUM) browser = await launchBrowser();
-}, 60_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -49,11 +50,11 @@ async function open(page: Page, path: string): Promise<{ requests: { url: string
   const requests: { url: string; method: string; body: string | null }[] = [];
   page.on("request", (r) => requests.push({ url: r.url(), method: r.method(), body: r.postData() }));
   await page.goto(`${base}${path}`);
-  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  await page.waitForSelector("body[data-ready=true]", { timeout: PATIENCE_MS });
   return { requests };
 }
 
-async function waitFor(what: string, done: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function waitFor(what: string, done: () => boolean, timeoutMs = PATIENCE_MS): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !done(); ) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -61,7 +62,7 @@ async function waitFor(what: string, done: () => boolean, timeoutMs = 20_000): P
 }
 
 async function settled(page: Page): Promise<string> {
-  await page.waitForFunction(() => document.getElementById("status")?.dataset.state !== "busy", undefined, { timeout: 30_000 });
+  await page.waitForFunction(() => document.getElementById("status")?.dataset.state !== "busy", undefined, { timeout: PATIENCE_MS });
   return (await page.textContent("#status")) ?? "";
 }
 
@@ -129,7 +130,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect([...origins]).toEqual([base]);
       expect(requests.every((r) => r.method === "GET")).toBe(true);
     });
-  }, 60_000);
+  });
 
   it("shows no findings for the clean example and none for what a user types in", async () => {
     await onPage(browser, "playground-clean", async ({ page, problems }) => {
@@ -142,14 +143,14 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       // Typed text: a YAML override whose sizes do not multiply to CP, with markup in a value.
       const typed = "model:\n  context_parallel_size: 8\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n  name: <img src=x onerror=alert(1)>\n";
       await page.fill("#source", typed);
-      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP002]") !== null, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP002]") !== null, undefined, { timeout: PATIENCE_MS });
       expect(await page.inputValue("#kind")).toBe("auto");
       expect(await page.textContent("#status")).toContain("read as yaml override file");
       expect(await page.locator("#results img").count()).toBe(0);
       expect(requests.some((r) => (r.body ?? "").includes("context_parallel_size") || r.url.includes("context_parallel_size"))).toBe(false);
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("judges a pasted training script on the server's index of upstream recipes, fetched without the text, and names the Bridge version", async () => {
     await onPage(browser, "playground-upstream-index", async ({ page, problems }) => {
@@ -158,7 +159,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       // Issue 27 item 8: a user's script that starts from an upstream recipe (CP 2 in Bridge 0.7.0's recipes/llama/h100/llama3.py).
       const script = 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n';
       await page.fill("#source", script);
-      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#inline article.comment[data-rule=HCP001]")).toMatch(/No two-level split of context_parallel_size 2 fits/);
       expect(await page.textContent("#results")).toMatch(/base-from-index: .*Megatron-Bridge 0\.7\.0 \(067f987\)/);
       const fetched = requests.filter((r) => r.url.endsWith("/playground/megatron-bridge-recipes.json"));
@@ -166,7 +167,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect(requests.some((r) => (r.body ?? "").includes("cp_comm_type") || r.url.includes("cp_comm_type"))).toBe(false);
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("stops an analysis that outlasts its time limit, stays responsive, and reviews the next edit in a fresh worker", async () => {
     await onPage(browser, "playground-worker-timeout", async ({ page, problems }) => {
@@ -183,7 +184,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       });
       await open(page, "/playground");
       await page.fill("#source", readFileSync(join(EXAMPLES, "hcp001.py"), "utf8"));
-      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "busy", undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "busy", undefined, { timeout: PATIENCE_MS });
       const busySince = Date.now();
       // The worker asks for the grammar as it starts (on a loaded machine, maybe only now).
       await waitFor("the worker to ask for the grammar", () => grammarFetches.length >= 1);
@@ -192,7 +193,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect(await page.evaluate(() => document.getElementById("source") instanceof HTMLTextAreaElement)).toBe(true);
       expect(Date.now() - t0).toBeLessThan(ANALYSIS_TIMEOUT_MS / 2); // a blocked page would answer only after the timeout
 
-      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: ANALYSIS_TIMEOUT_MS + 30_000 });
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: PATIENCE_MS });
       expect(Date.now() - busySince).toBeGreaterThanOrEqual(ANALYSIS_TIMEOUT_MS - 1000);
       expect(await page.textContent("#status")).toBe(`The analysis took longer than ${ANALYSIS_TIMEOUT_MS / 1000} s and was stopped. Try a smaller piece of the file.`);
       expect(await page.getAttribute("#status", "role")).toBe("alert");
@@ -205,12 +206,12 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       stall = false;
       for (const route of held.splice(0)) await route.continue().catch(() => undefined);
       await page.fill("#source", readFileSync(join(EXAMPLES, "clean.py"), "utf8"));
-      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "ok", undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "ok", undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#status")).toMatch(/^0 error\(s\), 0 warning\(s\), 0 note\(s\)/);
       expect(await page.locator("#inline article.comment").count()).toBe(0);
       expect(problems).toEqual([]);
     });
-  }, ANALYSIS_TIMEOUT_MS * 3 + 60_000);
+  });
 
   it("answers a 5 MB paste, a binary file and deeply nested code with a message, and stays responsive", async () => {
     await onPage(browser, "playground-bad-input", async ({ page, problems }) => {
@@ -227,7 +228,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
         return !event.defaultPrevented;
       }, huge);
       expect(inserted).toBe(false);
-      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#status")).toMatch(/^The pasted text is 5\.2 MB; the playground analyzes up to 1\.0 MB\. Run `npx hcp-bot lint FILE`/);
       expect(await page.getAttribute("#status", "role")).toBe("alert");
       expect(await page.inputValue("#source")).toBe("");
@@ -237,13 +238,13 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       expect(Date.now() - t0).toBeLessThan(ANALYSIS_TIMEOUT_MS / 2); // a blocked page would answer only after the timeout
 
       await page.setInputFiles("#file", { name: "weights.py", mimeType: "application/octet-stream", buffer: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0xff, 0xfe, 0x00, 0x01, 0x02]) });
-      await page.waitForFunction(() => /binary data/.test(document.getElementById("status")?.textContent ?? ""), undefined, { timeout: 10_000 });
+      await page.waitForFunction(() => /binary data/.test(document.getElementById("status")?.textContent ?? ""), undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#status")).toMatch(/^weights\.py: This is binary data \(it contains NUL bytes\)/);
 
       const deep = `X = ${"(".repeat(20_000)}1${")".repeat(20_000)}\n\ndef deep_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.tensor_model_parallel_size = ${"[".repeat(5000)}${"]".repeat(5000)}\n    return cfg\n`;
       const before = await page.textContent("#status");
       await page.fill("#source", deep);
-      await page.waitForFunction((old) => document.getElementById("status")?.textContent !== old, before, { timeout: 10_000 });
+      await page.waitForFunction((old) => document.getElementById("status")?.textContent !== old, before, { timeout: PATIENCE_MS });
       const status = await settled(page);
       // 20,000 nested parentheses before the recipe: the recipe after them is still judged.
       expect(status).toMatch(/^1 error\(s\), 0 warning\(s\)/);
@@ -254,8 +255,8 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       await page.fill("#gpus", "4");
       await page.press("#gpus", "Enter");
       await page.selectOption("#example", "hcp001");
-      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: PATIENCE_MS });
       expect(problems).toEqual([]);
     });
-  }, 90_000);
+  });
 });

@@ -111,7 +111,7 @@ beforeAll(async () => {
   await flow.runToEnd(PRIVATE, secret.runId!, secret.id!, { "smoke.log": trainingLog(PASSING_RUN_LOG), "verdict.json": runnerFacts() }, { whileRunning: tick(4) });
   ids.secret = secret.id!;
   if (CHROMIUM) browser = await launchBrowser();
-}, 120_000);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -176,7 +176,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(session.value).not.toContain(token);
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("shows one run: the verdict as in the check run, the evidence lines and the audit trail", async () => {
     await onPage(browser, "runs-detail", async ({ page, problems }) => {
@@ -203,7 +203,7 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       expect(await page.textContent("h1")).toBe("Sign in to see the smoke runs");
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 
   it("shows a signed-in user without access to a private repository nothing of its runs", async () => {
     await onPage(browser, "runs-outsider", async ({ page, problems }) => {
@@ -226,5 +226,5 @@ describe.skipIf(!CHROMIUM)("/runs in Chromium", () => {
       })()));
       expect(problems).toEqual([]);
     });
-  }, 60_000);
+  });
 });

@@ -17,7 +17,7 @@ describe("the web pages' static files", () => {
     await ensureWebBuild();
     const again = await ensureWebBuild();
     expect(again).toMatchObject({ dir: WEB_DIST, built: false });
-  }, 60_000);
+  });
 
   it("a rebuild replaces the files in place: a reader meanwhile always finds them, and files the build no longer has go", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hcp-web-rebuild-"));
@@ -40,7 +40,7 @@ describe("the web pages' static files", () => {
     expect(existsSync(join(dir, "web", "old.css"))).toBe(false);
     expect(JSON.parse(readFileSync(join(dir, "build.json"), "utf8")).hash).not.toBe("stale");
     rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  });
 
   it("serve only the build's files, typed, under the playground CSP, revalidated by ETag", async () => {
     const page = (await get("/playground"))!;
@@ -56,7 +56,7 @@ describe("the web pages' static files", () => {
       expect(res === undefined || res.status === 404, path).toBe(true);
     }
     expect((await get("/healthz"))).toBeUndefined(); // not a web path: the next handler's
-  }, 60_000);
+  });
 
   it("refuse other methods on pages", async () => {
     const res = (await get("/playground", { method: "POST", body: "x" }))!;
@@ -75,5 +75,5 @@ describe("the web pages' static files", () => {
     expect(errors).toHaveLength(1);
     expect((await files.serve("/playground"))!.status).toBe(503);
     expect(errors).toHaveLength(2);
-  }, 60_000);
+  });
 });

@@ -45,13 +45,19 @@ function positiveInt(name: string, value: number): number {
   return value;
 }
 
-/** Mixed-radix digits of `index`, the first radix fastest. */
-function digits(index: number, radices: readonly number[]): number[] {
-  return radices.map((r) => {
-    const d = index % r;
+/**
+ * The rank offset of mixed-radix `index` (the first radix fastest) along the axes whose
+ * sizes and strides are given. Arithmetic only: at the advisor's bound (65,536 GPUs) this
+ * runs for every rank of every kind of group, and an array per call cost most of its time.
+ */
+function offsetOf(index: number, radices: readonly number[], strides: readonly number[]): number {
+  let offset = 0;
+  for (let i = 0; i < radices.length; i++) {
+    const r = radices[i]!;
+    offset += (index % r) * strides[i]!;
     index = Math.floor(index / r);
-    return d;
-  });
+  }
+  return offset;
 }
 
 /** The groups of the ranks that differ only in the `varying` axes. */
@@ -64,16 +70,16 @@ function groupsAlong(sizes: Record<Axis, number>, varying: readonly Axis[]): num
   }
   const inside = ORDER.filter((a) => varying.includes(a));
   const outside = ORDER.filter((a) => !varying.includes(a));
-  const groupSize = inside.reduce((n, a) => n * sizes[a], 1);
-  const groupCount = outside.reduce((n, a) => n * sizes[a], 1);
-  const groups: number[][] = [];
+  const [inSizes, inStrides] = [inside.map((a) => sizes[a]), inside.map((a) => stride[a])];
+  const [outSizes, outStrides] = [outside.map((a) => sizes[a]), outside.map((a) => stride[a])];
+  const groupSize = inSizes.reduce((n, x) => n * x, 1);
+  const groupCount = outSizes.reduce((n, x) => n * x, 1);
+  // Every group is its base rank plus the same offsets.
+  const offsets = Array.from({ length: groupSize }, (_, k) => offsetOf(k, inSizes, inStrides));
+  const groups: number[][] = new Array(groupCount);
   for (let g = 0; g < groupCount; g++) {
-    const base = digits(g, outside.map((a) => sizes[a])).reduce((sum, d, i) => sum + d * stride[outside[i]!], 0);
-    const group: number[] = [];
-    for (let k = 0; k < groupSize; k++) {
-      group.push(base + digits(k, inside.map((a) => sizes[a])).reduce((sum, d, i) => sum + d * stride[inside[i]!], 0));
-    }
-    groups.push(group);
+    const base = offsetOf(g, outSizes, outStrides);
+    groups[g] = offsets.map((o) => base + o);
   }
   return groups;
 }

@@ -91,6 +91,9 @@ export function applyOver(base: ConfigUnit, unit: ConfigUnit): ConfigUnit {
   else delete merged.datasetBases;
   const modelBuilder = unit.modelBuilder ?? base.modelBuilder;
   if (modelBuilder !== undefined) merged.modelBuilder = modelBuilder;
+  // The launch line cannot change the class the recipe built cfg.model with.
+  if (base.modelClass !== undefined && modelBuilder === undefined) merged.modelClass = base.modelClass;
+  else delete merged.modelClass;
   if (merged.gpus === undefined) delete merged.gpus;
   if (merged.nvlinkDomain === undefined) delete merged.nvlinkDomain;
   return unit.kind === "launch" ? withRunRecipeSync(merged) : merged;

@@ -2,7 +2,9 @@
 // per GPU (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`, functional-test
 // launchers under `launch_scripts/gb200/…`); its perf recipes state the domain each of them
 // assumes in `env_vars["NVLINK_DOMAIN_SIZE"]` (HEAD 067f987: 8 on h100, b200 and b300; 72
-// on gb200, gb300 and vr200, the NVL72 racks). A folder that names no known GPU says nothing.
+// on gb200, gb300 and vr200, the NVL72 racks). Its perf scripts count r100 with the 72-GPU
+// targets too (scripts/performance/utils/utils.py:322-327 apply_target_topology_environment,
+// utils/overrides.py:271). A folder that names no known GPU says nothing.
 import type { ConfigUnit } from "../model/settings.ts";
 
 const DOMAIN_BY_GPU: Record<string, { gpus: number; system: string }> = {
@@ -13,6 +15,7 @@ const DOMAIN_BY_GPU: Record<string, { gpus: number; system: string }> = {
   gb200: { gpus: 72, system: "GB200 NVL72" },
   gb300: { gpus: 72, system: "GB300 NVL72" },
   vr200: { gpus: 72, system: "VR200 NVL72" },
+  r100: { gpus: 72, system: "R100 (72-GPU NVLink domain)" },
 };
 
 /** The NVLink domain a path's hardware folder names, with a sentence saying where it came from. */

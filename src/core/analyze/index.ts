@@ -10,7 +10,10 @@ import { extractYaml } from "../recipe/yaml.ts";
 import { extractMarkdown, extractShell } from "../recipe/launch/index.ts";
 import { extractTePins } from "../recipe/pins.ts";
 import type { Diagnostic, ExtractResult, TePin } from "../recipe/types.ts";
-import { runRules } from "../rules/engine.ts";
+import { activeRules, compareFindings, parseRunOptions, runRules, type RunOptions } from "../rules/engine.ts";
+import { ALL_RULES } from "../rules/index.ts";
+import { UNUSED_SUPPRESSION_ID } from "../rules/hcp100-unused-suppression.ts";
+import { applySuppressions, type Suppressed } from "../rules/suppress.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
 import { indexedBase, type UpstreamRecipes } from "./bridge-index.ts";
@@ -47,7 +50,13 @@ export interface AnalysisReport {
   findings: Finding[];
   diagnostics: Diagnostic[];
   project: ProjectFacts;
+  /** Findings a suppression comment hid. */
+  suppressed?: number;
+  /** Findings a baseline held (the CLI's --baseline). */
+  baselined?: number;
 }
+
+const KNOWN_IDS: ReadonlySet<string> = new Set(ALL_RULES.map((r) => r.id));
 
 const DEFAULT_MAX_FILE_CHARS = 16 * 1024 * 1024;
 
@@ -112,12 +121,20 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
     return base;
   });
   diagnostics.push(...upstreamBaseLines(judged, units, fromIndex, upstream));
-  const findings = runRules(judged, project, {
-    select: options.select,
-    ignore: options.ignore,
-    severity: options.severity,
-  });
-  return { files: files.length, units: judged, findings, diagnostics, project };
+  const ruleOptions = { select: options.select, ignore: options.ignore, severity: options.severity };
+  const { findings, suppressed } = suppressFindings(runRules(judged, project, ruleOptions), files, ruleOptions);
+  return { files: files.length, units: judged, findings, diagnostics, project, suppressed: suppressed.length };
+}
+
+/** The findings a `# noqa` or `# hcp-bot: ignore[...]` hides are taken out; unused directives are HCP100's. */
+function suppressFindings(findings: Finding[], files: readonly SourceFile[], ruleOptions: RunOptions): Suppressed {
+  const parsed = parseRunOptions(ruleOptions);
+  const hcp100 = activeRules(ALL_RULES, parsed).some((r) => r.id === UNUSED_SUPPRESSION_ID);
+  const result = applySuppressions(findings, files, { knownIds: KNOWN_IDS, hcp100 });
+  const regrade = parsed.severity?.[UNUSED_SUPPRESSION_ID];
+  if (regrade) for (const f of result.findings) if (f.ruleId === UNUSED_SUPPRESSION_ID) f.severity = regrade;
+  result.findings.sort(compareFindings);
+  return result;
 }
 
 function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {

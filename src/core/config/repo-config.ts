@@ -1,5 +1,7 @@
-// `.github/hcp-bot.yml`: the repository's settings, read from the default branch only
-// (a pull request cannot loosen its own review or grant itself GPU time).
+// `.github/hcp-bot.yml` (or pyproject.toml's `[tool.hcp-bot]`): the repository's settings. The
+// App reads them from the default branch only (a pull request cannot loosen its own review or
+// grant itself GPU time); the CLI from the file nearest above each linted file. One schema for both.
+import { parse as parseToml } from "smol-toml";
 import { parseDocument } from "yaml";
 import * as z from "zod";
 import { DEFAULT_GLOBS } from "../analyze/classify.ts";
@@ -115,19 +117,43 @@ export function defaultRepoConfig(): RepoConfig {
 }
 
 /** Parses the file's text; every problem is a sentence naming the place and the fix. */
-export function parseRepoConfig(text: string | undefined): ConfigResult {
+export function parseRepoConfig(text: string | undefined, name: string = CONFIG_PATH): ConfigResult {
   if (text === undefined) return { ok: true, config: defaultRepoConfig(), source: "default" };
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const where = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : "";
-    return { ok: false, problem: `${CONFIG_PATH} is not valid YAML${where}: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}` };
+    return { ok: false, problem: `${name} is not valid YAML${where}: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}` };
   }
-  const data: unknown = doc.toJS() ?? {};
+  return parseRepoConfigData(doc.toJS() ?? {}, name);
+}
+
+/** The table `[tool.hcp-bot]` of a pyproject.toml holds the same settings as `.github/hcp-bot.yml`. */
+export const PYPROJECT_TABLE = "tool.hcp-bot";
+
+/**
+ * A pyproject.toml's `[tool.hcp-bot]` table, read with the schema of `.github/hcp-bot.yml`;
+ * undefined when the file has no such table (it configures something else, so the search goes on).
+ */
+export function parsePyprojectConfig(text: string, name = "pyproject.toml"): ConfigResult | undefined {
+  let data: unknown;
+  try {
+    data = parseToml(text);
+  } catch (error) {
+    return { ok: false, problem: `${name} is not valid TOML: ${(error as Error).message.split("\n")[0]}` };
+  }
+  const tool = (data as { tool?: Record<string, unknown> }).tool;
+  const table = tool && typeof tool === "object" ? tool["hcp-bot"] : undefined;
+  if (table === undefined) return undefined;
+  return parseRepoConfigData(table, `${name} [${PYPROJECT_TABLE}]`);
+}
+
+/** Settings already read from YAML or TOML, checked against the schema. */
+export function parseRepoConfigData(data: unknown, name: string = CONFIG_PATH): ConfigResult {
   const parsed = RepoConfigSchema.safeParse(data);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(top level)"}: ${i.message}`);
-    return { ok: false, problem: `${CONFIG_PATH} has ${issues.length} problem(s): ${issues.join("; ")}` };
+    return { ok: false, problem: `${name} has ${issues.length} problem(s): ${issues.join("; ")}` };
   }
   return { ok: true, config: parsed.data, source: "file" };
 }

@@ -79,6 +79,8 @@ export interface Rule {
   name: string; // kebab-case, e.g. a2a-p2p-without-sizes
   /** Default severity; a report may grade itself differently (e.g. HCP004's size-1 slot is a warning). */
   severity: Severity;
+  /** One short line (under ~80 characters) for `rules` and one-line output; the doc says the rest. */
+  summary?: string;
   doc: RuleDoc;
   check(unit: ConfigUnit, project: ProjectFacts): RuleReport[];
 }

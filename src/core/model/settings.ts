@@ -124,6 +124,11 @@ export const SettingSchema = deferred(() =>
      * fixed by adding an override at the unit's anchor instead.
      */
     local: z.boolean(),
+    /**
+     * For an inherited value (not local): the call in the unit's own text during which it
+     * was made (`cfg = base_recipe()`, `_apply_common(cfg)`), where it entered this unit.
+     */
+    site: LocationSchema().optional(),
   }),
 );
 export type Setting = z.infer<ReturnType<typeof SettingSchema>>;
@@ -160,6 +165,10 @@ export type Anchor = z.infer<ReturnType<typeof AnchorSchema>>;
 
 export const UnitKindSchema = deferred(() => z.enum(["recipe", "yaml", "launch", "mlm-launch"]));
 export type UnitKind = z.infer<ReturnType<typeof UnitKindSchema>>;
+
+/** The entry point that runs a launch line (see rules/launchers.ts). */
+export const LAUNCHER_IDS = ["training", "performance", "performance-recipes"] as const;
+export type LauncherId = (typeof LAUNCHER_IDS)[number];
 
 export const ModeSchema = deferred(() => z.enum(["pretrain", "sft", "peft", "unknown"]));
 export type Mode = z.infer<ReturnType<typeof ModeSchema>>;
@@ -211,6 +220,12 @@ export const ConfigUnitSchema = deferred(() =>
      */
     modelBuilder: z.string().optional(),
     /**
+     * The generic Megatron-Core config class (`GPTModelProvider`, `TransformerConfig`) whose
+     * constructor call in the unit's own file built cfg.model, with no `**kwargs` we cannot see:
+     * its unset fields then get TransformerConfig.__post_init__'s defaults.
+     */
+    modelClass: z.string().optional(),
+    /**
      * The world size, from a launch line's `--nproc_per_node * --nnodes`. Not from a recipe's
      * name (`_32gpu_`), nor from a perf workload's `num_gpus`, which upstream documents as
      * "for representation purposes only".
@@ -234,6 +249,8 @@ export const ConfigUnitSchema = deferred(() =>
      * that recipe may set any key the unit leaves unset.
      */
     complete: z.boolean(),
+    /** The launcher a launch line runs (its script); recipes get theirs from their folder (rules/launchers.ts). */
+    launcher: z.enum(LAUNCHER_IDS).optional(),
     /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
     baseRecipe: z.string().optional(),
     /**

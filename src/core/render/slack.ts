@@ -184,8 +184,16 @@ function layoutText(p: SmokeView["plan"]): string {
 function verdictBlocks(verdict: Verdict, note: string | undefined, comparison?: Comparison): Block[] {
   const blocks: Block[] = [];
   const cause = verdict.cause ? `*Cause:* ${mrkdwn(verdict.cause.message)}${verdict.cause.ruleId ? ` (${mrkdwn(verdict.cause.ruleId)})` : ""}` : "*Cause:* none";
-  const hcp = verdict.hcp.active === true ? "hierarchical CP groups seen" : verdict.hcp.active === false ? "no hierarchical CP groups" : "the log cannot tell";
-  blocks.push(section(`*Verdict:* ${mrkdwn(verdict.status)}\n${cause}\n*HCP:* ${hcp}${verdict.expectHcp ? "" : " (not required)"} · *iterations:* ${verdict.iterations.count}`));
+  const hcp =
+    verdict.status === "hcp-degenerate"
+      ? "CP on, but not hierarchical (a level of size 1)"
+      : verdict.hcp.active === true
+        ? "hierarchical CP groups seen"
+        : verdict.hcp.active === false
+          ? "no hierarchical CP groups"
+          : "the log cannot tell";
+  const fix = verdict.cause?.fix ? `\n*Fix:* ${mrkdwn(verdict.cause.fix)}` : "";
+  blocks.push(section(`*Verdict:* ${mrkdwn(verdict.status)}\n${cause}${fix}\n*HCP:* ${hcp}${verdict.expectHcp ? "" : " (not required)"} · *iterations:* ${verdict.iterations.count}`));
   if (note) blocks.push(context(`_${mrkdwn(note)}_`));
   if (verdict.status === "inconclusive") blocks.push(section(mrkdwn(INCONCLUSIVE_NEXT_STEP.replace(/`/g, ""))));
   const evidence = verdict.evidence.slice(0, 6).map((e) => `${String(e.line).padStart(6)}: ${e.text.length > 300 ? `${e.text.slice(0, 300)}…` : e.text}`);

@@ -80,6 +80,7 @@ const HEADLINE: Record<string, string> = {
   pass: "✅ Smoke run passed",
   fail: "🛑 Smoke run failed",
   "hcp-inactive": "🛑 Smoke run ran without hierarchical CP",
+  "hcp-degenerate": "🛑 Smoke run's CP was not hierarchical (a level of size 1)",
   inconclusive: "🛑 Smoke run inconclusive: not a pass",
 };
 

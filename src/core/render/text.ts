@@ -7,6 +7,9 @@ export interface Summary {
   units: number;
   findings: readonly Finding[];
   diagnostics: readonly Diagnostic[];
+  /** Findings a `# noqa` / `# hcp-bot: ignore[...]` hid, and findings a baseline held. */
+  suppressed?: number;
+  baselined?: number;
 }
 
 export function formatFindingText(f: Finding): string {
@@ -35,7 +38,9 @@ export function formatReportText(s: Summary): string {
   const tail =
     `${s.files} file(s), ${s.units} configuration(s) analyzed: ` +
     `${c.error} error(s), ${c.warning} warning(s), ${c.info} info` +
-    (s.diagnostics.length ? `; ${s.diagnostics.length} file diagnostic(s)` : "");
+    (s.diagnostics.length ? `; ${s.diagnostics.length} file diagnostic(s)` : "") +
+    (s.suppressed ? `; ${s.suppressed} suppressed` : "") +
+    (s.baselined ? `; ${s.baselined} in the baseline` : "");
   return [...blocks, tail].join("\n") + "\n";
 }
 

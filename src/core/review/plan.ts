@@ -3,6 +3,9 @@
 // without HTTP.
 import type { Finding, Rule } from "../model/finding.ts";
 import { LineIndex } from "../model/source.ts";
+import { fingerprint } from "./fingerprint.ts";
+
+export { fingerprint };
 import { lostInput, type Diagnostic } from "../recipe/types.ts";
 import { countBySeverity } from "../render/text.ts";
 import { findingsTable, fitTo, ruleDocDetails, SEVERITY_ICON, tableCell, untrusted, whereText } from "../render/markdown.ts";
@@ -99,19 +102,6 @@ export interface ReviewPlan {
   overflow: Finding[];
   reviewBody: string;
   summaryComment: string;
-}
-
-/** FNV-1a 64-bit: a stable, dependency-free fingerprint (not a security hash). */
-export function fingerprint(f: Finding): string {
-  // Line numbers move on every push; rule, file, configuration and message without them identify a finding.
-  const message = f.message.replace(/:\d+(?::\d+)?\b/g, ":#");
-  const key = `${f.ruleId}|${f.location.file}|${f.unitName}|${message}`;
-  let h = 0xcbf29ce484222325n;
-  for (let i = 0; i < key.length; i++) {
-    h ^= BigInt(key.charCodeAt(i));
-    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
-  }
-  return h.toString(16).padStart(16, "0");
 }
 
 export function fingerprintsIn(body: string): string[] {
@@ -261,12 +251,17 @@ export function planReview(input: ReviewInput): ReviewPlan {
     MAX_CHECK_TEXT,
   );
 
-  const reviewBody = [
-    `hcp-bot found ${countsLine(input.findings)} on lines this PR changes.`,
-    overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link)}` : "",
-  ]
-    .filter(Boolean)
-    .join("\n");
+  // GitHub refuses the whole review (422 "Body is too long") past 65,536 characters: a PR of a
+  // hundred broken recipes lists more than that, so the list is cut and the check run has it all.
+  const reviewBody = fitTo(
+    [
+      `hcp-bot found ${countsLine(input.findings)} on lines this PR changes.`,
+      overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link)}` : "",
+    ]
+      .filter(Boolean)
+      .join("\n"),
+    MAX_COMMENT,
+  );
 
   const summaryComment = fitTo(
     [

@@ -23,7 +23,8 @@
 //   we did not see through (`unit.modelBuilder`): bridges set them (Mistral's sets
 //   cp_comm_type "a2a" with sliding window, GLM-5's "allgather" and variant "dsa",
 //   Falcon-H1's provider transformer_impl "local").
-// * Never: seq lengths, head counts, num_layers, calculate_per_token_loss,
+// * Never: seq lengths, head counts (except num_query_groups of a model built in the file,
+//   see `headCountDefault`), num_layers, calculate_per_token_loss,
 //   average_in_collective (the common builders set it True!), packing (Bridge's
 //   `_sft_common` enables offline packing by default), qkv_format, window_size,
 //   softmax_type. Unset means unknown.
@@ -79,6 +80,8 @@ export function resolve(unit: ConfigUnit, key: SettingKey): Resolution {
       ? { state: "set", known: true, value: setting.value.value, setting }
       : { state: "set", known: false, reason: setting.value.reason, setting };
   }
+  const heads = headCountDefault(unit, key);
+  if (heads) return heads;
   if (key in UNIVERSAL_DEFAULTS) {
     return { state: "default", value: UNIVERSAL_DEFAULTS[key] ?? null, why: "no upstream recipe or builder sets it" };
   }
@@ -92,6 +95,20 @@ export function resolve(unit: ConfigUnit, key: SettingKey): Resolution {
     state: "unknown",
     reason: unit.complete ? "not set, and it has no fixed upstream default" : "not set here, and the base recipe was not analyzed",
   };
+}
+
+/**
+ * Unset num_query_groups is the head count: Megatron-Core TransformerConfig.__post_init__
+ * (megatron/core/transformer/transformer_config.py, pin 2a75ac1) does
+ * `if self.num_query_groups is None: self.num_query_groups = self.num_attention_heads`.
+ * Only for a model built in the unit's own file by a generic config class (`unit.modelClass`)
+ * with num_attention_heads written: a provider from elsewhere may set its own groups.
+ */
+function headCountDefault(unit: ConfigUnit, key: SettingKey): Resolution | undefined {
+  if (key !== "model.num_query_groups" || !unit.complete || unit.modelClass === undefined || unit.modelBuilder !== undefined) return undefined;
+  const q = unit.settings["model.num_attention_heads"];
+  if (!q?.value.known || !isInt(q.value.value)) return undefined;
+  return { state: "default", value: q.value.value, why: `${unit.modelClass} sets num_query_groups = num_attention_heads when it is unset` };
 }
 
 /** The value when it is known, either because it was written or because the default applies. */
@@ -253,7 +270,8 @@ export interface HeadsPerRank {
 
 /**
  * Q and KV heads per TP rank, when the head counts and TP are known and TP divides them.
- * `num_query_groups` explicitly None means MHA (KV heads = Q heads); unset is unknown.
+ * `num_query_groups` explicitly None means MHA (KV heads = Q heads); unset is unknown unless
+ * the model is built in the file (`headCountDefault`).
  */
 export function headsPerRank(unit: ConfigUnit): HeadsPerRank | undefined {
   const q = knownInt(unit, "model.num_attention_heads");

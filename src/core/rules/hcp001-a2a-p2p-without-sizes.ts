@@ -10,6 +10,7 @@ export const rule = defineRule({
   id: "HCP001",
   name: "a2a-p2p-without-sizes",
   severity: "error",
+  summary: "cp_comm_type a2a+p2p without hierarchical_context_parallel_sizes",
   doc: {
     checks:
       "A cp_comm_type that contains 'a2a+p2p' (as a string or in a per-layer list) while hierarchical_context_parallel_sizes is unset or None.",

@@ -10,6 +10,7 @@ export const rule = defineRule({
   id: "HCP002",
   name: "sizes-product-mismatch",
   severity: "error",
+  summary: "hierarchical sizes whose product is not context_parallel_size",
   doc: {
     checks: "hierarchical_context_parallel_sizes is set and the product of its entries differs from context_parallel_size.",
     why:

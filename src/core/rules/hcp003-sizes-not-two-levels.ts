@@ -16,6 +16,7 @@ export const rule = defineRule({
   id: "HCP003",
   name: "sizes-not-two-levels",
   severity: "error",
+  summary: "hierarchical_context_parallel_sizes is not two levels [a2a, p2p]",
   doc: {
     checks: "cp_comm_type contains 'a2a+p2p' and hierarchical_context_parallel_sizes does not have exactly two entries.",
     why:

@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP004",
   name: "sizes-invalid-values",
   severity: "error",
+  summary: "hierarchical_context_parallel_sizes is not positive integers, or a level is 1",
   doc: {
     checks:
       "hierarchical_context_parallel_sizes is not a list of positive integers (error), or, with a2a+p2p, one of its two slots is 1 (warning).",

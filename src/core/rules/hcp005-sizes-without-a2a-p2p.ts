@@ -8,6 +8,7 @@ export const rule = defineRule({
   id: "HCP005",
   name: "sizes-without-a2a-p2p",
   severity: "warning",
+  summary: "hierarchical sizes set but cp_comm_type has no 'a2a+p2p' (the sizes do nothing)",
   doc: {
     checks: "hierarchical_context_parallel_sizes is set but no cp_comm_type entry is 'a2a+p2p' (including cp_comm_type unset/None, 'p2p' or 'a2a').",
     why:

@@ -9,12 +9,16 @@ export const rule = defineRule({
   id: "HCP006",
   name: "hcp-with-decentralized-pg",
   severity: "error",
+  summary: "hierarchical CP together with dist.use_decentralized_pg = True",
   doc: {
     checks: "cp_comm_type 'a2a+p2p' or hierarchical_context_parallel_sizes together with dist.use_decentralized_pg = True.",
     why:
       "Bridge builds hierarchical CP groups only on the MPU path; Transformer Engine looks them up in MPU globals. " +
-      `With decentralized process groups Bridge raises at init: ${quote(UPSTREAM.B11)} Before ${BRIDGE_PR_2665} it ` +
-      "silently built flat CP groups instead.",
+      "With decentralized process groups and Gloo groups on, Bridge's config validation fails first " +
+      "(megatron/bridge/training/config.py:1551-1555 at 067f987): \"Gloo process groups are not supported when " +
+      "use_decentralized_pg=True.\" With Gloo off, Bridge raises at init " +
+      `(training/initialize.py:412): ${quote(UPSTREAM.B11)} Before ${BRIDGE_PR_2665} no error was raised and the ` +
+      "hierarchical CP groups were never built.",
     example: 'cfg.model.cp_comm_type = "a2a+p2p"\ncfg.model.hierarchical_context_parallel_sizes = [2, 2]\ncfg.dist.use_decentralized_pg = True',
     fix: "Set cfg.dist.use_decentralized_pg = False, or use cp_comm_type 'a2a' or 'p2p' without hierarchical sizes.",
   },
@@ -26,7 +30,7 @@ export const rule = defineRule({
     const message =
       `${describe(dpg)} while the unit uses hierarchical CP${trigger ? ` (${describe(trigger)})` : ""}. Decentralized process ` +
       `groups cannot build hierarchical CP groups: Megatron-Bridge raises at init ${quote(UPSTREAM.B11)}; stacks without ` +
-      `${BRIDGE_PR_2665} silently fall back to flat CP. Set dist.use_decentralized_pg = False (the MPU path supports ` +
+      `${BRIDGE_PR_2665} raise nothing and never build the hierarchical CP groups. Set dist.use_decentralized_pg = False (the MPU path supports ` +
       "'a2a+p2p'), or use cp_comm_type 'a2a' or 'p2p' without hierarchical sizes.";
     const fix = fixOf("Set dist.use_decentralized_pg to False", [editFor(unit, "dist.use_decentralized_pg", false)]);
     return [reportAt(unit, dpg, message, { fix, related: relatedTo(trigger, "hierarchical CP is requested here") })];

@@ -11,6 +11,7 @@ export const rule = defineRule({
   id: "HCP007",
   name: "seq-length-not-divisible",
   severity: "error",
+  summary: "seq_length not divisible by 2 × context_parallel_size",
   doc: {
     checks: "context_parallel_size > 1 and model.seq_length or dataset.seq_length is not a multiple of 2 × context_parallel_size.",
     why:

@@ -3,12 +3,14 @@ import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Setting } from "../model/settings.ts";
 import { resolve, valueOf, type Resolution } from "./effective.ts";
 import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
+import { launcher, launcherName, launcherOf } from "./launchers.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 export const rule = defineRule({
   id: "HCP008",
   name: "seq-length-mismatch",
   severity: "error",
+  summary: "model.seq_length differs from dataset.seq_length",
   doc: {
     checks:
       "model.seq_length differs from dataset.seq_length (error), or a YAML/Hydra override changes model.seq_length " +
@@ -16,7 +18,11 @@ export const rule = defineRule({
     why:
       `ConfigContainer.validate rejects a mismatch: ${quote(UPSTREAM.B8("16384", "8192"))} scripts/training/run_recipe.py ` +
       "overwrites model.seq_length with dataset.seq_length after applying overrides, so an override of only " +
-      "model.seq_length is silently discarded, and the CP divisibility you checked is not the one that runs.",
+      "model.seq_length is silently discarded, and the CP divisibility you checked is not the one that runs. Flat performance " +
+      "recipes (perf_recipes/) run through scripts/performance/setup_experiment.py, whose run_script.py rebuilds the dataset at " +
+      "model.seq_length (utils/overrides.py set_user_overrides, default --data mock): a mismatch there is a warning, since only " +
+      "other ways of running the recipe (run_recipe.py by exact name, pretrain(cfg)) meet it. A derived recipe's mismatch is " +
+      "reported in the derived recipe, at the line that produced it, not in the base recipe it starts from.",
     example: "run_recipe.py --recipe llama3_8b_pretrain_config model.seq_length=16384",
     fix: "Set dataset.seq_length (run_recipe syncs the model from it), or set both to the same value.",
   },
@@ -40,12 +46,27 @@ export const rule = defineRule({
       return [overrideOnlyModel(unit, model, datasetRes)];
     }
     if (!dataset || modelValue === undefined || datasetValue === undefined || modelValue === datasetValue) return [];
+    const b8 = quote(UPSTREAM.B8(repr(modelValue), repr(datasetValue)));
+    const perf = unit.kind === "recipe" ? launcherOf(unit) : undefined;
     const message =
-      `${describe(model)} but ${describe(dataset)}. Megatron-Bridge rejects the mismatch: ` +
-      `${quote(UPSTREAM.B8(repr(modelValue), repr(datasetValue)))}; scripts/training/run_recipe.py instead overwrites ` +
-      `model.seq_length with ${repr(datasetValue)}. Set dataset.seq_length = ${repr(modelValue)} to match (or set both).`;
+      perf?.id === "performance"
+        ? `${describe(model)} but ${describe(dataset)}. Megatron-Bridge rejects the mismatch when this configuration runs as built ` +
+          `(pretrain(cfg)): ${b8}. ${launcherName(perf)}, which runs perf_recipes, ${perf.seqLength}, so a benchmark trains at ` +
+          `${repr(modelValue)}; ${launcher("training").script}, which also runs benchmark recipes by exact name, instead ` +
+          `overwrites model.seq_length with ${repr(datasetValue)}. Set dataset.seq_length = ${repr(modelValue)} to match (or set both).`
+        : `${describe(model)} but ${describe(dataset)}. Megatron-Bridge rejects the mismatch: ${b8}; ` +
+          `${launcher("training").script} instead overwrites model.seq_length with ${repr(datasetValue)}. ` +
+          `Set dataset.seq_length = ${repr(modelValue)} to match (or set both).`;
     const fix = fixOf(`Set dataset.seq_length to ${repr(modelValue)}`, [editFor(unit, "dataset.seq_length", modelValue)]);
-    return [reportAt(unit, dataset, message, { fix, related: relatedTo(model, "model sequence length") })];
+    return [
+      reportAt(unit, dataset, message, {
+        fix,
+        related: relatedTo(model, "model sequence length"),
+        involved: [model],
+        // Its own launcher reconciles the two; only other ways of running it see the mismatch.
+        ...(perf?.id === "performance" ? { severity: "warning" as const } : {}),
+      }),
+    ];
   },
 });
 
@@ -65,8 +86,8 @@ function overrideOnlyModel(unit: ConfigUnit, model: Setting, datasetRes: Resolut
   const b8 = UPSTREAM.B8(value !== undefined ? repr(value) : "…", datasetValue !== undefined ? repr(datasetValue) : "…");
   const message =
     `${describe(model)} is overridden here but dataset.seq_length is not ` +
-    `(${describeResolution("dataset.seq_length", datasetRes)}). scripts/training/run_recipe.py overwrites ` +
-    "model.seq_length with dataset.seq_length after applying overrides, so this override is silently discarded; " +
+    `(${describeResolution("dataset.seq_length", datasetRes)}). ${launcher("training").script} ${launcher("training").seqLength}, ` +
+    "so this override is silently discarded; " +
     `entry points that do not sync fail ConfigContainer.validate: ${quote(b8)}. ` +
     `Override dataset.seq_length${value !== undefined ? ` = ${repr(value)}` : ""} as well.`;
   const fix =

@@ -25,6 +25,7 @@ export const rule = defineRule({
   id: "HCP009",
   name: "a2a-heads-not-divisible",
   severity: "error",
+  summary: "the a2a level does not divide the attention heads per TP rank",
   doc: {
     checks:
       "With a2a+p2p, hierarchical_context_parallel_sizes[0] must divide num_attention_heads/TP and num_query_groups/TP; " +

@@ -11,6 +11,7 @@ export const rule = defineRule({
   id: "HCP010",
   name: "hcp-with-thd",
   severity: "error",
+  summary: "hierarchical CP with the thd (packed) format (not supported)",
   doc: {
     checks:
       "cp_comm_type 'a2a+p2p' with packed sequences (dataset.packed_sequence, enable_offline_packing, enable_in_batch_packing, " +

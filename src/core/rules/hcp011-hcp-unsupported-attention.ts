@@ -33,6 +33,7 @@ export const rule = defineRule({
   id: "HCP011",
   name: "hcp-unsupported-attention",
   severity: "error",
+  summary: "a2a+p2p on a layer type whose attention it does not support",
   doc: {
     checks:
       "A unit using cp_comm_type 'a2a+p2p' with context_parallel_size > 1 where a layer's type does not support its attention: " +

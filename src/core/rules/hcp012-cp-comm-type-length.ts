@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP012",
   name: "cp-comm-type-length",
   severity: "error",
+  summary: "a per-layer cp_comm_type list whose length is not num_layers",
   doc: {
     checks: "context_parallel_size > 1 and cp_comm_type is a per-layer list whose length differs from num_layers.",
     why:

@@ -12,6 +12,7 @@ export const rule = defineRule({
   id: "HCP013",
   name: "invalid-cp-comm-type",
   severity: "error",
+  summary: "a cp_comm_type entry upstream does not accept",
   doc: {
     checks:
       "Every cp_comm_type entry is one of 'p2p', 'all_gather', 'a2a', 'a2a+p2p'; on DeepSeek Sparse Attention " +

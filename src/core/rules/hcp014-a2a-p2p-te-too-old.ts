@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP014",
   name: "a2a-p2p-te-too-old",
   severity: "error",
+  summary: "a2a+p2p with a pinned Transformer Engine older than 1.12",
   doc: {
     checks: "cp_comm_type 'a2a+p2p' while the pinned Transformer Engine (uv.lock, pyproject, submodule, base image) is older than 1.12.",
     why:

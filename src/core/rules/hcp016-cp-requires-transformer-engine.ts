@@ -12,6 +12,7 @@ export const rule = defineRule({
   id: "HCP016",
   name: "cp-requires-transformer-engine",
   severity: "error",
+  summary: "context parallelism without transformer_impl 'transformer_engine'",
   doc: {
     checks:
       "context_parallel_size > 1 with model.transformer_impl other than 'transformer_engine' or 'inference_optimized' " +

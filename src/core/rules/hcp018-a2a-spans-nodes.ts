@@ -10,13 +10,14 @@ export const rule = defineRule({
   id: "HCP018",
   name: "a2a-spans-nodes",
   severity: "warning",
+  summary: "the a2a level spans more GPUs than one NVLink domain",
   doc: {
     checks:
       "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] does not divide the GPUs of one " +
       "NVLink domain (it exceeds them, or fits but leaves a remainder, as TP 1 × a2a 6 on 8 GPUs does). The domain is taken " +
       "from the recipe's name when it follows upstream's naming scheme exactly " +
       "(`{model}_{task}_{N}gpu_{gpu}_{precision}..._config`, recipes/utils/naming.py recipe_function_name, HEAD 067f987), else from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
-      "h100/b200/b300, 72 on the gb200/gb300/vr200 NVL72 racks, as Bridge's perf recipes set NVLINK_DOMAIN_SIZE), else " +
+      "h100/b200/b300, 72 on the gb200/gb300/vr200 NVL72 racks and r100, as Bridge's perf recipes and scripts/performance/utils/utils.py:322-327 set NVLINK_DOMAIN_SIZE), else " +
       "`gpus_per_node` in .github/hcp-bot.yml or `--gpus-per-node`, else 8. The message says which.",
     why:
       "Megatron-Core (megatron/core/parallel_state.py, create_hierarchical_groups, at Bridge's pin 2a75ac1) cuts each CP " +

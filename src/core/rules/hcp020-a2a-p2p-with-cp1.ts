@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP020",
   name: "a2a-p2p-with-cp1",
   severity: "error",
+  summary: "a2a+p2p at context_parallel_size 1 without hierarchical sizes",
   doc: {
     checks: "cp_comm_type contains 'a2a+p2p' in a unit whose context_parallel_size is 1 (set or by default) and hierarchical sizes are unset.",
     why:

@@ -14,6 +14,7 @@ export const rule = defineRule({
   id: "HCP021",
   name: "hybrid-cp-confusion",
   severity: "warning",
+  summary: "hybrid/dynamic CP settings in a unit that uses hierarchical CP",
   doc: {
     checks:
       "model.hybrid_context_parallel, model.dynamic_context_parallel or model.max_seqlen_per_dp_cp_rank enabled in a unit " +

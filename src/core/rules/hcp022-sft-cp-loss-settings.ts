@@ -21,6 +21,7 @@ export const rule = defineRule({
   id: "HCP022",
   name: "sft-cp-loss-settings",
   severity: "error",
+  summary: "SFT with CP without per-token loss (or with average_in_collective)",
   doc: {
     checks:
       "A unit whose dataset is a fine-tuning type (GPTSFTDatasetConfig, DirectHFSFTDatasetConfig, EnergonDatasetConfig, " +

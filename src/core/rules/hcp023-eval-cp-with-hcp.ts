@@ -9,6 +9,7 @@ export const rule = defineRule({
   id: "HCP023",
   name: "eval-cp-with-hcp",
   severity: "warning",
+  summary: "dist.eval_context_parallel_size set with hierarchical CP",
   doc: {
     checks:
       "dist.eval_context_parallel_size set in a unit that uses hierarchical CP (a2a+p2p or hierarchical sizes). An error " +

@@ -10,6 +10,7 @@ export const rule = defineRule({
   id: "HCP024",
   name: "inexact-number",
   severity: "error",
+  summary: "a number the analyzer cannot hold exactly",
   doc: {
     checks:
       `A setting whose value holds an integer beyond ±${EXACT_LIMIT} (2^53 - 1), an infinity or a NaN, anywhere in it ` +

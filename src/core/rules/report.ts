@@ -117,14 +117,43 @@ export function setValuesFix(unit: ConfigUnit, description: string, values: Read
   );
 }
 
-/** The report, with its location at a setting (or the unit when nothing is set). */
+/** Where a setting entered the unit's own text: its line when written there, else the base or helper call that made it. */
+function entryOf(setting: Setting): Location | undefined {
+  return setting.local ? setting.origin.location : setting.site;
+}
+
+/**
+ * Where a finding about `target` and the settings it disagrees with belongs. A value
+ * written in the unit is fixed where it is written. An inherited one (a base recipe's, a
+ * shared helper's) is reported where the inconsistency was produced: the latest point at
+ * which one of the settings entered the unit's text (its own line, or the call that brought
+ * it in), so a derived recipe's mistake lands in the derived recipe, not in a base recipe
+ * the user should not change. When all of them came in together (one `cfg = base()` call),
+ * the base is inconsistent on its own and the finding stays on the base's line, where the
+ * base's own unit reports it too.
+ */
+export function producedAt(unit: ConfigUnit, target: Setting | undefined, involved: ReadonlyArray<Setting | undefined>): Location {
+  if (!target) return unit.location;
+  if (target.local) return target.origin.location;
+  const entries = [target, ...involved].filter((s): s is Setting => s !== undefined).map(entryOf);
+  const placed = entries.filter((l): l is Location => l !== undefined && l.file === unit.location.file);
+  const distinct = new Set(entries.map((l) => (l ? `${l.file}:${l.range.start.offset}:${l.range.end.offset}` : "")));
+  if (placed.length === 0 || distinct.size <= 1) return target.origin.location;
+  return placed.reduce((a, b) => (b.range.start.offset > a.range.start.offset ? b : a));
+}
+
+/**
+ * The report, with its location at a setting (or the unit when nothing is set). With
+ * `involved` (the settings the target disagrees with), see producedAt.
+ */
 export function reportAt(
   unit: ConfigUnit,
   target: Setting | undefined,
   message: string,
-  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"] } = {},
+  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"]; involved?: ReadonlyArray<Setting | undefined> } = {},
 ): RuleReport {
-  const report: RuleReport = { message, location: target ? target.origin.location : unit.location };
+  const location = extra.involved ? producedAt(unit, target, extra.involved) : target ? target.origin.location : unit.location;
+  const report: RuleReport = { message, location };
   if (extra.severity) report.severity = extra.severity;
   if (extra.fix) report.fix = extra.fix;
   if (extra.related && extra.related.length > 0) report.related = extra.related;

@@ -14,9 +14,10 @@ export interface RunFacts {
   report: { ok: true } | { ok: false; problem: string };
   /**
    * Where the judged log came from: the artifact with both files matching the report's hashes,
-   * the job log (no usable artifact), or an artifact whose files are missing or differ.
+   * the job log (no usable artifact), an artifact whose files are missing or differ, or one
+   * the bot could not read whole (over its inflation caps, or corrupt).
    */
-  evidence: { kind: "artifact" } | { kind: "job-log"; why: string } | { kind: "tampered"; problem: string };
+  evidence: { kind: "artifact" } | { kind: "job-log"; why: string } | { kind: "tampered"; problem: string } | { kind: "unreadable"; problem: string };
 }
 
 function worse(verdict: Verdict, status: Verdict["status"], cause: Cause): Verdict {
@@ -36,8 +37,8 @@ function jobProblem(job: RunFacts["job"]): string | null {
 }
 
 /**
- * The verdict after the run's facts: a failed job or step, or files that are not the runner's,
- * fail the run; a missing report or artifact leaves a pass inconclusive. A verdict that is
+ * The verdict after the run's facts: a failed job or step, files that are not the runner's, or
+ * an artifact that could not be read whole fail the run; a missing report or artifact leaves a pass inconclusive. A verdict that is
  * already not a pass keeps its own cause (the facts are noted).
  */
 export function applyRunFacts(verdict: Verdict, facts: RunFacts): Verdict {
@@ -46,6 +47,11 @@ export function applyRunFacts(verdict: Verdict, facts: RunFacts): Verdict {
   if (facts.evidence.kind === "tampered") {
     v = v.status === "fail" ? v : worse(v, "fail", fact("truncated", `the artifact is not what the runner wrote: ${facts.evidence.problem}`));
     if (v === verdict) notes.push(`the artifact is not what the runner wrote: ${facts.evidence.problem}`);
+  }
+  if (facts.evidence.kind === "unreadable") {
+    const why = `the log artifact was not read whole: ${facts.evidence.problem}`;
+    // Always the cause: what the parser says of a log cut at a cap (no exit status, ...) follows from the cut.
+    v = worse(v, "fail", fact("truncated", why));
   }
   const job = jobProblem(facts.job);
   if (job) {

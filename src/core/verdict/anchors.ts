@@ -7,6 +7,7 @@ export const ANCHORS = [
   "CONTEXT_PARALLEL_GROUP", // torch PG prefixes naming the flat / hierarchical CP groups
   "TIMEOUT(ms)", // ProcessGroupNCCL construction lines: what links a named group line to its rank
   "HCP-PROBE", // the probe report
+  "HyperCommGrid", // Bridge's decentralized process groups: no hierarchical CP groups (detectors/decentralized-pg.ts)
   "iteration", // Bridge iteration lines, "Starting training loop at iteration N"
   "Traceback", // Python tracebacks (then read line by line)
   "rror", // Error / error: exception lines, DistBackendError, OutOfMemoryError, "CUDA error", argparse "error:"

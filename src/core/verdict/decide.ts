@@ -1,11 +1,15 @@
 // The verdict, decided from what the detectors found (pure: facts in, Verdict out).
 //
-// Order: a failure seen in the log (ranked below) decides first; then HCP positively off or
-// not hierarchical; then a log that contradicts the request; then a log that ends too early,
-// trained nothing, or whose exit status is unknown; then, for a run that must prove HCP, the
-// authenticated probe reports. Every missing fact makes the verdict worse, never better.
+// Order: a failure seen in the log (ranked below) decides first; then HCP positively off; then
+// a log that contradicts the request; then a log that ends too early or trained nothing; then
+// HCP on but not hierarchical (a level of size 1: hcp-degenerate); then an unknown exit status;
+// then, for a run that must prove HCP, the authenticated probe reports. Every missing fact
+// makes the verdict worse, never better; evidence anyone can print (an unsigned flat report,
+// Bridge's HyperCommGrid line) only ever counts against a run.
 import { DENSE_BF16_PEAK_TFLOPS, normaliseGpu } from "./catalog.ts";
+import { degenerateCause } from "./degenerate.ts";
 import type { ConfigFacts } from "./detectors/config.ts";
+import type { DecentralizedPgFacts } from "./detectors/decentralized-pg.ts";
 import type { IterationFacts } from "./detectors/iterations.ts";
 import type { ProbeFacts } from "./detectors/probe-reports.ts";
 import type { ProcessGroupFacts } from "./detectors/process-groups.ts";
@@ -28,6 +32,7 @@ export interface VerdictFacts {
   config: ConfigFacts;
   groups: ProcessGroupFacts;
   probe: ProbeFacts;
+  decentralized: DecentralizedPgFacts;
   childFailed: ChildFailed | null;
   launcherFailure: LauncherFailure | null;
   candidates: readonly Cause[];
@@ -108,19 +113,27 @@ function layoutOf(f: VerdictFacts, opts: Options): Layout {
   return { probeSizes, groupSizes, degenerate: hit ? { sizes: hit[0]!, from: hit[1] } : null };
 }
 
-function hcpActive(f: VerdictFacts, layout: Layout, exitCode: number | null): boolean | null {
-  if (f.probe.ranks.some((r) => r.levelSizes === null)) return false; // a rank without HCP groups attends only to its local chunk
-  if (layout.degenerate) return false; // a level of size 1 is not hierarchical (HCP004)
-  if (f.probe.ranks.length > 0 || f.groups.hierarchicalLines > 0) return true;
+/** The log shows that no hierarchical CP group existed on some rank (whatever else it shows). */
+function flatSeen(f: VerdictFacts, exitCode: number | null): boolean {
+  if (f.probe.ranks.some((r) => r.levelSizes === null)) return true; // a rank without HCP groups attends only to its local chunk
+  // Bridge's decentralized path never builds HCP groups; an unsigned flat report may only count against the run.
+  if (f.decentralized.grid !== null || f.probe.untrustedFlat !== null) return true;
+  if (f.probe.ranks.length > 0 || f.groups.hierarchicalLines > 0) return false;
   // Flat group named but no hierarchical one: only conclusive once the run got past the
   // point where HCP groups would have been named (a training step, a clean exit, teardown).
-  // Case g (rank 1 died before the first CP collective) stays null.
+  // Case g (rank 1 died before the first CP collective) stays unknown.
   const it = f.iterations;
   const ranFarEnough = it.count > 0 || exitCode === 0 || f.groups.flatTornDown || it.trainingDone;
-  if (f.groups.flatLines > 0 && ranFarEnough) return false;
+  if (f.groups.flatLines > 0 && ranFarEnough) return true;
   const c = f.config.config;
   // Bridge before #2665 accepted these and silently ran flat CP (docs/domain.md 3.1, issue #2667).
-  if (c.cpCommType?.includes("a2a+p2p") && (c.hierarchicalSizesState === "none" || c.useDecentralizedPg === true)) return false;
+  return Boolean(c.cpCommType?.includes("a2a+p2p") && (c.hierarchicalSizesState === "none" || c.useDecentralizedPg === true));
+}
+
+function hcpActive(f: VerdictFacts, layout: Layout, flat: boolean): boolean | null {
+  if (flat) return false;
+  if (layout.degenerate) return false; // a level of size 1 is not hierarchical (HCP004)
+  if (f.probe.ranks.length > 0 || f.groups.hierarchicalLines > 0) return true;
   return null;
 }
 
@@ -187,26 +200,36 @@ function throughputOf(f: VerdictFacts, opts: Options, notes: Notes): Throughput 
   };
 }
 
-/** Reasons the run did not use HCP although it trained (only when HCP is required). */
-function inactiveCause(f: VerdictFacts, layout: Layout, active: boolean | null, throughput: Throughput): Cause | null {
-  const { config } = f.config;
+/** Why the log shows HCP positively off (flatSeen was true). */
+function flatCause(f: VerdictFacts): Cause {
   const flatProbe = f.probe.ranks.find((r) => r.levelSizes === null);
   const evidenceLine = (kinds: Evidence["kind"][]) => f.evidence.find((e) => kinds.includes(e.kind))?.line ?? null;
-  if (active === false && flatProbe) {
+  if (flatProbe) {
     return { kind: "hcp-flat", message: `HCP was not active: the authenticated HCP probe of rank ${flatProbe.rank} reported no hierarchical CP groups (get_hierarchical_context_parallel_groups returned None)`, line: flatProbe.line, rank: flatProbe.rank };
   }
-  if (active === false && layout.degenerate) {
-    const { sizes, from } = layout.degenerate;
-    const single = sizes[0] === 1 ? "p2p" : "a2a";
+  const grid = f.decentralized.grid;
+  if (grid) {
     return {
-      kind: "hcp-degenerate",
-      message: `HCP was not hierarchical: level sizes ${show(sizes)} (from ${from}); a level of size 1 makes a2a+p2p plain ${single} (HCP004)`,
-      line: null,
+      kind: "hcp-flat",
+      message:
+        `HCP was not active: Bridge built its process groups through HyperCommGrid (tp=${grid.tp}, pp=${grid.pp}, cp=${grid.cp}, dp=${grid.dp}), ` +
+        "its decentralized path (dist.use_decentralized_pg=True), which never builds hierarchical CP groups",
+      line: grid.line,
       rank: null,
-      ruleId: "HCP004",
+      ruleId: "HCP006",
+      fix: "Set dist.use_decentralized_pg=False: only the MPU path (parallel_state.initialize_model_parallel) builds the hierarchical CP groups.",
     };
   }
-  if (active === false) {
+  const unsigned = f.probe.untrustedFlat;
+  if (unsigned && f.groups.flatLines === 0) {
+    return {
+      kind: "hcp-flat",
+      message: `HCP was not active: an HCP-PROBE report of rank ${unsigned.rank} says it has no hierarchical CP groups; it is not authenticated, but a report against the run counts (it can only make the verdict worse)`,
+      line: unsigned.line,
+      rank: unsigned.rank,
+    };
+  }
+  {
     const groups = f.groups.flatLines > 0;
     const why = groups
       ? `the flat CONTEXT_PARALLEL_GROUP is named ${f.groups.flatLines}× in torch's log prefixes but no HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L* is`
@@ -215,6 +238,12 @@ function inactiveCause(f: VerdictFacts, layout: Layout, active: boolean | null, 
         : "the configuration has cp_comm_type a2a+p2p with hierarchical_context_parallel_sizes None: CP is silently disabled (Bridge #2667)";
     return { kind: "hcp-flat", message: `HCP was not active: ${why}`, line: groups ? evidenceLine(["flat-cp"]) : (f.config.sizesAbsentLine ?? evidenceLine(["config"])), rank: null, ruleId: groups ? undefined : "HCP001" };
   }
+}
+
+/** Reasons the run did not use HCP although it trained (only when HCP is required). */
+function inactiveCause(f: VerdictFacts, flat: boolean, throughput: Throughput): Cause | null {
+  const { config } = f.config;
+  if (flat) return flatCause(f);
   const cpTypes = config.cpCommType;
   if (cpTypes && !cpTypes.includes("a2a+p2p")) {
     const built = f.groups.hierarchicalLines > 0 || f.probe.ranks.length > 0;
@@ -334,7 +363,7 @@ function unprovenCpSize(f: VerdictFacts, opts: Options): Cause | null {
 
 function hcpEvidence(f: VerdictFacts, active: boolean | null): Evidence[] {
   if (f.hcpEvidence.length > 0) return [...f.hcpEvidence];
-  const flat = f.evidence.filter((e) => e.kind === "flat-cp").slice(0, 3);
+  const flat = f.evidence.filter((e) => e.kind === "flat-cp" || e.kind === "decentralized-pg").slice(0, 3);
   if (flat.length > 0 || active !== false) return flat;
   return f.evidence.filter((e) => e.kind === "config").slice(0, 3);
 }
@@ -353,10 +382,18 @@ function evidenceNotes(f: VerdictFacts, notes: Notes, hcpRequired: boolean, layo
   }
 }
 
+/** The CP size the degenerate sizes belong to: the request's, the log's, the reports', else their product. */
+function cpOf(f: VerdictFacts, opts: Options, sizes: readonly number[]): number | null {
+  const reported = f.probe.ranks.find((r) => r.cpSize !== null)?.cpSize;
+  const product = sizes.reduce((a, b) => a * b, 1);
+  return opts.contextParallelSize ?? f.config.config.contextParallelSize ?? reported ?? (product > 0 ? product : null);
+}
+
 export function decide(f: VerdictFacts, opts: Options, exitCode: number | null, extra: VerdictEndExtra): Verdict {
   const notes = new Notes(f.notes);
   const layout = layoutOf(f, opts);
-  const active = hcpActive(f, layout, exitCode);
+  const flat = flatSeen(f, exitCode);
+  const active = hcpActive(f, layout, flat);
   const throughput = throughputOf(f, opts, notes);
   const { config, configSummary, finalConfiguration } = f.config;
   const it = f.iterations;
@@ -371,7 +408,8 @@ export function decide(f: VerdictFacts, opts: Options, exitCode: number | null, 
   let { cause, others } = pickCause(f, exitCode, extra, notes);
   let status: Verdict["status"] = "fail";
   if (!cause) {
-    const inactive = hcpRequired ? inactiveCause(f, layout, active, throughput) : null;
+    const inactive = hcpRequired ? inactiveCause(f, flat, throughput) : null;
+    const degenerate = hcpRequired && layout.degenerate ? degenerateCause(layout.degenerate, cpOf(f, opts, layout.degenerate.sizes)) : null;
     const mismatch = requestMismatch(f, opts);
     const unverified = hcpRequired ? unverifiedCause(f, opts, active) : null;
     if (inactive) {
@@ -381,7 +419,10 @@ export function decide(f: VerdictFacts, opts: Options, exitCode: number | null, 
     else if (exitCode === null && !it.trainingDone && !extra.timedOut) {
       cause = { kind: "truncated", message: "the log ends without an exit status and without `[after training is done]`: the run was cut short or the log is incomplete", line: null, rank: null };
     } else if (it.finiteLossCount === 0) cause = noStepCause(f, exitCode);
-    else if (exitCode === null) {
+    else if (degenerate) {
+      status = "hcp-degenerate";
+      cause = degenerate;
+    } else if (exitCode === null) {
       status = "inconclusive";
       cause = { kind: "exit-unknown", message: "the run's exit status is unknown (no runner facts): a run that is not shown to have exited 0 does not pass", line: null, rank: null };
     } else if (unverified) {

@@ -11,6 +11,7 @@ const EVIDENCE_CAPS: Record<Evidence["kind"], number> = {
   "flat-cp": 3,
   probe: 4,
   "untrusted-probe": 4,
+  "decentralized-pg": 1,
   config: 8,
   iteration: 2,
   failure: 10,

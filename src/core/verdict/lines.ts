@@ -6,6 +6,7 @@
 import { Findings } from "./findings.ts";
 import { ChildFailedDetector } from "./detectors/child-failed.ts";
 import { ConfigDetector } from "./detectors/config.ts";
+import { DecentralizedPgDetector } from "./detectors/decentralized-pg.ts";
 import { IterationDetector } from "./detectors/iterations.ts";
 import { ProbeReportDetector } from "./detectors/probe-reports.ts";
 import { ProcessGroupDetector } from "./detectors/process-groups.ts";
@@ -34,6 +35,7 @@ export class LogReader {
   readonly tracebacks: TracebackDetector;
   readonly box: ChildFailedDetector;
   readonly signatures: SignatureDetector;
+  readonly decentralized: DecentralizedPgDetector;
   examined = 0;
 
   constructor(probeKey: string | undefined, previousLine: () => string) {
@@ -45,6 +47,7 @@ export class LogReader {
     this.box = new ChildFailedDetector(f);
     this.tracebacks = new TracebackDetector(f, previousLine, (line) => this.box.open(line));
     this.signatures = new SignatureDetector(f);
+    this.decentralized = new DecentralizedPgDetector(f);
   }
 
   /** A multi-line block is open: the stream must hand over every line, not only anchored ones. */
@@ -132,6 +135,7 @@ export class LogReader {
     if (seg.includes("TIMEOUT(ms)")) this.groups.construction(seg);
     if (seg.includes("CONTEXT_PARALLEL_GROUP")) this.groups.names(seg, rank, line, whole);
     if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);
+    if (seg.includes("HyperCommGrid")) this.decentralized.line(seg, line);
     if (seg.includes("iteration")) {
       if (this.iterations.iteration(seg, line)) return;
       this.iterations.loopStart(seg, line);

@@ -3,8 +3,9 @@
 //
 // Three parts: the stream (stream.ts) finds the lines that hold an anchor; the reader
 // (lines.ts) hands each to the detectors it concerns (detectors/: config summary, probe
-// reports, process-group names, iterations and throughput, tracebacks, torchrun's failure
-// box, failure signatures); decide() (decide.ts) turns what they found into the Verdict.
+// reports, process-group names, decentralized process groups, iterations and throughput,
+// tracebacks, torchrun's failure box, failure signatures); decide() (decide.ts) turns what
+// they found into the Verdict.
 //
 // Memory: the partial last line (capped at MAX_LINE), per-rank traceback states (capped),
 // and capped evidence/candidate lists. Nothing grows with the log.
@@ -48,6 +49,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
         config: reader.config.facts(),
         groups: reader.groups.facts(),
         probe: reader.probe.facts(),
+        decentralized: reader.decentralized.facts(),
         ...reader.box.facts(),
         ...reader.signatures.facts(),
         candidates: findings.candidates,

@@ -9,6 +9,7 @@ const STATUS_LABEL: Record<Verdict["status"], string> = {
   pass: "PASS",
   fail: "FAIL",
   "hcp-inactive": "HCP INACTIVE",
+  "hcp-degenerate": "HCP NOT HIERARCHICAL",
   inconclusive: "INCONCLUSIVE",
 };
 
@@ -16,6 +17,7 @@ const STATUS_ICON: Record<Verdict["status"], string> = {
   pass: "✅",
   fail: "❌",
   "hcp-inactive": "⚠️",
+  "hcp-degenerate": "⚠️",
   inconclusive: "❔",
 };
 
@@ -32,7 +34,7 @@ export function formatVerdict(verdict: Verdict, format: VerdictFormat): string {
 
 function hcpSummary(v: Verdict): string {
   const h = v.hcp;
-  const state = h.active === true ? "active" : h.active === false ? "NOT active" : "unknown (the log cannot tell)";
+  const state = v.status === "hcp-degenerate" ? "NOT hierarchical (a level of size 1)" : h.active === true ? "active" : h.active === false ? "NOT active" : "unknown (the log cannot tell)";
   const details = [
     h.hierarchicalLines > 0 ? `${h.hierarchicalLines} line(s) name HIERARCHICAL_CONTEXT_PARALLEL_GROUP_L${h.levels.join("/L")}` : "",
     h.flatLines > 0 ? `${h.flatLines} name the flat CONTEXT_PARALLEL_GROUP` : "",
@@ -87,6 +89,7 @@ function childFailedSummary(v: Verdict): string | null {
 export function formatVerdictText(v: Verdict): string {
   const lines = [`HCP smoke verdict: ${STATUS_LABEL[v.status]}${v.exitCode !== null ? ` (exit ${v.exitCode})` : ""}`];
   if (v.cause) lines.push(`  cause:      ${causeLine(v.cause)}`);
+  if (v.cause?.fix) lines.push(`  fix:        ${v.cause.fix}`);
   lines.push(`  hcp:        ${hcpSummary(v)}${v.expectHcp ? "" : " (not required)"}`);
   lines.push(`  iterations: ${iterationSummary(v)}`);
   lines.push(`  throughput: ${throughputSummary(v)}`);
@@ -108,6 +111,7 @@ const mdInline = mdCell;
 export function formatVerdictMarkdown(v: Verdict): string {
   const out = [`### ${STATUS_ICON[v.status]} HCP smoke run: ${STATUS_LABEL[v.status]}`, ""];
   if (v.cause) out.push(`**Cause:** ${mdMessage(causeLine(v.cause))}`, "");
+  if (v.cause?.fix) out.push(`**Fix:** ${mdMessage(v.cause.fix)}`, "");
   out.push(
     "| | |",
     "|---|---|",

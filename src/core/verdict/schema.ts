@@ -13,6 +13,11 @@ export const VerdictStatusSchema = z.enum([
   "fail",
   /** The run trained, but HCP was positively off (flat CP groups, flat config, impossible TFLOP/s). */
   "hcp-inactive",
+  /**
+   * The run trained with CP on, but not hierarchically: a level of the sizes is 1 ([1, N] is
+   * plain p2p, [N, 1] plain a2a). Not a pass, and not "CP silently off" either.
+   */
+  "hcp-degenerate",
   /** Nothing failed, but the log cannot tell whether HCP was on (default torch verbosity, no probe). */
   "inconclusive",
 ]);
@@ -86,7 +91,7 @@ export const EvidenceSchema = z.lazy(() =>
     line: z.number().int().positive(),
     /** The line, ANSI codes removed, truncated to a few hundred characters. */
     text: z.string(),
-    kind: z.enum(["hcp", "flat-cp", "probe", "untrusted-probe", "config", "iteration", "failure", "child-failed", "marker", "throughput"]),
+    kind: z.enum(["hcp", "flat-cp", "probe", "untrusted-probe", "decentralized-pg", "config", "iteration", "failure", "child-failed", "marker", "throughput"]),
   }),
 );
 export type Evidence = z.infer<typeof EvidenceSchema>;
@@ -131,6 +136,8 @@ export const CauseSchema = z.lazy(() =>
     /** Global rank the error came from (`[rankN]:` prefix), when known. */
     rank: z.number().int().nullable(),
     text: z.string().optional(),
+    /** What to change so the next run does what was meant (the bot's own words, never log text). */
+    fix: z.string().optional(),
   }),
 );
 export type Cause = z.infer<typeof CauseSchema>;

@@ -33,7 +33,7 @@ return 1
  */
 export const UPDATE_REQUEST = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 local seq = tonumber(ARGV[3])
 if ARGV[5] == 'add' then
   redis.call('ZADD', KEYS[2], seq, ARGV[4])
@@ -48,12 +48,19 @@ return 1
 
 /**
  * A new smoke request with its indexes. KEYS: seq counter. ARGV: prefix, id, JSON, repo,
- * "repo#pr", login, createdAt ms. Returns the request's sequence number.
+ * "repo#pr", login, createdAt ms, and for a record that expires its expiry in ms and the time
+ * left until then ("" for none): the record then carries PX, and `req:expiring` (members `id|repo#pr|repo|login`, none of which holds a `|`) names the
+ * indexes SWEEP_EXPIRED takes it out of. Returns the request's sequence number.
  */
 export const CREATE_REQUEST = `
 local p = ARGV[1]
 local seq = redis.call('INCR', KEYS[1])
-redis.call('SET', p .. 'req:' .. ARGV[2], ARGV[3])
+if ARGV[8] ~= '' then
+  redis.call('SET', p .. 'req:' .. ARGV[2], ARGV[3], 'PX', math.max(1, tonumber(ARGV[9])))
+  redis.call('ZADD', p .. 'req:expiring', tonumber(ARGV[8]), ARGV[2] .. '|' .. ARGV[5] .. '|' .. ARGV[4] .. '|' .. ARGV[6])
+else
+  redis.call('SET', p .. 'req:' .. ARGV[2], ARGV[3])
+end
 redis.call('HSET', p .. 'req:seqs', ARGV[2], seq)
 redis.call('ZADD', p .. 'req:pr:' .. ARGV[5], seq, ARGV[2])
 redis.call('ZADD', p .. 'req:repo:' .. ARGV[4], seq, ARGV[2])
@@ -64,14 +71,42 @@ return seq
 
 /**
  * An audit record: its id from a counter, the record appended to the stream, the stream
- * trimmed to about `maxlen` entries. KEYS: counter, stream. ARGV: JSON without id, maxlen.
- * Returns the id.
+ * trimmed to about `maxlen` entries. KEYS: counter, stream, the stream's expiring entries.
+ * ARGV: JSON without id, maxlen, expiry in ms ("" for none). Returns the id.
  */
 export const AUDIT = `
 local id = redis.call('INCR', KEYS[1])
 local record = string.sub(ARGV[1], 1, -2) .. ',"id":' .. id .. '}'
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'r', record)
+local entry = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'r', record)
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], tonumber(ARGV[3]), entry) end
 return id
+`;
+
+/**
+ * Deletes the requests and audit entries whose expiry has passed on the store's clock, with
+ * their index entries (a record's PX may have removed the record itself already); at most 200
+ * of each per call. ARGV: prefix, now ms. Returns how many went.
+ */
+export const SWEEP_EXPIRED = `
+local p = ARGV[1]
+local now = tonumber(ARGV[2])
+local gone = redis.call('ZRANGEBYSCORE', p .. 'req:expiring', '-inf', now, 'LIMIT', 0, 200)
+for _, m in ipairs(gone) do
+  local id, prkey, repo, login = string.match(m, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+  redis.call('DEL', p .. 'req:' .. id)
+  redis.call('HDEL', p .. 'req:seqs', id)
+  redis.call('ZREM', p .. 'req:pr:' .. prkey, id)
+  redis.call('ZREM', p .. 'req:repo:' .. repo, id)
+  redis.call('ZREM', p .. 'req:user:' .. login, id)
+  if redis.call('ZCARD', p .. 'req:repo:' .. repo) == 0 then redis.call('SREM', p .. 'repos', repo) end
+  redis.call('ZREM', p .. 'req:expiring', m)
+end
+local entries = redis.call('ZRANGEBYSCORE', p .. 'audit:expiring', '-inf', now, 'LIMIT', 0, 200)
+for _, entry in ipairs(entries) do
+  redis.call('XDEL', p .. 'audit', entry)
+  redis.call('ZREM', p .. 'audit:expiring', entry)
+end
+return #gone + #entries
 `;
 
 /**

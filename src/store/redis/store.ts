@@ -6,7 +6,7 @@
 // restarting makes each call fail at once with a StoreError (no offline queue), so the
 // server refuses new work (503) instead of accepting what it cannot record.
 import { Redis, type RedisOptions } from "ioredis";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, listLimit, newAudit, newJob, newRequest, pageOfRequests } from "../records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, listLimit, newAudit, newJob, newRequest, pageOfRequests } from "../records.ts";
 import {
   ACTIVE_STATUSES,
   SmokeRequestSchema,
@@ -26,7 +26,7 @@ import {
   type UpdateResult,
 } from "../types.ts";
 import type { RateGate } from "../../github/rate-gate.ts";
-import { AUDIT, CLAIM, COUNT_RUNS, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, UPDATE_REQUEST } from "./scripts.ts";
+import { AUDIT, CLAIM, COUNT_RUNS, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, SWEEP_EXPIRED, UPDATE_REQUEST } from "./scripts.ts";
 
 export interface RedisStoreSettings {
   /** redis://[:password@]host:port[/db] or rediss:// (TLS). */
@@ -42,9 +42,9 @@ export interface RedisStoreSettings {
 export const DEFAULT_AUDIT_MAXLEN = 100_000;
 const CAS_RETRIES = 50;
 const ACTIVE = new Set<string>(ACTIVE_STATUSES);
-const DATE_FIELDS = ["createdAt", "updatedAt", "dispatchedAt", "startedAt", "finishedAt"] as const;
+const DATE_FIELDS = ["createdAt", "updatedAt", "dispatchedAt", "startedAt", "finishedAt", "expiresAt"] as const;
 
-type Scripts = Record<"hcpClaim" | "hcpUpdateRequest" | "hcpCreateRequest" | "hcpAudit" | "hcpEnqueueJob" | "hcpLeaseJob" | "hcpEndJob" | "hcpCountRuns", (...args: (string | number)[]) => Promise<unknown>>;
+type Scripts = Record<"hcpClaim" | "hcpUpdateRequest" | "hcpCreateRequest" | "hcpAudit" | "hcpEnqueueJob" | "hcpLeaseJob" | "hcpEndJob" | "hcpCountRuns" | "hcpSweepExpired", (...args: (string | number)[]) => Promise<unknown>>;
 
 /** The URL without its password, for logs and /healthz. */
 export function redactRedisUrl(url: string): string {
@@ -64,8 +64,8 @@ function decodeRequest(text: string): SmokeRequest {
 }
 
 function decodeAudit(text: string): AuditRecord {
-  const raw = JSON.parse(text) as AuditRecord & { at: string };
-  return { ...raw, at: new Date(raw.at) };
+  const raw = JSON.parse(text) as AuditRecord & { at: string; expiresAt?: string | null };
+  return { ...raw, at: new Date(raw.at), expiresAt: raw.expiresAt ? new Date(raw.expiresAt) : null };
 }
 
 export class RedisStore implements Store {
@@ -141,7 +141,9 @@ export class RedisStore implements Store {
   createSmokeRequest(input: NewSmokeRequest): Promise<SmokeRequest> {
     return this.run(async () => {
       const request = newRequest(input, this.newId(), this.now());
-      await this.scripts.hcpCreateRequest(this.k("req", "seq"), this.p, request.id, JSON.stringify(request), request.repo, `${request.repo}#${request.pr}`, request.githubLogin, request.createdAt.getTime());
+      await this.sweepExpired();
+      const expires = request.expiresAt ? [request.expiresAt.getTime(), request.expiresAt.getTime() - request.createdAt.getTime()] : ["", ""];
+      await this.scripts.hcpCreateRequest(this.k("req", "seq"), this.p, request.id, JSON.stringify(request), request.repo, `${request.repo}#${request.pr}`, request.githubLogin, request.createdAt.getTime(), ...expires);
       return request;
     });
   }
@@ -178,13 +180,15 @@ export class RedisStore implements Store {
   private async requestsByIds(ids: readonly string[]): Promise<SmokeRequest[]> {
     if (ids.length === 0) return [];
     const texts = await this.redis.mget(ids.map((id) => this.k("req", id)));
-    return texts.filter((t): t is string => t !== null).map(decodeRequest);
+    const now = this.now();
+    return texts.filter((t): t is string => t !== null).map(decodeRequest).filter((r) => isLive(r, now));
   }
 
   getSmokeRequest(id: string): Promise<SmokeRequest | undefined> {
     return this.run(async () => {
       const text = await this.redis.get(this.k("req", id));
-      return text === null ? undefined : decodeRequest(text);
+      const request = text === null ? undefined : decodeRequest(text);
+      return request && isLive(request, this.now()) ? request : undefined;
     });
   }
 
@@ -231,7 +235,10 @@ export class RedisStore implements Store {
   }
 
   listSmokeRepos(): Promise<string[]> {
-    return this.run(async () => (await this.redis.smembers(this.k("repos"))).sort());
+    return this.run(async () => {
+      await this.sweepExpired(); // a repository whose only requests expired leaves the list
+      return (await this.redis.smembers(this.k("repos"))).sort();
+    });
   }
 
   // ------------------------------------------------------------------ audit log
@@ -239,7 +246,8 @@ export class RedisStore implements Store {
   audit(input: AuditInput): Promise<AuditRecord> {
     return this.run(async () => {
       const { id: _draft, ...draft } = newAudit(input, 0, this.now());
-      const id = Number(await this.scripts.hcpAudit(this.k("audit", "seq"), this.k("audit"), JSON.stringify(draft), this.auditMaxLen));
+      await this.sweepExpired();
+      const id = Number(await this.scripts.hcpAudit(this.k("audit", "seq"), this.k("audit"), this.k("audit", "expiring"), JSON.stringify(draft), this.auditMaxLen, draft.expiresAt?.getTime() ?? ""));
       return { ...draft, id };
     });
   }
@@ -248,19 +256,25 @@ export class RedisStore implements Store {
   auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): Promise<AuditRecord[]> {
     return this.run(async () => {
       const limit = auditLimit(options.limit);
+      const now = this.now();
       const out: AuditRecord[] = [];
       let end = "+";
       for (;;) {
         const page = await this.redis.xrevrange(this.k("audit"), end, "-", "COUNT", 500);
         for (const [, fields] of page) {
           const record = decodeAudit(fields[1]!);
-          if ((options.repo === undefined || record.repo === options.repo) && (options.requestId === undefined || record.requestId === options.requestId)) out.push(record);
+          if (isLive(record, now) && (options.repo === undefined || record.repo === options.repo) && (options.requestId === undefined || record.requestId === options.requestId)) out.push(record);
           if (out.length >= limit) return out;
         }
         if (page.length < 500) return out;
         end = `(${page[page.length - 1]![0]}`;
       }
     });
+  }
+
+  /** Deletes what has expired on the store's clock, with its index entries (reads skip it already). */
+  private async sweepExpired(): Promise<void> {
+    await this.scripts.hcpSweepExpired(this.p, this.now().getTime());
   }
 
   // ---------------------------------------------------------------- durable jobs
@@ -397,7 +411,8 @@ function redisOptions(settings: RedisStoreSettings): RedisOptions {
       hcpClaim: { numberOfKeys: 1, lua: CLAIM },
       hcpUpdateRequest: { numberOfKeys: 4, lua: UPDATE_REQUEST },
       hcpCreateRequest: { numberOfKeys: 1, lua: CREATE_REQUEST },
-      hcpAudit: { numberOfKeys: 2, lua: AUDIT },
+      hcpAudit: { numberOfKeys: 3, lua: AUDIT },
+      hcpSweepExpired: { numberOfKeys: 0, lua: SWEEP_EXPIRED },
       hcpEnqueueJob: { numberOfKeys: 2, lua: ENQUEUE_JOB },
       hcpLeaseJob: { numberOfKeys: 0, lua: LEASE_JOB },
       hcpEndJob: { numberOfKeys: 0, lua: END_JOB },

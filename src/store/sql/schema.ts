@@ -82,6 +82,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE smoke_requests ADD COLUMN comparison_json TEXT;
     `,
   },
+  {
+    version: 6,
+    name: "records that expire (refusals of people without permission)",
+    sql: `
+      ALTER TABLE smoke_requests ADD COLUMN expires_at INTEGER;
+      ALTER TABLE audit_log ADD COLUMN expires_at INTEGER;
+      CREATE INDEX smoke_requests_expires ON smoke_requests (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX audit_log_expires ON audit_log (expires_at) WHERE expires_at IS NOT NULL;
+    `,
+  },
+  {
+    version: 7,
+    name: "job payloads in parts (a Durable Object's SQLite takes at most 2 MB in one value)",
+    sql: `
+      ALTER TABLE jobs ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE job_parts (job_id TEXT NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (job_id, part));
+    `,
+  },
 ];
 
 type Cell = SqlValue;
@@ -118,6 +136,7 @@ export const REQUEST_COLUMNS: readonly [keyof SmokeRequest, string, "text" | "in
   ["installationId", "installation_id", "int"],
   ["commentId", "comment_id", "int"],
   ["runUrl", "run_url", "text"],
+  ["expiresAt", "expires_at", "date"],
   ["createdAt", "created_at", "date"],
   ["updatedAt", "updated_at", "date"],
   ["dispatchedAt", "dispatched_at", "date"],
@@ -140,6 +159,7 @@ export const AUDIT_COLUMNS: readonly [keyof AuditRecord, string, "text" | "int" 
   ["requestId", "request_id", "text"],
   ["runId", "run_id", "int"],
   ["verdict", "verdict", "text"],
+  ["expiresAt", "expires_at", "date"],
 ];
 
 export function toCell(value: unknown, kind: string): Cell {

@@ -16,9 +16,11 @@ import {
   type SmokeRequestPatch,
   type UpdateResult,
 } from "../types.ts";
-import type { SqlDriver, SqlValue } from "./driver.ts";
+import type { SqlDriver, SqlRow, SqlValue } from "./driver.ts";
 import { AUDIT_COLUMNS, auditFromRow, jobFromRow, MIGRATIONS, REQUEST_COLUMNS, requestFromRow, toCell } from "./schema.ts";
 
+/** Rows whose expiry has not passed (the parameter is the store's now, in ms). */
+const LIVE_SQL = "(expires_at IS NULL OR expires_at > ?)";
 const ACTIVE_SQL = "status IN ('dispatched', 'queued', 'running')";
 /** GPU runs of a request (records.ts gpuRunsOf): an A/B request runs two legs. */
 const RUNS_SQL = "CASE WHEN compare = 'none' THEN 1 ELSE 2 END";
@@ -97,10 +99,17 @@ export class SqlStore {
   createSmokeRequest(input: NewSmokeRequest): SmokeRequest {
     const request = newRequest(input, this.newId(), this.now());
     const cols = REQUEST_COLUMNS.map(([, c]) => c);
-    this.db.transaction(() =>
-      this.db.all(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind))),
-    );
+    this.db.transaction(() => {
+      this.deleteExpired(request.createdAt.getTime());
+      this.db.all(`INSERT INTO smoke_requests (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`, REQUEST_COLUMNS.map(([f, , kind]) => toCell(request[f], kind)));
+    });
     return request;
+  }
+
+  /** Deletes the requests and audit records whose expiry has passed (reads skip them already); two indexed deletes. */
+  private deleteExpired(now: number): void {
+    this.db.all("DELETE FROM smoke_requests WHERE expires_at IS NOT NULL AND expires_at <= ?", [now]);
+    this.db.all("DELETE FROM audit_log WHERE expires_at IS NOT NULL AND expires_at <= ?", [now]);
   }
 
   updateSmokeRequest(id: string, patch: SmokeRequestPatch): UpdateResult {
@@ -121,7 +130,7 @@ export class SqlStore {
   }
 
   getSmokeRequest(id: string): SmokeRequest | undefined {
-    return this.requests("SELECT * FROM smoke_requests WHERE id = ?", [id])[0];
+    return this.requests(`SELECT * FROM smoke_requests WHERE id = ? AND ${LIVE_SQL}`, [id, this.now().getTime()])[0];
   }
 
   findByRunId(runId: number): SmokeRequest | undefined {
@@ -161,8 +170,8 @@ export class SqlStore {
   listSmokeRequests(q: SmokeListQuery): SmokeRequest[] {
     const limit = listLimit(q.limit);
     if (q.repos.length === 0) return [];
-    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`];
-    const params: SqlValue[] = [...q.repos];
+    const where = [`repo IN (${q.repos.map(() => "?").join(", ")})`, LIVE_SQL];
+    const params: SqlValue[] = [...q.repos, this.now().getTime()];
     if (q.status !== undefined) {
       where.push("status = ?");
       params.push(q.status);
@@ -183,26 +192,28 @@ export class SqlStore {
   }
 
   listSmokeRepos(): string[] {
-    return this.db.all("SELECT DISTINCT repo FROM smoke_requests ORDER BY repo").map((r) => String(r.repo));
+    return this.db.all(`SELECT DISTINCT repo FROM smoke_requests WHERE ${LIVE_SQL} ORDER BY repo`, [this.now().getTime()]).map((r) => String(r.repo));
   }
 
   audit(input: AuditInput): AuditRecord {
     const draft = newAudit(input, 0, this.now());
     const cols = AUDIT_COLUMNS.map(([, c]) => c);
-    const [row] = this.db.transaction(() =>
-      this.db.all(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind))),
-    );
+    const [row] = this.db.transaction(() => {
+      this.deleteExpired(this.now().getTime());
+      return this.db.all(`INSERT INTO audit_log (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) RETURNING id`, AUDIT_COLUMNS.map(([f, , kind]) => toCell(draft[f], kind)));
+    });
     return { ...draft, id: Number(row?.id) };
   }
 
   auditLog(options: { limit?: number; repo?: string; requestId?: string } = {}): AuditRecord[] {
     const limit = auditLimit(options.limit);
+    const now = this.now().getTime();
     const rows =
       options.requestId !== undefined
-        ? this.db.all("SELECT * FROM audit_log WHERE request_id = ? ORDER BY id DESC LIMIT ?", [options.requestId, limit])
+        ? this.db.all(`SELECT * FROM audit_log WHERE request_id = ? AND ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [options.requestId, now, limit])
         : options.repo === undefined
-          ? this.db.all("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", [limit])
-          : this.db.all("SELECT * FROM audit_log WHERE repo = ? ORDER BY id DESC LIMIT ?", [options.repo, limit]);
+          ? this.db.all(`SELECT * FROM audit_log WHERE ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [now, limit])
+          : this.db.all(`SELECT * FROM audit_log WHERE repo = ? AND ${LIVE_SQL} ORDER BY id DESC LIMIT ?`, [options.repo, now, limit]);
     return rows.map(auditFromRow).filter((r) => options.repo === undefined || r.repo === options.repo);
   }
 
@@ -213,7 +224,10 @@ export class SqlStore {
     if (claim) checkClaim(claim.key, claim.ttlSeconds);
     return this.db.transaction(() => {
       if (claim && !this.claimIn({ key: claim.key, ttlSeconds: claim.ttlSeconds }, job.createdAt.getTime())) return undefined;
-      this.db.all("INSERT INTO jobs (id, key, kind, payload, claim_key, attempts, created_at) VALUES (?, ?, ?, ?, ?, 0, ?)", [job.id, job.key, job.kind, job.payload, job.claim, job.createdAt.getTime()]);
+      const parts = payloadParts(job.payload);
+      const inline = parts.length === 1 ? parts[0]! : "";
+      this.db.all("INSERT INTO jobs (id, key, kind, payload, claim_key, attempts, created_at, parts) VALUES (?, ?, ?, ?, ?, 0, ?, ?)", [job.id, job.key, job.kind, inline, job.claim, job.createdAt.getTime(), parts.length === 1 ? 0 : parts.length]);
+      if (parts.length > 1) parts.forEach((text, i) => this.db.all("INSERT INTO job_parts (job_id, part, text) VALUES (?, ?, ?)", [job.id, i, text]));
       return job;
     });
   }
@@ -224,7 +238,7 @@ export class SqlStore {
     return this.db.transaction((): LeaseResult => {
       const row = this.db.all("SELECT * FROM jobs WHERE id = ?", [id])[0];
       if (!row) return { ok: false, reason: "gone" };
-      const job = jobFromRow(row);
+      const job = this.jobOf(row);
       const refused = leaseRefusal(job, owner, now);
       if (refused) return refused;
       const first = this.db.all("SELECT id FROM jobs WHERE key = ? ORDER BY seq LIMIT 1", [job.key])[0];
@@ -237,7 +251,11 @@ export class SqlStore {
   }
 
   completeJob(id: string, owner: string): boolean {
-    return this.db.transaction(() => this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING id", [id, owner]).length === 1);
+    return this.db.transaction(() => {
+      const done = this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING id", [id, owner]).length === 1;
+      if (done) this.db.all("DELETE FROM job_parts WHERE job_id = ?", [id]);
+      return done;
+    });
   }
 
   failJob(id: string, owner: string, retryAfterSeconds?: number): void {
@@ -247,6 +265,7 @@ export class SqlStore {
         return;
       }
       const [gone] = this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING claim_key", [id, owner]);
+      if (gone) this.db.all("DELETE FROM job_parts WHERE job_id = ?", [id]);
       if (gone?.claim_key) this.release(String(gone.claim_key));
     });
   }
@@ -255,6 +274,34 @@ export class SqlStore {
     const now = this.now().getTime();
     return this.db
       .all("SELECT * FROM jobs WHERE (lease_until IS NOT NULL AND lease_until <= ?) OR (lease_until IS NULL AND created_at <= ?) ORDER BY seq", [now, now - unleasedSeconds * 1000])
-      .map(jobFromRow);
+      .map((row) => this.jobOf(row));
   }
+
+  /** A job row with its payload, joined from its parts when it was stored in parts. */
+  private jobOf(row: SqlRow): Job {
+    const parts = Number(row.parts ?? 0);
+    if (parts === 0) return jobFromRow(row);
+    const texts = this.db.all("SELECT text FROM job_parts WHERE job_id = ? ORDER BY part", [row.id as string]).map((r) => String(r.text));
+    if (texts.length !== parts) throw new StoreError(`job ${String(row.id)}: ${texts.length} of its ${parts} payload parts are in the database`);
+    return jobFromRow({ ...row, payload: texts.join("") });
+  }
+}
+
+/**
+ * A Durable Object's SQLite refuses a value over 2 MB (SQLITE_TOOBIG), and GitHub's deliveries
+ * reach 25 MB: a payload is kept in parts of at most PART_CHARS UTF-16 units (at most 3 bytes
+ * each in UTF-8, so under 2 MB), never cut inside a surrogate pair.
+ */
+const PART_CHARS = 512 * 1024;
+function payloadParts(payload: string): string[] {
+  if (payload.length <= PART_CHARS) return [payload];
+  const parts: string[] = [];
+  for (let at = 0; at < payload.length; ) {
+    let end = Math.min(payload.length, at + PART_CHARS);
+    const last = payload.charCodeAt(end - 1);
+    if (end < payload.length && last >= 0xd800 && last <= 0xdbff) end--; // keep the pair together
+    parts.push(payload.slice(at, end));
+    at = end;
+  }
+  return parts;
 }

@@ -57,7 +57,7 @@ describe("inputs that must not break it", () => {
     const result = await extractText("big.py", parts.join(""));
     expect(result.units.length).toBe(parts.length);
     expect(valueOf(unitNamed(result, "r9_config"), "model.context_parallel_size")).toBe(2);
-  }, 60_000);
+  });
 
   it("handles 1000-deep nesting in expressions and blocks", async () => {
     const deepExpr = `def d_config():\n    cfg = base()\n    cfg.model.context_parallel_size = ${"(".repeat(1000)}2${")".repeat(1000)}\n    cfg.model.num_layers = ${"[".repeat(1000)}${"]".repeat(1000)}\n    return cfg\n`;

@@ -43,5 +43,5 @@ describe("Megatron-Bridge HEAD recipes", () => {
     expect(qwen?.settings["dataset.pad_seq_to_mult"]?.value).toEqual({ known: true, value: 16 });
     expect(qwen?.mode).toBe("sft");
     expect(qwen?.anchors.model?.receiver).toBe("cfg.model.");
-  }, 60_000);
+  });
 });

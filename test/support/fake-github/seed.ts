@@ -213,10 +213,11 @@ export class FakeSeeds {
     return job;
   }
 
-  addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; expired?: boolean }): ArtifactState {
+  /** `zip`: the archive served as is (a deflated or broken one built by the test); otherwise `files` in a stored zip. */
+  addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; zip?: Uint8Array; expired?: boolean }): ArtifactState {
     const run = this.state.workflowRuns.get(o.runId);
     if (!run) throw new Error(`fake-github: no workflow run ${o.runId}`);
-    const a: ArtifactState = { id: this.state.nextId(), runId: o.runId, repoKey: run.repoKey, name: o.name, files: o.files, expired: o.expired ?? false, createdAt: nowIso() };
+    const a: ArtifactState = { id: this.state.nextId(), runId: o.runId, repoKey: run.repoKey, name: o.name, files: o.files, ...(o.zip ? { zip: o.zip } : {}), expired: o.expired ?? false, createdAt: nowIso() };
     this.state.artifacts.set(a.id, a);
     return a;
   }

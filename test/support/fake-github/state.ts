@@ -191,6 +191,8 @@ export interface ArtifactState {
   readonly repoKey: string;
   readonly name: string;
   readonly files: Record<string, FileContent>;
+  /** The archive as uploaded, when the test built it; else a stored zip of `files`. */
+  readonly zip?: Uint8Array;
   expired: boolean;
   readonly createdAt: string;
 }

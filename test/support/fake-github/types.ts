@@ -136,7 +136,7 @@ export interface FakeGitHub {
   addJob(o: { runId: number; name: string; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
   /** Changes a job (the first of the run when `id` is a run id); steps replace the old ones. */
   updateJob(o: { runId: number; log?: string; status?: string; conclusion?: string | null; steps?: JobState["steps"] }): JobState;
-  addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; expired?: boolean }): ArtifactState;
+  addArtifact(o: { runId: number; name: string; files: Record<string, FileContent>; zip?: Uint8Array; expired?: boolean }): ArtifactState;
   /** mint an installation token without the JWT dance (for plain fetch tests) */
   installationToken(installationId: number): string;
   /** accept a static token (e.g. a PAT) in strict mode */

@@ -5,6 +5,7 @@
 // in `violations`, which every test should expect to be empty.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { PATIENCE_MS } from "../patience.ts";
 
 export interface SlackCall {
   /** chat.postMessage, chat.update or response_url */
@@ -242,7 +243,7 @@ export async function startFakeSlack(options: { token?: string } = {}): Promise<
     inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     responseUrl: (id) => `${url}/response/${id ?? `r${++responseCounter}`}`,
     responses: (id) => responses.get(id) ?? [],
-    async waitFor(filter, n = 1, timeoutMs = 5000) {
+    async waitFor(filter, n = 1, timeoutMs = PATIENCE_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = calls.filter(filter);

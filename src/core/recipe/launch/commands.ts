@@ -15,7 +15,7 @@ import {
   type Syntax,
   type Value,
 } from "../../model/settings.ts";
-import { basename, type Command, type Word } from "./lexer.ts";
+import { basename, type Command, type Word } from "./words.ts";
 import { parseHydraValue, settingKeyFor, spanOf } from "./values.ts";
 
 export interface UnitContext {

@@ -4,7 +4,8 @@ import type { ConfigUnit } from "../../model/settings.ts";
 import { rejectInput } from "../guards.ts";
 import { emptyResult, type Diagnostic, type ExtractResult } from "../types.ts";
 import { classifyCommand, commandStart, mlmUnit, runRecipeUnit, type UnitContext } from "./commands.ts";
-import { ShellLexer, type Env } from "./lexer.ts";
+import { ShellLexer } from "./lexer.ts";
+import type { Env } from "./words.ts";
 import { identityText, MappedTextBuilder, type MappedText } from "./mapped.ts";
 
 export { parseHydraValue, settingKeyFor } from "./values.ts";

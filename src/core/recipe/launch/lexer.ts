@@ -8,50 +8,23 @@
 // It interprets no control flow: assignments are applied in text order (the last one
 // written before a use wins), whatever `if`/`case` branch they sit in.
 import { sourceOffset, type MappedText } from "./mapped.ts";
-
-export interface VarRef {
-  name: string;
-  /** Source offset of the assignment, so `via` can name its line. */
-  offset: number;
-}
-
-export interface Word {
-  text: string;
-  /** Source offset of each character of `text`; -1 when it has none. */
-  origins: number[];
-  /** Source offsets of the raw word in the command text (after the last raw character). */
-  rawStart: number;
-  rawEnd: number;
-  /** Set when part of the word is not what the shell would see (unset variable, `$(...)`). */
-  unresolved?: string;
-  /** Variables whose values went into this word. */
-  vars: VarRef[];
-}
-
-export interface Command {
-  words: Word[];
-  /** True when the command was read out of a `bash -c STRING` / `eval` argument. */
-  nested: boolean;
-}
-
-export interface VarValue {
-  /** A scalar has one element; `NAME=(a b c)` has one per element. */
-  elements: Word[];
-  isArray: boolean;
-  offset: number;
-}
-
-export type Env = Map<string, VarValue>;
-
-export interface LexIssue {
-  offset: number;
-  message: string;
-}
-
-export interface LexResult {
-  commands: Command[];
-  issues: LexIssue[];
-}
+import { matchClosing, removeDefaultQuotes } from "./quotes.ts";
+import {
+  appendValue,
+  appendWord,
+  basename,
+  isBlank,
+  isWordEnd,
+  literalWord,
+  WordBuilder,
+  type Command,
+  type Env,
+  type LexIssue,
+  type LexResult,
+  type VarRef,
+  type VarValue,
+  type Word,
+} from "./words.ts";
 
 const NAME_START = /[A-Za-z_]/;
 const NAME_CHAR = /[A-Za-z0-9_]/;
@@ -60,37 +33,6 @@ const SKIPPED_KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "don
 const DECLARATION_BUILTINS = new Set(["export", "declare", "local", "readonly", "typeset"]);
 const SHELLS = new Set(["bash", "sh", "zsh", "dash"]);
 const MAX_NESTING = 3;
-
-function isBlank(ch: string | undefined): boolean {
-  return ch === " " || ch === "\t" || ch === "\r";
-}
-
-function isWordEnd(ch: string | undefined): boolean {
-  return ch === undefined || ch === " " || ch === "\t" || ch === "\r" || ch === "\n" || ch === ";" || ch === "&" ||
-    ch === "|" || ch === "(" || ch === ")" || ch === "<" || ch === ">";
-}
-
-/** Word under construction. `has` distinguishes an empty quoted word (`""`) from no word. */
-class WordBuilder {
-  chars: string[] = [];
-  origins: number[] = [];
-  has = false;
-  rawStart = -1;
-  unresolved: string | undefined;
-  vars: VarRef[] = [];
-
-  push(ch: string, origin: number): void {
-    this.chars.push(ch);
-    this.origins.push(origin);
-    this.has = true;
-  }
-
-  finish(rawEnd: number): Word {
-    const word: Word = { text: this.chars.join(""), origins: this.origins, rawStart: this.rawStart, rawEnd, vars: this.vars };
-    if (this.unresolved !== undefined) word.unresolved = this.unresolved;
-    return word;
-  }
-}
 
 type WordMode = "split" | "assign";
 
@@ -520,90 +462,4 @@ export class ShellLexer {
     if (!el) return { end, elements: [], ref };
     return { end, elements: [el], ref };
   }
-}
-
-/**
- * Bash's quote removal on the word of `${X:-word}` (bash manual, "Shell Parameter Expansion"
- * and "Quote Removal"): unquoted, '...' and "..." lose their quotes and a backslash escapes
- * the next character; inside double quotes ("${X:-'a'}"), single quotes are kept as
- * characters (bash prints 'a'), nested "..." lose their quotes, and a backslash is removed
- * only before $ ` " \. `from` maps each kept character to its index in `body`.
- */
-export function removeDefaultQuotes(body: string, quoted: boolean): { text: string; from: number[] } | undefined {
-  let text = "";
-  const from: number[] = [];
-  const keep = (k: number) => {
-    text += body[k] ?? "";
-    from.push(k);
-  };
-  let inDouble = false;
-  for (let k = 0; k < body.length; k++) {
-    const ch = body[k];
-    if (ch === "\\") {
-      const next = body[k + 1];
-      if (next === undefined) keep(k);
-      else if ((quoted || inDouble) && !"$`\"\\\n".includes(next)) keep(k);
-      else if (next !== "\n") keep(++k);
-      else k++;
-    } else if (ch === '"') inDouble = !inDouble;
-    else if (ch === "'" && !quoted && !inDouble) {
-      const close = body.indexOf("'", k + 1);
-      if (close < 0) return undefined;
-      for (let j = k + 1; j < close; j++) keep(j);
-      k = close;
-    } else keep(k);
-  }
-  return inDouble ? undefined : { text, from };
-}
-
-function appendWord(cur: WordBuilder, el: Word, ref?: VarRef): void {
-  for (let c = 0; c < el.text.length; c++) cur.push(el.text[c] ?? "", el.origins[c] ?? -1);
-  cur.has = true;
-  if (ref && !cur.vars.includes(ref)) cur.vars.push(ref);
-  cur.vars.push(...el.vars);
-  if (el.unresolved !== undefined && cur.unresolved === undefined) cur.unresolved = el.unresolved;
-}
-
-function appendValue(previous: VarValue, added: VarValue): VarValue {
-  if (added.isArray || previous.isArray) {
-    return { elements: [...previous.elements, ...added.elements], isArray: true, offset: added.offset };
-  }
-  const a = previous.elements[0];
-  const b = added.elements[0];
-  if (!a || !b) return added;
-  const joined: Word = {
-    text: a.text + b.text,
-    origins: [...a.origins, ...b.origins],
-    rawStart: a.rawStart,
-    rawEnd: b.rawEnd,
-    vars: [...a.vars, ...b.vars],
-  };
-  const unresolved = a.unresolved ?? b.unresolved;
-  if (unresolved !== undefined) joined.unresolved = unresolved;
-  return { elements: [joined], isArray: false, offset: added.offset };
-}
-
-function literalWord(text: string, origin: number): Word {
-  return { text, origins: [origin], rawStart: origin, rawEnd: origin + 1, vars: [] };
-}
-
-/** Index of the bracket closing the one at `open`, skipping quoted text; -1 if none. */
-function matchClosing(t: string, open: number, opener: string, closer: string): number {
-  let depth = 0;
-  for (let k = open; k < t.length; k++) {
-    const ch = t[k];
-    if (ch === "\\") k++;
-    else if (ch === "'") {
-      const close = t.indexOf("'", k + 1);
-      if (close < 0) return -1;
-      k = close;
-    } else if (ch === opener) depth++;
-    else if (ch === closer && --depth === 0) return k;
-  }
-  return -1;
-}
-
-export function basename(path: string): string {
-  const slash = path.lastIndexOf("/");
-  return slash < 0 ? path : path.slice(slash + 1);
 }

@@ -1,7 +1,7 @@
 // Value spellings on launch lines: Hydra override values (`[2,2]`, `null`, `'a b'`), the
 // keys they address, and where in the source a value's characters sit.
 import { isSettingKey, known, unknown, type Known, type SettingKey, type Value } from "../../model/settings.ts";
-import type { Word } from "./lexer.ts";
+import type { Word } from "./words.ts";
 
 /** Spellings that address a SettingKey under another name. */
 const KEY_ALIASES: Record<string, SettingKey> = {

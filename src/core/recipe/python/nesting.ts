@@ -3,13 +3,24 @@
 // MAXINDENT in Parser/lexer/state.h), so such a file is not a program anyone runs; past a
 // few hundred levels tree-sitter's indentation scanner no longer holds its stack and
 // reports a false syntax error at line 1 (or worse, fails inside the WebAssembly runtime).
-// One linear pass with a tiny lexer: brackets and strings are skipped, since lines inside
-// them are continuation lines that open no block.
+// Brackets are bounded the same way: CPython's tokenizer stops at 200 open brackets ("too
+// many nested parentheses", MAXLEVEL in Parser/lexer/state.h), and an expression nested
+// hundreds deep costs the parser and the evaluator a stack frame per level.
+// One linear pass with a tiny lexer: strings are skipped, and lines inside brackets are
+// continuation lines that open no block.
 import { LineIndex, location, type SourceFile } from "../../model/source.ts";
 import type { Diagnostic } from "../types.ts";
 
 /** CPython's MAXINDENT. */
 export const MAX_INDENT_LEVELS = 100;
+/** CPython's MAXLEVEL (open brackets). */
+export const MAX_BRACKET_LEVELS = 200;
+
+/** Where a file first nests past CPython's limits, and which limit. */
+export interface TooDeep {
+  offset: number;
+  kind: "indentation" | "brackets";
+}
 
 /** Width of a line's indentation, tabs to the next multiple of 8 as CPython counts them. */
 function indentWidth(text: string, start: number): { width: number; end: number } {
@@ -25,8 +36,8 @@ function indentWidth(text: string, start: number): { width: number; end: number 
   return { width, end: i };
 }
 
-/** The offset where the indentation level first exceeds `limit`, or -1. */
-export function deepestIndentOffset(text: string, limit = MAX_INDENT_LEVELS): number {
+/** Where the indentation level first exceeds `limit`, or the open brackets `bracketLimit`; undefined when neither does. */
+export function firstTooDeep(text: string, limit = MAX_INDENT_LEVELS, bracketLimit = MAX_BRACKET_LEVELS): TooDeep | undefined {
   const stack: number[] = [0];
   let depth = 0; // open brackets
   let quote = ""; // the open string's delimiter (' " ''' """), or ""
@@ -43,7 +54,7 @@ export function deepestIndentOffset(text: string, limit = MAX_INDENT_LEVELS): nu
           while (stack.length > 1 && stack[stack.length - 1]! > width) stack.pop();
           if (width > stack[stack.length - 1]!) {
             stack.push(width);
-            if (stack.length - 1 > limit) return end;
+            if (stack.length - 1 > limit) return { offset: end, kind: "indentation" };
           }
         }
         i = end;
@@ -72,26 +83,32 @@ export function deepestIndentOffset(text: string, limit = MAX_INDENT_LEVELS): nu
     if (ch === "'" || ch === '"') {
       quote = text.startsWith(ch.repeat(3), i) ? ch.repeat(3) : ch;
       i += quote.length - 1;
-    } else if (ch === "(" || ch === "[" || ch === "{") depth++;
+    } else if (ch === "(" || ch === "[" || ch === "{") {
+      if (++depth > bracketLimit) return { offset: i, kind: "brackets" };
+    }
     else if ((ch === ")" || ch === "]" || ch === "}") && depth > 0) depth--;
     else if (ch === "\\" && text[i + 1] === "\n") {
       continued = true;
     } else if (ch === "\n") lineStart = true;
   }
-  return -1;
+  return undefined;
 }
 
-/** The "not analyzed" diagnostic for a file nested past CPython's limit; null when it is not. */
+/** The "not analyzed" diagnostic for a file nested past CPython's limits; null when it is not. */
 export function tooDeeplyNested(file: SourceFile): Diagnostic | null {
-  const at = deepestIndentOffset(file.text);
-  if (at < 0) return null;
+  const deep = firstTooDeep(file.text);
+  if (!deep) return null;
   const index = new LineIndex(file.text);
-  const line = index.point(at).line;
+  const line = index.point(deep.offset).line;
+  const why =
+    deep.kind === "indentation"
+      ? `line ${line} opens indentation level ${MAX_INDENT_LEVELS + 1}; Python itself stops at ${MAX_INDENT_LEVELS}: "too many levels of indentation"`
+      : `line ${line} opens bracket level ${MAX_BRACKET_LEVELS + 1}; Python itself stops at ${MAX_BRACKET_LEVELS}: "too many nested parentheses"`;
   return {
     file: file.path,
     severity: "warning",
     code: "too-complex",
-    message: `not analyzed: too deeply nested (line ${line} opens indentation level ${MAX_INDENT_LEVELS + 1}; Python itself stops at ${MAX_INDENT_LEVELS}: "too many levels of indentation")`,
-    location: location(file.path, index, at, at),
+    message: `not analyzed: too deeply nested (${why})`,
+    location: location(file.path, index, deep.offset, deep.offset),
   };
 }

@@ -166,6 +166,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
   let dataset: ObjV | null = null;
   let datasetType: string | undefined;
   let modelBuilder: string | undefined;
+  let modelClass: string | undefined;
   let baseRecipe: string | undefined;
   let baseCall: ObjV | undefined;
   try {
@@ -185,6 +186,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
       modelBuilder = modelBuilderOf(result.fields.get("model"));
+      modelClass = modelClassOf(result.fields.get("model"));
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
@@ -217,6 +219,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     ...((dataset?.ctor ?? datasetType) ? { datasetType: dataset?.ctor ?? datasetType } : {}),
     ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
     ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),
+    ...(modelClass !== undefined && baseRecipe === undefined ? { modelClass } : {}),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
     ...(baseRecipe ? { baseRecipe } : {}),
@@ -424,6 +427,7 @@ function toSetting(unitMod: ModuleInfo, key: SettingKey, v: V, unit: Range): Set
       ...(via.length ? { via: via.join("; ") } : {}),
     },
     local: inside && !v.o.pinned,
+    ...(!inside && v.o.site && v.o.site.s >= unit.s && v.o.site.e <= unit.e ? { site: location(unitMod.path, unitMod.index, v.o.site.s, v.o.site.e) } : {}),
   };
 }
 
@@ -459,6 +463,16 @@ function modelBuilderOf(model: V | undefined): string | undefined {
   if (model.opaque !== null) return model.ctor;
   const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
   return GENERIC_MODEL_CLASSES.test(name) ? undefined : `${model.ctor}(...)`;
+}
+
+/**
+ * The generic config class that built cfg.model by a constructor call in this very module
+ * (not a builder imported from elsewhere, not `**kwargs` we cannot see), else undefined.
+ */
+function modelClassOf(model: V | undefined): string | undefined {
+  if (model?.k !== "obj" || model.opaque !== null || model.o.mod !== undefined) return undefined;
+  const name = model.ctor.slice(model.ctor.lastIndexOf(".") + 1);
+  return GENERIC_MODEL_CLASSES.test(name) ? name : undefined;
 }
 
 function loc(mod: ModuleInfo, n: PyNode): Location {

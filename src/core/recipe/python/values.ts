@@ -15,6 +15,12 @@ export interface Org {
   pinned?: boolean;
   /** The module the expression is in, when it is not the module being extracted (a builder imported from elsewhere). */
   mod?: ModuleInfo;
+  /**
+   * The call in the unit's own code (offsets in the module being extracted) that was running
+   * when the value was made: `cfg = base_recipe()` or `_apply_common(cfg)`. It is where an
+   * inherited value entered the unit, so a finding about it can land in the unit's text.
+   */
+  site?: { s: number; e: number };
 }
 
 export interface Lit {
@@ -157,6 +163,23 @@ export function sameValue(a: V, b: V, depth = 0): boolean {
   }
   if ((a.k === "obj" && b.k === "obj") || (a.k === "dict" && b.k === "dict")) return false;
   return false;
+}
+
+/**
+ * The value with every scalar inside it (fields of objects, entries of dicts, list items)
+ * marked as made during the call at `site`. Objects, dicts and lists of `v` are changed in
+ * place, so `v` must be a fresh copy (copyValue); scalars are shared, so they are replaced.
+ */
+export function stampSite(v: V, site: { s: number; e: number }, seen = new Set<V>()): V {
+  if (v.k === "lit" || v.k === "unk") return v.o.site === site ? v : reorigin(v, { ...v.o, site });
+  if (seen.has(v)) return v;
+  seen.add(v);
+  if (v.k === "list") v.items = v.items.map((item) => stampSite(item, site, seen));
+  else {
+    const entries = v.k === "dict" ? v.map : v.fields;
+    for (const [key, item] of entries) entries.set(key, stampSite(item, site, seen));
+  }
+  return v;
 }
 
 /**

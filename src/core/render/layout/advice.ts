@@ -78,10 +78,12 @@ export function formatAdviceSlack(advice: Advice): string {
 function adviceSlackParts(advice: Advice): [string, string, string] {
   const summary = [`*Recommended:* \`${recommendationText(advice)}\``, ...advice.recommendation.reasons.map((r) => `• ${r}`)].join("\n");
   const rejected = advice.rejected.length ? ["*Rejected*", ...advice.rejected.map((c) => `• \`${candidateText(c)}\`: ${c.why}`)].join("\n") : "";
-  // The grid must fit one section's text: fewer nodes drawn until it does.
+  // The grid must fit one section's text: fewer nodes drawn until it does (one picture for all
+  // tries: at 65,536 GPUs each picture indexes every rank's groups).
+  const picture = advicePicture(advice);
   let grid = "";
   for (const maxDomains of [4, 2, 1]) {
-    grid = codeBlock(formatLayoutGrid(advicePicture(advice), { maxDomains, maxGroups: 8, columns: 8 }).trimEnd());
+    grid = codeBlock(formatLayoutGrid(picture, { maxDomains, maxGroups: 8, columns: 8 }).trimEnd());
     if (grid.length <= SLACK_LIMITS.text) break;
   }
   return [summary, rejected, grid];
@@ -124,6 +126,21 @@ export function adviseReplySlack(command: AdviseCommand): SlackMessage {
   const [summary, rejected, grid] = adviceSlackParts(advice);
   return fitMessage({ text: `Recommended: ${recommendationText(advice)}`, blocks: [summary, rejected, grid].filter(Boolean).map(section) });
 }
+
+/**
+ * How a host renders `/hcp advise` replies: on the Node server a worker thread (the largest
+ * layout takes a few hundred milliseconds that the answering thread must not spend), on edge
+ * runtimes this thread (the layout is bounded by MAX_ADVISE_GPUS).
+ */
+export interface AdviseReplies {
+  markdown(command: AdviseCommand): Promise<string>;
+  slack(command: AdviseCommand): Promise<SlackMessage>;
+}
+
+export const inThreadAdvise: AdviseReplies = {
+  markdown: async (command) => adviseReplyMarkdown(command),
+  slack: async (command) => adviseReplySlack(command),
+};
 
 export interface ProposedSizes {
   tp: number;

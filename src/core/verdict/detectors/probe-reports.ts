@@ -1,6 +1,8 @@
 // Detector: the runner's HCP-PROBE reports (probe.ts has the grammar and the MAC). Every report
-// in a line is read, wherever it starts (ranks share one pipe). A report counts as evidence only
-// when its MAC verifies with the run's key; any other is listed as untrusted and changes nothing.
+// in a line is read, wherever it starts (ranks share one pipe). A report counts as evidence of
+// HCP only when its MAC verifies with the run's key; any other is listed as untrusted. An
+// untrusted report that says "no hierarchical groups" still counts against the run: whoever
+// printed it can only make their own run fail with it, never pass.
 import { clip, type Findings } from "../findings.ts";
 import { parseProbeReports, verifyProbeMac, type HcpProbeReport } from "../probe.ts";
 
@@ -30,6 +32,8 @@ export interface ProbeFacts {
   ranks: RankReport[];
   /** HCP levels named by authenticated reports. */
   levels: number[];
+  /** The first untrusted report showing flat CP (levels null), or null. */
+  untrustedFlat: { rank: number; line: number } | null;
 }
 
 function groupsMalformed(r: HcpProbeReport): boolean {
@@ -46,6 +50,7 @@ export class ProbeReportDetector {
   private failed = 0;
   private readonly ranks = new Map<number, RankReport>();
   private readonly levels = new Set<number>();
+  private untrustedFlat: ProbeFacts["untrustedFlat"] = null;
   /** Authenticated reports, for the verdict's HCP evidence (the first few). */
   readonly evidence: { line: number; text: string }[] = [];
 
@@ -63,6 +68,7 @@ export class ProbeReportDetector {
       if (this.key === undefined || !verifyProbeMac(parsed.json, this.key)) {
         this.untrusted++;
         this.findings.addEvidence("untrusted-probe", line, seg);
+        if (!parsed.report.error && !(parsed.report.levels && parsed.report.levels.length > 0)) this.untrustedFlat ??= { rank: parsed.report.rank, line };
         continue;
       }
       this.trustedReport(parsed.report, line, seg);
@@ -97,6 +103,7 @@ export class ProbeReportDetector {
       failed: this.failed,
       ranks: [...this.ranks.values()].sort((a, b) => a.rank - b.rank),
       levels: [...this.levels].sort((a, b) => a - b),
+      untrustedFlat: this.untrustedFlat,
     };
   }
 }

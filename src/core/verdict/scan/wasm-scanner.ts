@@ -37,7 +37,7 @@ const MAX_ANCHORS = 32;
  */
 export const BUCKET_GROUPS: readonly (readonly string[])[] = [
   ["context"],
-  ["HCP-PROBE", "by watchdog", "cp_comm_type"],
+  ["HCP-PROBE", "HyperCommGrid", "by watchdog", "cp_comm_type"],
   ["rror"],
   ["CONTEXT_PARALLEL_GROUP", "Traceback", "training is done"],
   ["NaN"],

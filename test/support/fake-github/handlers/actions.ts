@@ -4,7 +4,7 @@
 import { parse as parseYaml } from "yaml";
 import { getBoolean, getObject, getString } from "../json.ts";
 import { storedZip } from "../zip.ts";
-import { isSha, nowIso, toBuffer, type JobState, type RepoState, type WorkflowRunState, type WorkflowState } from "../state.ts";
+import { isSha, nowIso, toBuffer, type ArtifactState, type JobState, type RepoState, type WorkflowRunState, type WorkflowState } from "../state.ts";
 import { HttpError, intParam, invalid, notFound, paginate, requireRepo, type Handler, type HandlerContext } from "./common.ts";
 
 function keyOf(repo: RepoState): string {
@@ -125,8 +125,8 @@ const cancelRun: Handler = (ctx) => {
   return { status: 202, body: {} };
 };
 
-function artifactZip(files: Record<string, string | Uint8Array>): Buffer {
-  return storedZip(files);
+function artifactZip(a: ArtifactState): Buffer {
+  return a.zip ? Buffer.from(a.zip.buffer, a.zip.byteOffset, a.zip.byteLength) : storedZip(a.files);
 }
 
 const listArtifacts: Handler = (ctx) => {
@@ -136,7 +136,7 @@ const listArtifacts: Handler = (ctx) => {
   const page = paginate(ctx, all);
   return {
     status: 200, headers: page.headers,
-    body: { total_count: all.length, artifacts: page.items.map((a) => ctx.render.artifact(repo, a, artifactZip(a.files).length)) },
+    body: { total_count: all.length, artifacts: page.items.map((a) => ctx.render.artifact(repo, a, artifactZip(a).length)) },
   };
 };
 
@@ -145,7 +145,7 @@ const downloadArtifact: Handler = (ctx) => {
   const artifact = ctx.core.state.artifacts.get(intParam(ctx, "artifact_id"));
   if (!artifact || artifact.repoKey !== keyOf(repo) || ctx.params.archive_format !== "zip") throw notFound(ctx);
   if (artifact.expired) throw new HttpError(410, { message: "Artifact has expired", documentation_url: ctx.docUrl, status: "410" });
-  const location = ctx.core.registerDownload(artifactZip(artifact.files), "application/zip");
+  const location = ctx.core.registerDownload(artifactZip(artifact), "application/zip");
   return { status: 302, headers: { location } };
 };
 

@@ -7,7 +7,7 @@ import type { OriginKind } from "../../../model/settings.ts";
 import type { ResolvedName } from "../library.ts";
 import type { ClassDef, FnDef, ModuleInfo, ParamInfo } from "../module.ts";
 import { named, type PyNode } from "../tree.ts";
-import { copyValue, lit, obj, reorigin, truthy, unk, type DictV, type ObjV, type Org, type V } from "../values.ts";
+import { copyValue, lit, obj, reorigin, stampSite, truthy, unk, type DictV, type ObjV, type Org, type V } from "../values.ts";
 import { mergedDict, setField, splatInto } from "./containers.ts";
 import { ev } from "./expressions.ts";
 import { isScalar, MAX_CALL_DEPTH, newFrame, type Args, type Frame, type Machine, type Status } from "./machine.ts";
@@ -91,12 +91,24 @@ function evalArgs(m: Machine, argNode: PyNode, f: Frame): Args {
 
 /** Runs `fn` (defined in `mod`) on evaluated arguments; the caller's module stays current for the result. */
 function callFunction(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: PyNode, kind: OriginKind): V {
+  // A call written in the unit's own code: what it makes entered the unit here (Org.site).
+  if (m.site !== null || m.mod !== m.root) return callFunctionAt(m, fn, mod, args, n, kind);
+  m.site = { s: n.s, e: n.e };
+  try {
+    return callFunctionAt(m, fn, mod, args, n, kind);
+  } finally {
+    m.site = null;
+  }
+}
+
+function callFunctionAt(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: PyNode, kind: OriginKind): V {
   // A builder of another module called without arguments (`_pretrain_common()`) gives the same
   // result for every recipe: evaluate it once per extraction, hand each caller its own copy.
   const memoizable = mod !== m.root && m.library !== undefined && m.branchDepth === 0 && args.pos.length === 0 && args.kw.size === 0 && args.open === null;
   if (memoizable) {
     const hit = m.library!.memo.get(fn);
-    if (hit) return copyValue(hit);
+    // The stored result was made during some other call: it enters this unit at this one.
+    if (hit) return m.site ? stampSite(copyValue(hit), m.site) : copyValue(hit);
   }
   const result = evaluateCall(m, fn, mod, args, n, kind);
   if (memoizable && !isScalar(result)) m.library!.memo.set(fn, copyValue(result));

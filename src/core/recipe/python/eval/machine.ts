@@ -65,6 +65,8 @@ export class Machine {
   private constCaches = new Map<ModuleInfo, Map<string, V | "pending">>();
   private moduleFrames = new Map<ModuleInfo, Frame>();
   notes: EvalNote[] = [];
+  /** The outermost call the unit's own code is running, if any (see Org.site). */
+  site: { s: number; e: number } | null = null;
 
   constructor(
     /** The module being extracted: values from it keep plain origins, others carry their module. */
@@ -85,6 +87,7 @@ export class Machine {
     this.active = [];
     this.constCaches = new Map();
     this.notes = [];
+    this.site = null;
   }
 
   /** Runs `fn` with `mod` as the current module. */
@@ -151,7 +154,9 @@ export class Machine {
   }
 
   org(n: { s: number; e: number }, kind: OriginKind, via: readonly string[] = []): Org {
-    return this.mod === this.root ? { s: n.s, e: n.e, kind, via } : { s: n.s, e: n.e, kind, via, mod: this.mod };
+    const o: Org = this.mod === this.root ? { s: n.s, e: n.e, kind, via } : { s: n.s, e: n.e, kind, via, mod: this.mod };
+    if (this.site) o.site = this.site;
+    return o;
   }
 
   text(n: PyNode): string {

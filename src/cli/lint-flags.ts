@@ -1,0 +1,83 @@
+// `hcp-bot lint`'s flags: the parser's options (which the unknown-flag check also compares
+// with) and their values checked by hand: a zod schema built for a handful of flags cost every
+// lint's start-up more than the lint (bench:cli).
+import { parseArgs } from "node:util";
+import { ruleById } from "../core/rules/index.ts";
+import { UsageError } from "./args.ts";
+
+export const LINT_FORMATS = ["text", "json", "sarif", "github"] as const;
+
+/** The flags `lint` takes (its parser's, and what the unknown-flag check compares with). */
+export const LINT_OPTIONS = {
+  format: { type: "string", short: "f" },
+  select: { type: "string" },
+  ignore: { type: "string" },
+  "gpus-per-node": { type: "string" },
+  all: { type: "boolean" },
+  config: { type: "string" },
+  isolated: { type: "boolean" },
+  "add-noqa": { type: "boolean" },
+  baseline: { type: "string" },
+  "baseline-write": { type: "string" },
+} as const;
+
+export interface LintFlags {
+  format: (typeof LINT_FORMATS)[number];
+  select?: string[];
+  ignore?: string[];
+  gpusPerNode?: number;
+  all?: boolean;
+  config?: string;
+  isolated?: boolean;
+  addNoqa?: boolean;
+  baseline?: string;
+  baselineWrite?: string;
+  inputs: string[];
+}
+
+type Values = ReturnType<typeof parseLintArgs>["values"];
+
+function parseLintArgs(argv: string[]) {
+  return parseArgs({ args: argv, allowPositionals: true, options: LINT_OPTIONS });
+}
+
+export function readLintFlags(argv: string[]): LintFlags {
+  const { values, positionals } = parseLintArgs(argv);
+  const flags: LintFlags = {
+    format: formatOf(values),
+    select: ruleIdList(values.select),
+    ignore: ruleIdList(values.ignore),
+    all: values.all,
+    config: values.config,
+    isolated: values.isolated,
+    addNoqa: values["add-noqa"],
+    baseline: values.baseline,
+    baselineWrite: values["baseline-write"],
+    inputs: positionals,
+  };
+  const writers = (["add-noqa", "baseline-write"] as const).filter((k) => values[k] !== undefined);
+  if (writers.length > 1) throw new UsageError("--add-noqa and --baseline-write are two ways to accept today's findings: use one");
+  if (values.config !== undefined && values.isolated) throw new UsageError("--config and --isolated contradict each other: name one settings file, or use none");
+  const gpus = values["gpus-per-node"];
+  if (gpus !== undefined) flags.gpusPerNode = wholeNumber("--gpus-per-node", gpus, 1);
+  return flags;
+}
+
+function formatOf(values: Values): LintFlags["format"] {
+  const format = values.format ?? "text";
+  if (!(LINT_FORMATS as readonly string[]).includes(format)) throw new UsageError(`--format takes ${LINT_FORMATS.join(", ")} (got ${JSON.stringify(format)})`);
+  return format as LintFlags["format"];
+}
+
+function wholeNumber(flag: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} takes a whole number of GPUs, ${min} or more (got ${JSON.stringify(text)})`);
+  return n;
+}
+
+function ruleIdList(value: string | undefined): string[] | undefined {
+  if (!value) return undefined;
+  const ids = value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
+  for (const id of ids) if (!ruleById(id)) throw new UsageError(`unknown rule id ${id} (see \`hcp-bot rules\`)`);
+  return ids;
+}
