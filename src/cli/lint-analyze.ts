@@ -7,6 +7,9 @@ import { lintRunOptions } from "../core/config/lint-options.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { ConfigFinder, type FoundConfig } from "../node/lint-config.ts";
 import { bridgeModules, bridgePackageRoot, importsBridge } from "../node/bridge-package.ts";
+import { InputError } from "../node/files.ts";
+import { loadUpstreamIndex } from "../node/upstream-index.ts";
+import type { UpstreamRecipes } from "../core/analyze/bridge-index.ts";
 import { loadPythonLanguage, preferQuickExit } from "../node/treesitter.ts";
 import { PARALLEL_MIN_CHARS, ParallelAnalyzer } from "../node/parallel.ts";
 import type { LintFlags } from "./lint-flags.ts";
@@ -31,7 +34,7 @@ export async function analyzeWithSettings(files: readonly SourceFile[], flags: L
   }
   if (groups.size === 0) groups.set("", { config: undefined, files: [] });
   preferQuickExit(files.reduce((n, f) => n + f.text.length, 0) < PARALLEL_MIN_CHARS);
-  const library = upstreamRecipes(files);
+  const { library, upstream } = upstreamRecipes(files);
   const python = await loadPythonLanguage();
   const analyzer = new ParallelAnalyzer();
   try {
@@ -40,7 +43,7 @@ export async function analyzeWithSettings(files: readonly SourceFile[], flags: L
       const options = lintRunOptions(config?.config, config?.path, { select: flags.select, ignore: flags.ignore, gpusPerNode: flags.gpusPerNode });
       // Files of other groups stay importable: a recipe's builder may live under another settings file.
       const others = groups.size > 1 ? files.filter((f) => !groupFiles.includes(f)) : [];
-      reports.push(await analyzer.analyze(groupFiles, { python, ...options, library: [...library, ...others] }));
+      reports.push(await analyzer.analyze(groupFiles, { python, ...options, library: [...library, ...others], upstream }));
     }
     return { report: joinReports(reports), configs };
   } finally {
@@ -60,9 +63,16 @@ function joinReports(reports: readonly AnalysisReport[]): AnalysisReport {
   };
 }
 
-/** The installed Bridge's modules a user's script imports its base recipe from (none when there is no Bridge). */
-function upstreamRecipes(files: readonly SourceFile[]): SourceFile[] {
-  if (!importsBridge(files)) return [];
+/**
+ * Where a user's script finds the upstream recipe it starts from: the installed Bridge's
+ * modules it imports (the version the user runs), else hcp-bot's index of upstream recipes.
+ * An index that cannot be used is an error (exit 2), not a silent unknown.
+ */
+function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes } {
+  if (!importsBridge(files)) return { library: [] };
   const root = bridgePackageRoot();
-  return root ? bridgeModules(files, root) : [];
+  if (root) return { library: bridgeModules(files, root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
+  const loaded = loadUpstreamIndex();
+  if ("error" in loaded) throw new InputError(`${loaded.error}; regenerate it with npm run index:bridge, or unset HCP_BRIDGE_INDEX to use the package's own`);
+  return { library: [], upstream: loaded };
 }

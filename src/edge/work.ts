@@ -27,9 +27,12 @@ export interface EdgeWork {
   handBack(): Promise<number>;
 }
 
+const NO_INDEX_ON_EDGE = { unavailable: "this edge deployment of hcp-bot ships no index of upstream recipes; hcp-bot lint and the Node server have one" } as const;
+
 export function createEdgeWork(settings: ServerSettings, privateKey: string, policy: JobPolicy, runtime: EdgeRuntime, accept: Accept): EdgeWork {
   const { store, log } = runtime;
-  const analyze = inThreadAnalyzer(runtime.python);
+  // No index of upstream recipes here: 600 KB in every isolate's bundle. A script built on one says so in its info line.
+  const analyze = inThreadAnalyzer(runtime.python, () => NO_INDEX_ON_EDGE);
   const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
   const slack: SlackApp | undefined = settings.slack

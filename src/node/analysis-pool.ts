@@ -11,6 +11,7 @@ import type { SourceFile } from "../core/model/source.ts";
 import { inThreadAdvise, type AdviseReplies } from "../core/render/layout/advice.ts";
 import { AnalysisWorker } from "./parallel.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
+import { serverUpstreamIndex } from "./upstream-index.ts";
 
 export interface AnalysisPool {
   analyze: Analyzer;
@@ -23,7 +24,7 @@ export interface AnalysisPool {
 
 /** `threads` 0: the analysis runs on the calling thread (HCP_ANALYSIS_THREADS=0). `newWorker` starts one thread (tests watch them). */
 export function createAnalysisPool(threads: number, newWorker: () => AnalysisWorker = () => new AnalysisWorker()): AnalysisPool {
-  if (threads <= 0) return { analyze: inThreadAnalyzer(loadPythonLanguage), advise: inThreadAdvise, warm: async () => {}, close: async () => {} };
+  if (threads <= 0) return { analyze: inThreadAnalyzer(loadPythonLanguage, () => serverUpstreamIndex()), advise: inThreadAdvise, warm: async () => {}, close: async () => {} };
   const workers: AnalysisWorker[] = [];
   let closed = false;
   /** The live thread with the fewest unanswered analyses; a dead one is replaced in its slot. */

@@ -8,6 +8,7 @@ import type { SourceFile } from "../core/model/source.ts";
 import type { AdviseCommand } from "../core/commands/types.ts";
 import { adviseReplyMarkdown, adviseReplySlack } from "../core/render/layout/advice.ts";
 import { loadPythonLanguage } from "./treesitter.ts";
+import { serverUpstreamIndex } from "./upstream-index.ts";
 
 interface Job {
   id: number;
@@ -27,7 +28,8 @@ parentPort!.on("message", (job: Job) => {
       return;
     }
     if (job.analyze) {
-      parentPort!.postMessage({ id: job.id, report: analyze(job.analyze.files, { ...job.analyze.options, python }) });
+      const options = job.analyze.options;
+      parentPort!.postMessage({ id: job.id, report: analyze(job.analyze.files, { ...options, python, upstream: options.upstream ?? serverUpstreamIndex() }) });
       return;
     }
     // A JSON string crosses the thread boundary about twice as fast as a structured clone of

@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BRIDGE_INDEX_FORMAT } from "../../src/core/analyze/bridge-index.ts";
+import { SETTING_KEYS } from "../../src/core/model/settings.ts";
 import { hcpBot } from "../support/cli.ts";
 
 let dir: string;
@@ -148,7 +150,7 @@ describe("hcp-bot lint: input that cannot be decided never looks green", () => {
     const fine = await hcpBot(["lint", ok]);
     expect(fine.code).toBe(1);
     expect(fine.stdout).toMatch(/HCP001/);
-  }, 60_000);
+  });
 
   it("a file of 20,000 chained dataclasses.replace constants is bounded (the evaluator alone took 26 s before): one 'not analyzed' line, exit 2, and the other file is still reported", async () => {
     const lines = ["from dataclasses import replace", "BASE = WorkloadBaseConfig(tensor_model_parallel_size=1, context_parallel_size=2)"];
@@ -219,7 +221,10 @@ describe("hcp-bot lint of users' own training scripts", () => {
     writeFileSync(main, `${SCRIPT_HEAD}if __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    pretrain(cfg, forward_step)\n`);
     const helper = join(dir, "train_helper.py");
     writeFileSync(helper, `${SCRIPT_HEAD}def build():\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.context_parallel_size = 4\n    return cfg\n\n\ndef main():\n    c = llama3_8b_pretrain_config()\n    c.model.context_parallel_size = 4\n    c.model.hierarchical_context_parallel_sizes = [2, 3]\n    pretrain(c, forward_step)\n`);
-    const run = await hcpBot(["lint", "--format", "json", main, helper]);
+    // An index of upstream recipes without this recipe (the shipped one has it: upstream-index.test.ts).
+    const index = join(dir, "empty-index.json");
+    writeFileSync(index, JSON.stringify({ format: BRIDGE_INDEX_FORMAT, bridge: { version: "0.6.0", commit: null }, keys: SETTING_KEYS, files: [], recipes: {}, aliases: {} }));
+    const run = await hcpBot(["lint", "--format", "json", main, helper], { env: { ...process.env, HCP_BRIDGE_INDEX: index, VIRTUAL_ENV: "", PYTHONPATH: "", MEGATRON_BRIDGE_DIR: "" } });
     expect(run.code).toBe(1);
     type Out = { configurations: number; findings: { ruleId: string; location: { file: string; range: { start: { line: number } } } }[]; diagnostics: { severity: string; code: string; message: string; location?: { range: { start: { line: number } } } }[] };
     const out = JSON.parse(run.stdout) as Out;
@@ -231,7 +236,7 @@ describe("hcp-bot lint of users' own training scripts", () => {
     // The base recipe is not in the analyzed files and no Bridge was given: one info line per configuration says so.
     const infos = out.diagnostics.filter((d) => d.code === "base-unknown");
     expect(infos.map((d) => d.severity)).toEqual(["info", "info", "info"]);
-    expect(infos[0]!.message).toMatch(/starts from llama3_8b_pretrain_config\(\), which was not analyzed/);
+    expect(infos[0]!.message).toMatch(/starts from llama3_8b_pretrain_config\(\), which was not analyzed \(hcp-bot's index of Megatron-Bridge 0\.6\.0 has no recipe llama3_8b_pretrain_config\)/);
   });
 
   it("a script that only calls a recipe of the same file adds no second configuration", async () => {
@@ -245,7 +250,7 @@ describe("hcp-bot lint of users' own training scripts", () => {
 });
 
 describe("hcp-bot lint resolves a script's base recipe from the installed megatron.bridge", () => {
-  it("reads it from VIRTUAL_ENV's site-packages or MEGATRON_BRIDGE_DIR: the base's CP 8 is judged, no info line", async () => {
+  it("reads it from VIRTUAL_ENV's site-packages or MEGATRON_BRIDGE_DIR before the shipped index: the installed base's CP 8 is judged", async () => {
     const venv = join(dir, "venv");
     const pkg = join(venv, "lib/python3.12/site-packages/megatron/bridge");
     execFileSync("mkdir", ["-p", join(pkg, "recipes/llama")]);
@@ -256,15 +261,16 @@ describe("hcp-bot lint resolves a script's base recipe from the installed megatr
     const script = join(dir, "train_venv.py");
     writeFileSync(script, 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.hierarchical_context_parallel_sizes = [2, 2]\n    cfg.model.cp_comm_type = "a2a+p2p"\n');
     const bare = { ...process.env, VIRTUAL_ENV: "", PYTHONPATH: "", MEGATRON_BRIDGE_DIR: "" };
-    const unknown = JSON.parse((await hcpBot(["lint", "--format", "json", script], { env: bare })).stdout) as { findings: { ruleId: string }[]; diagnostics: { code: string }[] };
-    expect(unknown.findings.map((f) => f.ruleId)).not.toContain("HCP002");
-    expect(unknown.diagnostics.map((d) => d.code)).toContain("base-unknown");
+    // Without a Bridge of the user's own: hcp-bot's index of Bridge 0.7.0, whose llama3_8b_pretrain_config has CP 2.
+    const indexed = JSON.parse((await hcpBot(["lint", "--format", "json", script], { env: bare })).stdout) as { findings: { ruleId: string; message: string }[]; diagnostics: { code: string }[] };
+    expect(indexed.findings.find((f) => f.ruleId === "HCP002")?.message).toMatch(/context_parallel_size is 2\b/);
+    expect(indexed.diagnostics.map((d) => d.code)).toEqual(["base-from-index"]);
     for (const env of [{ ...bare, VIRTUAL_ENV: venv }, { ...bare, MEGATRON_BRIDGE_DIR: join(venv, "lib/python3.12/site-packages") }]) {
       const run = await hcpBot(["lint", "--format", "json", script], { env });
       expect(run.code).toBe(1);
       const out = JSON.parse(run.stdout) as { findings: { ruleId: string; location: { range: { start: { line: number } } } }[]; diagnostics: { code: string }[] };
       expect(out.findings.map((f) => [f.ruleId, f.location.range.start.line])).toContainEqual(["HCP002", 5]); // 2 × 2 != the base's 8
-      expect(out.diagnostics.map((d) => d.code)).not.toContain("base-unknown");
+      expect(out.diagnostics.map((d) => d.code)).toEqual([]);
     }
   });
 });

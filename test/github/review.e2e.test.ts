@@ -197,7 +197,7 @@ describe("pull request review", () => {
     expect(body).toMatch(/truncated: see the check run/);
     expect((await reviewComments(45)).length).toBe((posts[0]!.body as { comments: unknown[] }).comments.length);
     expect((await reviewComments(45)).length).toBeGreaterThan(0);
-  }, 120_000);
+  });
 
   it("reviews a PR whose delivery is 6 MB (a huge PR body): a delivery GitHub sends is a durable job, not a 503", async () => {
     const head = openPr(41, { [RECIPE_PATH]: BROKEN }, { [RECIPE_PATH]: GOOD });
@@ -447,6 +447,38 @@ def llama3_8b_64k_pretrain_config(**user_kwargs):
     // Counter-example: the same recipe with valid sizes is clean.
     const fixed = openPr(41, { [KWARGS]: recipe(', "hierarchical_context_parallel_sizes": [2, 2]') });
     await deliver("pull_request", prPayload("opened", 41, fixed));
+    expect((await latestCheck(fixed)).conclusion).toBe("success");
+  });
+
+  it("judges a user's training script on hcp-bot's index of upstream recipes (Bridge 0.7.0) and names that version in the summary", async () => {
+    // Issue 27 item 8: the script starts from an upstream recipe this repository does not hold.
+    const SCRIPT = "examples/train_llama.py";
+    const script = (extra: string) =>
+      [
+        "from megatron.bridge.recipes.llama import llama3_8b_pretrain_config",
+        "from megatron.bridge.training.gpt_step import forward_step",
+        "from megatron.bridge.training.pretrain import pretrain",
+        "",
+        'if __name__ == "__main__":',
+        "    cfg = llama3_8b_pretrain_config()",
+        `    cfg.model.cp_comm_type = "${extra}"`,
+        "    pretrain(cfg, forward_step)",
+        "",
+      ].join("\n");
+    const head = openPr(60, { [SCRIPT]: script("a2a+p2p") });
+    await deliver("pull_request", prPayload("opened", 60, head));
+    expect((await latestCheck(head)).conclusion).toBe("failure");
+    const hcp001 = (await reviewComments(60)).find((c) => c.body.includes("HCP001"))!;
+    expect([hcp001.path, hcp001.line]).toEqual([SCRIPT, 7]);
+    // The fix comes from the indexed recipe's CP 2 (recipes/llama/h100/llama3.py at 067f987): no split fits, use p2p.
+    expect(hcp001.body).toMatch(/No two-level split of context\\?_parallel\\?_size 2 fits/); // text from code is escaped for Markdown
+    const summary = (await issueComments(60)).find((c) => c.body.includes("HCP review"))!.body;
+    expect(summary).toMatch(/\*\*Base recipes\*\*[\s\S]*base-from-index: .*Megatron-Bridge 0\.7\.0 \\?\(067f987\\?\)/);
+    expect(summary).not.toMatch(/Files the analyzer could not fully read/);
+
+    // The same script with p2p is clean: the index's CP 2 with p2p is consistent.
+    const fixed = openPr(61, { [SCRIPT]: script("p2p") });
+    await deliver("pull_request", prPayload("opened", 61, fixed));
     expect((await latestCheck(fixed)).conclusion).toBe("success");
   });
 });

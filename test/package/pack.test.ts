@@ -33,9 +33,10 @@ const ALLOWED = [
   /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|icon\.svg))$/,
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
+  /^data\/megatron-bridge-recipes\.json$/,
   /^src\/runner\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
@@ -92,6 +93,15 @@ describe("installed into an empty folder", () => {
     const versions = readdirSync(cacheDir).filter((name) => name.startsWith(process.version));
     expect(versions).toHaveLength(1);
     expect(readdirSync(join(cacheDir, versions[0]!)).length).toBeGreaterThan(0);
+  });
+
+  it("lint: a script starting from an upstream recipe is judged on the shipped index when no Bridge is installed", async () => {
+    const script = ["from megatron.bridge.recipes.llama import llama3_8b_pretrain_config", "", 'if __name__ == "__main__":', "    cfg = llama3_8b_pretrain_config()", '    cfg.model.cp_comm_type = "a2a+p2p"', ""].join("\n");
+    writeFileSync(join(app, "train.py"), script);
+    const r = await hcpBot(["lint", "train.py"], app, { PYTHONPATH: "", VIRTUAL_ENV: "", MEGATRON_BRIDGE_DIR: "" });
+    expect(r.stdout).toMatch(/info base-from-index: .*Megatron-Bridge 0\.7\.0 \(067f987\)/);
+    expect(r.stdout).toMatch(/train\.py:5:\d+: error HCP001/);
+    expect(r.code).toBe(1);
   });
 
   it("lint on a large input uses the compiled worker threads and finds the same", async () => {

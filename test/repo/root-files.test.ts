@@ -18,7 +18,7 @@ const APACHE_2_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb00341
 const TOP_LEVEL = [
   ".ci", ".dockerignore", ".github", ".gitignore", ".npmrc", ".pre-commit-hooks.yaml",
   "CHANGELOG.md", "CONTRIBUTING.md", "Dockerfile", "LICENSE", "README.md", "SECURITY.md",
-  "action.yml", "app.yml", "bench", "bin", "deno.json", "deploy", "docs", "fixtures",
+  "action.yml", "app.yml", "bench", "bin", "data", "deno.json", "deploy", "docs", "fixtures",
   "package-lock.json", "package.json", "scripts", "slack-manifest.yml", "src", "templates", "test",
   "tsconfig.build.json", "tsconfig.json", "vitest.config.ts", "wrangler.toml",
 ];

@@ -152,6 +152,23 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
     });
   });
 
+  it("judges a pasted training script on the server's index of upstream recipes, fetched without the text, and names the Bridge version", async () => {
+    await onPage(browser, "playground-upstream-index", async ({ page, problems }) => {
+      const { requests } = await open(page, "/playground?example=clean");
+      await settled(page);
+      // Issue 27 item 8: a user's script that starts from an upstream recipe (CP 2 in Bridge 0.7.0's recipes/llama/h100/llama3.py).
+      const script = 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n';
+      await page.fill("#source", script);
+      await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: PATIENCE_MS });
+      expect(await page.textContent("#inline article.comment[data-rule=HCP001]")).toMatch(/No two-level split of context_parallel_size 2 fits/);
+      expect(await page.textContent("#results")).toMatch(/base-from-index: .*Megatron-Bridge 0\.7\.0 \(067f987\)/);
+      const fetched = requests.filter((r) => r.url.endsWith("/playground/megatron-bridge-recipes.json"));
+      expect(fetched.map((r) => r.method)).toEqual(["GET"]);
+      expect(requests.some((r) => (r.body ?? "").includes("cp_comm_type") || r.url.includes("cp_comm_type"))).toBe(false);
+      expect(problems).toEqual([]);
+    });
+  });
+
   it("stops an analysis that outlasts its time limit, stays responsive, and reviews the next edit in a fresh worker", async () => {
     await onPage(browser, "playground-worker-timeout", async ({ page, problems }) => {
       // The worker's grammar download stalls (a dead proxy, a hung connection): its analysis

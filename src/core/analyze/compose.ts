@@ -134,7 +134,7 @@ export function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
  * Every unit with an analyzed base (a launch line's recipe, a recipe's base recipe from
  * another module) is replaced by the unit over its base; bases chain (a recipe of a recipe).
  */
-export function composeUnits(units: readonly ConfigUnit[], files: readonly SourceFile[]): ConfigUnit[] {
+export function composeUnits(units: readonly ConfigUnit[], files: readonly SourceFile[], upstreamBase?: (u: ConfigUnit) => ConfigUnit | undefined): ConfigUnit[] {
   // A launch line whose recipe was not analyzed still gets run_recipe's sync on what it sets.
   const synced = (u: ConfigUnit): ConfigUnit => (u.kind === "launch" ? withRunRecipeSync(u) : u);
   if (!units.some((u) => u.baseRecipe)) return units.map(synced);
@@ -146,8 +146,10 @@ export function composeUnits(units: readonly ConfigUnit[], files: readonly Sourc
     if (done) return done;
     if (!u.baseRecipe || resolving.has(u)) return u; // a cycle is judged as written
     resolving.add(u);
-    const base = find(u.baseRecipe);
-    const result = base && base !== u ? applyOver(resolveUnit(base), u) : u;
+    // An analyzed recipe of that name first; an upstream recipe's stand-in (an index) only when none is.
+    const analyzed = find(u.baseRecipe);
+    const base = analyzed ?? upstreamBase?.(u);
+    const result = base && base !== u ? applyOver(analyzed ? resolveUnit(base) : base, analyzed ? u : withoutOpaqueDataset(u)) : u;
     resolving.delete(u);
     resolved.set(u, result);
     return result;
@@ -156,4 +158,11 @@ export function composeUnits(units: readonly ConfigUnit[], files: readonly Sourc
     const r = resolveUnit(u);
     return r === u ? synced(u) : r;
   });
+}
+
+/** `cfg = recipe()` left cfg.dataset as "recipe().dataset"; over the recipe's stand-in, its own dataset type counts. */
+function withoutOpaqueDataset(u: ConfigUnit): ConfigUnit {
+  if (u.datasetType !== `${u.baseRecipe}().dataset`) return u;
+  const { datasetType: _opaque, ...rest } = u;
+  return rest;
 }

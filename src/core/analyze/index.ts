@@ -16,6 +16,8 @@ import { UNUSED_SUPPRESSION_ID } from "../rules/hcp100-unused-suppression.ts";
 import { applySuppressions, type Suppressed } from "../rules/suppress.ts";
 import { classifyFile, type FileKind } from "./classify.ts";
 import { composeUnits } from "./compose.ts";
+import { indexedBase, type UpstreamRecipes } from "./bridge-index.ts";
+import { upstreamBaseLines } from "./upstream-lines.ts";
 import { nvlinkDomainOf, nvlinkDomainOfName } from "./hardware.ts";
 
 export interface AnalyzeOptions {
@@ -35,6 +37,11 @@ export interface AnalyzeOptions {
    * analyzed files may import (a worker's shard gets the modules its files import).
    */
   library?: readonly SourceFile[];
+  /**
+   * An index of upstream recipes' effective settings (bridge-index.ts) for scripts that start
+   * from an upstream recipe no analyzed file defines, or why the host has none.
+   */
+  upstream?: UpstreamRecipes;
 }
 
 export interface AnalysisReport {
@@ -106,8 +113,14 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
     const domain = u.nvlinkDomain ?? nvlinkDomainOfName(u.kind === "recipe" ? u.name : (u.baseRecipe ?? "")) ?? nvlinkDomainOf(u.location.file);
     if (domain) u.nvlinkDomain = domain;
   }
-  const judged = composeUnits(units, files);
-  diagnostics.push(...unknownBases(judged));
+  const upstream = options.upstream;
+  const fromIndex = new Set<ConfigUnit>();
+  const judged = composeUnits(units, files, (u) => {
+    const base = upstream && "index" in upstream ? indexedBase(upstream.index, u) : undefined;
+    if (base) fromIndex.add(u);
+    return base;
+  });
+  diagnostics.push(...upstreamBaseLines(judged, units, fromIndex, upstream));
   const ruleOptions = { select: options.select, ignore: options.ignore, severity: options.severity };
   const { findings, suppressed } = suppressFindings(runRules(judged, project, ruleOptions), files, ruleOptions);
   return { files: files.length, units: judged, findings, diagnostics, project, suppressed: suppressed.length };
@@ -122,26 +135,6 @@ function suppressFindings(findings: Finding[], files: readonly SourceFile[], rul
   if (regrade) for (const f of result.findings) if (f.ruleId === UNUSED_SUPPRESSION_ID) f.severity = regrade;
   result.findings.sort(compareFindings);
   return result;
-}
-
-/**
- * A recipe or script built on a recipe that was not analyzed (`cfg = llama3_8b_pretrain_config()`
- * with no Bridge to read it from) is judged on what it sets itself; one info line says so
- * instead of nothing.
- */
-function unknownBases(units: readonly ConfigUnit[]): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  for (const u of units) {
-    if (u.kind !== "recipe" || !u.baseRecipe || u.complete) continue;
-    out.push({
-      file: u.location.file,
-      severity: "info",
-      code: "base-unknown",
-      message: `${u.name} starts from ${u.baseRecipe}(), which was not analyzed: what it sets is unknown, and rules that need those settings stay silent. hcp-bot lint reads upstream recipes from the megatron.bridge package of the active Python environment (VIRTUAL_ENV, PYTHONPATH, python3) or from MEGATRON_BRIDGE_DIR`,
-      location: u.location,
-    });
-  }
-  return out;
 }
 
 function extractFile(file: SourceFile, parser: Parser, library: ModuleLibrary, maxChars: number): ExtractResult {

@@ -253,6 +253,12 @@ export const ConfigUnitSchema = deferred(() =>
     launcher: z.enum(LAUNCHER_IDS).optional(),
     /** Recipe named by a launch line (`--recipe NAME`), so overrides apply on top of it. */
     baseRecipe: z.string().optional(),
+    /**
+     * The base recipe was imported from megatron.bridge (a user's script starting from an
+     * upstream recipe): its upstream name, the module, where it is called, and whether the call
+     * has no arguments (what an index of upstream recipes describes).
+     */
+    upstreamBase: z.object({ name: z.string(), module: z.string(), plainCall: z.boolean(), at: LocationSchema() }).optional(),
     /** Notes from extraction (unresolvable constructs), shown as INFO diagnostics. */
     notes: z.array(z.object({ message: z.string(), location: LocationSchema() })),
   }),

@@ -11,9 +11,9 @@ export const DiagnosticSchema = deferred(() =>
     /**
      * parse-error: the file (or part of it) could not be parsed; unsupported: a construct the analyzer skips;
      * too-large / unreadable / too-complex: the file was not analyzed (over a size, binary, past a nesting or work bound);
-     * base-unknown: a recipe starts from one that was not analyzed.
+     * base-unknown: a recipe starts from one that was not analyzed; base-from-index: from an upstream recipe read from hcp-bot's index.
      */
-    code: z.enum(["parse-error", "unreadable", "too-large", "too-complex", "unsupported", "base-unknown"]),
+    code: z.enum(["parse-error", "unreadable", "too-large", "too-complex", "unsupported", "base-unknown", "base-from-index"]),
     message: z.string(),
     location: LocationSchema().optional(),
   }),

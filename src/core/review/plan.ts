@@ -186,12 +186,18 @@ function titleFor(conclusion: Conclusion, findings: readonly Finding[], configur
   return `${countsLine(findings)} in ${configurations} configuration(s)`;
 }
 
+/** A script's base recipe read from hcp-bot's index, or left unknown: how it was judged, not input lost. */
+const BASE_NOTES = new Set<Diagnostic["code"]>(["base-from-index", "base-unknown"]);
+
 function diagnosticsList(diagnostics: readonly Diagnostic[]): string {
-  if (diagnostics.length === 0) return "";
-  const lines = diagnostics.map(
-    (d) => `- \`${tableCell(d.file)}${d.location ? `:${d.location.range.start.line}` : ""}\` ${d.severity} ${d.code}: ${untrusted(d.message)}`,
-  );
-  return ["**Files the analyzer could not fully read**", "", ...lines].join("\n");
+  const line = (d: Diagnostic) => `- \`${tableCell(d.file)}${d.location ? `:${d.location.range.start.line}` : ""}\` ${d.severity} ${d.code}: ${untrusted(d.message)}`;
+  const section = (title: string, list: readonly Diagnostic[]) => (list.length ? [title, "", ...list.map(line)].join("\n") : "");
+  return [
+    section("**Files the analyzer could not fully read**", diagnostics.filter((d) => !BASE_NOTES.has(d.code))),
+    section("**Base recipes**", diagnostics.filter((d) => BASE_NOTES.has(d.code))),
+  ]
+    .filter(Boolean)
+    .join("\n\n");
 }
 
 /** The summary's pictures of the layouts the fixes propose ("" when none does). */

@@ -15,3 +15,6 @@ export type WorkerAnswer =
 /** Where the worker finds the two WebAssembly files, next to itself. */
 export const TREE_SITTER_WASM = "web-tree-sitter.wasm";
 export const PYTHON_WASM = "tree-sitter-python.wasm";
+
+/** hcp-bot's index of upstream recipes, next to the worker; fetched only for a text that imports megatron.bridge. */
+export const BRIDGE_INDEX_FILE = "megatron-bridge-recipes.json";

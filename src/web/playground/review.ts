@@ -3,6 +3,7 @@
 // comment), as if a pull request added the file. Pure: it runs in the page's Web Worker.
 import type { Language } from "web-tree-sitter";
 import { analyze } from "../../core/analyze/index.ts";
+import type { UpstreamRecipes } from "../../core/analyze/bridge-index.ts";
 import type { Finding } from "../../core/model/finding.ts";
 import type { Diagnostic } from "../../core/recipe/types.ts";
 import { formatRuleDoc } from "../../core/render/text.ts";
@@ -41,11 +42,12 @@ function addedFilePatch(text: string): string {
   return `@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join("\n")}`;
 }
 
-export function reviewPlayground(request: PlaygroundRequest, python: Language, now: () => number = () => performance.now()): PlaygroundReview {
+/** `upstream`: the index of upstream recipes the page's server offers, or why there is none. */
+export function reviewPlayground(request: PlaygroundRequest, python: Language, now: () => number = () => performance.now(), upstream?: UpstreamRecipes): PlaygroundReview {
   const started = now();
   const path = PATH_FOR[request.kind];
   const text = request.text;
-  const report = analyze([{ path, text }], { python, gpusPerNode: request.gpusPerNode });
+  const report = analyze([{ path, text }], { python, gpusPerNode: request.gpusPerNode, upstream });
   const plan = planReview({
     headSha: "0".repeat(40),
     findings: report.findings,

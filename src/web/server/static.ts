@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ensureWebBuild, type WebBuild } from "../build.ts";
 import { PLAYGROUND_CSP, securityHeaders } from "./headers.ts";
+import { upstreamIndexPath } from "../../node/upstream-index.ts";
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -11,7 +12,11 @@ const TYPES: Record<string, string> = {
   ".css": "text/css; charset=utf-8",
   ".wasm": "application/wasm",
   ".svg": "image/svg+xml",
+  ".json": "application/json",
 };
+
+/** The playground's index of upstream recipes: the one this server's reviews read (HCP_BRIDGE_INDEX or the package's). */
+const INDEX_PATH = "/playground/megatron-bridge-recipes.json";
 
 /** URL path -> file of the build. */
 const FILES: Record<string, string> = {
@@ -45,6 +50,7 @@ export function createStaticFiles(options: { dir?: string; log?: { error(obj: ob
   return {
     prepare,
     async serve(path) {
+      if (path === INDEX_PATH) return serveIndex();
       const file = FILES[path];
       if (!file) return undefined;
       let build: WebBuild;
@@ -66,4 +72,14 @@ export function createStaticFiles(options: { dir?: string; log?: { error(obj: ob
       });
     },
   };
+}
+
+/** The index file as it is now (no ETag: it changes without a new web build). */
+async function serveIndex(): Promise<Response> {
+  const headers = { ...securityHeaders(PLAYGROUND_CSP), "cache-control": "no-cache" };
+  try {
+    return new Response(await readFile(upstreamIndexPath()), { status: 200, headers: { ...headers, "content-type": TYPES[".json"]! } });
+  } catch {
+    return new Response("This server has no index of upstream recipes.", { status: 404, headers: { ...headers, "content-type": "text/plain; charset=utf-8" } });
+  }
 }

@@ -14,6 +14,7 @@ import { BudgetExceeded, Evaluator, FILE_STEP_BUDGET, FileBudgetExceeded, type E
 import type { Status } from "./eval/machine.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
 import type { ModuleLibrary } from "./library.ts";
+import { scanImports } from "./imports.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
 import { named, textOf, type PyNode } from "./tree.ts";
 import { toValue, type ObjV, type V } from "./values.ts";
@@ -167,6 +168,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
   let modelBuilder: string | undefined;
   let modelClass: string | undefined;
   let baseRecipe: string | undefined;
+  let baseCall: ObjV | undefined;
   try {
     const run = src.run();
     frame = run.frame;
@@ -179,6 +181,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     if (run.status === "raise") extraNotes.push({ message: `${name}() always raises; no settings read`, s: nameNode.s, e: nameNode.e });
     if (result?.k === "obj") {
       baseRecipe = unanalyzedBaseRecipe(result);
+      if (baseRecipe) baseCall = result;
       flattenConfig(result, values);
       const d = result.fields.get("dataset");
       dataset = d?.k === "obj" ? d : null;
@@ -220,7 +223,25 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
     ...(baseRecipe ? { baseRecipe } : {}),
+    ...(baseRecipe && baseCall ? { upstreamBase: upstreamBaseOf(mod, baseRecipe, baseCall) } : {}),
     notes,
+  };
+}
+
+/**
+ * The base recipe as upstream names it, when the module imports it from megatron.bridge
+ * (`from megatron.bridge.recipes.llama import llama3_8b_pretrain_config`): only then may an
+ * index of upstream recipes stand in for it. A name from anywhere else stays unknown.
+ */
+function upstreamBaseOf(mod: ModuleInfo, local: string, call: ObjV): ConfigUnit["upstreamBase"] {
+  const binding = scanImports(mod.text).names.get(local);
+  if (!binding || binding.level !== 0 || !/^megatron\.bridge(?:\.|$)/.test(binding.module) || call.o.mod) return undefined;
+  return {
+    name: binding.name ?? local,
+    module: binding.module,
+    // The index describes the recipe called without arguments; `qwen2_7b_peft_config(peft_scheme="dora")` is another configuration.
+    plainCall: /\(\s*\)$/.test(mod.text.slice(call.o.s, call.o.e)),
+    at: location(mod.path, mod.index, call.o.s, call.o.e),
   };
 }
 
