@@ -1,11 +1,19 @@
 // dist/lint.cjs leaves zod out of a plain lint (scripts/build.mjs LAZY_ZOD, src/core/model/deferred.ts):
-// the model's schemas are only types there. Rule options need zod, and get it on first use.
+// the model's schemas are only types there. Rule options need zod, and get it on first use; so
+// does a user's script that imports megatron.bridge, whose bases come from the shipped index of
+// upstream recipes (data/megatron-bridge-recipes.json), a file checked against its schema.
 import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { root } from "../support/cli.ts";
 
-const recipe = join(root, "fixtures", "cli", "clean_recipe.py");
+const userScript = join(root, "fixtures", "cli", "clean_recipe.py");
+/** The same recipe inside a Bridge checkout: its imports are the tree's own, so no index is read. */
+const recipe = join(mkdtempSync(join(tmpdir(), "hcp-bundle-")), "src", "megatron", "bridge", "recipes", "clean_recipe.py");
+mkdirSync(join(recipe, ".."), { recursive: true });
+copyFileSync(userScript, recipe);
 
 /** Runs `hcp-bot ARGS` from dist/lint.cjs in a fresh process; says whether zod was loaded by then. */
 function lintInProcess(args: string[]): { code: number; out: string; zodLoaded: boolean } {
@@ -27,6 +35,12 @@ describe("dist/lint.cjs and zod", () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/1 file\(s\), 1 configuration\(s\) analyzed: 0 error\(s\)/);
     expect(r.zodLoaded).toBe(false);
+  });
+
+  it("a user's script that imports megatron.bridge loads it, to check the index its bases come from", () => {
+    const r = lintInProcess(["lint", userScript]);
+    expect(r.code).toBe(0);
+    expect(r.zodLoaded).toBe(true);
   });
 
   it("rule options load it and are still checked", () => {
