@@ -59,6 +59,7 @@ function joinReports(reports: readonly AnalysisReport[]): AnalysisReport {
     units: reports.flatMap((r) => r.units),
     findings: reports.flatMap((r) => r.findings).sort(compareFindings),
     diagnostics: reports.flatMap((r) => r.diagnostics),
+    suppressed: reports.reduce((n, r) => n + (r.suppressed ?? 0), 0),
     project: { ...first.project, transformerEngine: reports.find((r) => r.project.transformerEngine)?.project.transformerEngine },
   };
 }

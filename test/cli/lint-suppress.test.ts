@@ -1,6 +1,6 @@
 // Suppressions (`# noqa`, `# hcp-bot: ignore[...]`), HCP100 for unused ones, `--add-noqa` and the
 // baseline, through the real binary in a scratch folder.
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -38,6 +38,18 @@ describe("suppression comments", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/HCP001/);
     expect(r.stdout).toMatch(/1 suppressed/);
+  });
+
+  it("counts what was hidden across files under different settings (each settings file is its own analysis)", async () => {
+    edit(BROKEN_LINE, BROKEN_LINE.replace('"a2a+p2p"\n', '"a2a+p2p"  # noqa: HCP001\n'));
+    for (const sub of ["a", "b"]) {
+      mkdirSync(join(dir, sub));
+      copyFileSync(join(dir, RECIPE), join(dir, sub, RECIPE));
+    }
+    writeFileSync(join(dir, "a", "pyproject.toml"), "[tool.hcp-bot]\ngpus_per_node = 8\n");
+    const r = await lint(join("a", RECIPE), join("b", RECIPE));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/2 suppressed/);
   });
 
   it("a bare # noqa hides every rule on the line; a noqa naming only another tool's codes hides none", async () => {
