@@ -61,6 +61,8 @@ function readArgs(argv: readonly string[]): { args: Args; target?: string } {
 interface FromRecipe {
   input: Partial<AdviseInput>;
   preamble: string[];
+  /** The NVLink domain the recipe states or its name or folder gives (as HCP018 reads it); flags outrank it. */
+  domainGpus?: number;
 }
 
 async function numbersFromRecipe(target: string): Promise<FromRecipe> {
@@ -96,7 +98,12 @@ async function numbersFromRecipe(target: string): Promise<FromRecipe> {
       ...(n.numQueryGroups !== undefined ? { numQueryGroups: n.numQueryGroups } : {}),
     },
     // Paths and names come from the recipe: shown, never interpreted by the terminal.
-    preamble: [`from ${fn}: ${n.sources.join(", ")}`, ...(now ? [now] : [])].map(defuseControls),
+    preamble: [
+      `from ${fn}: ${n.sources.join(", ")}`,
+      ...(now ? [now] : []),
+      ...(unit.nvlinkDomain ? [`NVLink domain: ${unit.nvlinkDomain.gpus} GPUs (${unit.nvlinkDomain.source})`] : []),
+    ].map(defuseControls),
+    ...(unit.nvlinkDomain ? { domainGpus: unit.nvlinkDomain.gpus } : {}),
   };
 }
 
@@ -109,8 +116,10 @@ function adviseInput(args: Args, fromRecipe: FromRecipe | undefined): AdviseInpu
     cp: args.cp ?? base.cp!,
     tp: args.tp ?? base.tp ?? 1,
     pp: args.pp ?? base.pp ?? 1,
-    domainGpus: args["nvlink-domain"] ?? args["gpus-per-node"] ?? 8,
-    domain: args["nvlink-domain"] !== undefined ? "nvlink" : "node",
+    // The recipe's own domain (an NVL72 recipe) before the 8-GPU default, so the advice never puts more CP on
+    // the slower ring than the hardware the recipe names needs.
+    domainGpus: args["nvlink-domain"] ?? args["gpus-per-node"] ?? fromRecipe?.domainGpus ?? 8,
+    domain: args["nvlink-domain"] !== undefined || (args["gpus-per-node"] === undefined && fromRecipe?.domainGpus !== undefined) ? "nvlink" : "node",
     ...(heads !== undefined ? { numAttentionHeads: heads } : {}),
     ...(kv !== undefined ? { numQueryGroups: kv } : {}),
     ...(args.nodes !== undefined ? { nodes: args.nodes } : {}),

@@ -47,3 +47,22 @@ export function nvlinkDomainOfName(name: string): ConfigUnit["nvlinkDomain"] {
   if (!domain) return undefined;
   return { gpus: domain.gpus, source: `${domain.system}, from the recipe name ${name} (Bridge's naming scheme {model}_{task}_{N}gpu_{gpu}_{precision}_config, recipes/utils/naming.py)` };
 }
+
+/**
+ * The GPUs a stated `NVLINK_DOMAIN_SIZE` gives: a positive integer, as Bridge's perf recipes
+ * write it (`"NVLINK_DOMAIN_SIZE": 72` in cfg.env_vars, perf_recipes/*\/<gpu>/*.py at HEAD
+ * 067f987; `"72"` once, a string, since env_vars values are exported as text), or as a
+ * launch script exports it (`export NVLINK_DOMAIN_SIZE=72`, examples/models/stepfun/step35/
+ * slurm_pretrain.sh:95). Anything else (0, `$X`, a float) says nothing.
+ */
+export function domainSizeOf(value: unknown): number | undefined {
+  const n = typeof value === "number" ? value : typeof value === "string" && /^\s*[1-9][0-9]{0,5}\s*$/.test(value) ? Number(value) : NaN;
+  return Number.isInteger(n) && n > 0 && n <= 100_000 ? n : undefined;
+}
+
+/** Where a stated domain size came from, for HCP018's messages. */
+export function domainFromEnv(gpus: number, source: string, inherited: boolean): NonNullable<ConfigUnit["nvlinkDomain"]> {
+  const domain: NonNullable<ConfigUnit["nvlinkDomain"]> = { gpus, source };
+  if (inherited) domain.inherited = true;
+  return domain;
+}

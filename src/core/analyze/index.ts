@@ -109,8 +109,12 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   };
   // The hardware folder of a unit's file says how large its NVLink domain is; a launch line gets its recipe's.
   for (const u of units) {
-    // The recipe's own name (upstream's naming scheme) before the folder: a b300 recipe may live beside h100 code.
-    const domain = u.nvlinkDomain ?? nvlinkDomainOfName(u.kind === "recipe" ? u.name : (u.baseRecipe ?? "")) ?? nvlinkDomainOf(u.location.file);
+    // What the unit itself states (env_vars["NVLINK_DOMAIN_SIZE"], an exported NVLINK_DOMAIN_SIZE), then the
+    // recipe's own name (upstream's naming scheme), then what a base stated, then the folder: a b300 recipe may
+    // live beside h100 code, and a gb200 recipe may start from an h100 one whose env_vars say 8.
+    const stated = u.nvlinkDomain && !u.nvlinkDomain.inherited ? u.nvlinkDomain : undefined;
+    const named = nvlinkDomainOfName(u.kind === "recipe" ? u.name : (u.baseRecipe ?? ""));
+    const domain = stated ?? named ?? u.nvlinkDomain ?? nvlinkDomainOf(u.location.file);
     if (domain) u.nvlinkDomain = domain;
   }
   const upstream = options.upstream;

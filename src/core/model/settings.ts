@@ -232,10 +232,18 @@ export const ConfigUnitSchema = deferred(() =>
      */
     gpus: z.number().int().positive().optional(),
     /**
-     * GPUs in one NVLink domain, from the hardware namespace of the unit's path
-     * (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`), with where it came from.
+     * GPUs in one NVLink domain, with where it came from: the NVLINK_DOMAIN_SIZE the unit
+     * states (cfg.env_vars, a launch script's export), its recipe name, or the hardware
+     * namespace of its path (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`).
      */
-    nvlinkDomain: z.object({ gpus: z.number().int().positive(), source: z.string() }).optional(),
+    nvlinkDomain: z
+      .object({
+        gpus: z.number().int().positive(),
+        source: z.string(),
+        /** Stated by a base the unit starts from (its env_vars), not by the unit's own code: the unit's name outranks it. */
+        inherited: z.boolean().optional(),
+      })
+      .optional(),
     /**
      * Overrides the entry point throws away before validating: run_recipe copies
      * dataset.seq_length over model.seq_length, so a launch line's model.seq_length alone

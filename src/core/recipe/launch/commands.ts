@@ -17,6 +17,7 @@ import {
 } from "../../model/settings.ts";
 import { basename, type Command, type Word } from "./words.ts";
 import { parseHydraValue, settingKeyFor, spanOf } from "./values.ts";
+import { domainFromEnv, domainSizeOf } from "../../analyze/hardware.ts";
 
 export interface UnitContext {
   file: string;
@@ -274,6 +275,8 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
   if (recipe) unit.baseRecipe = recipe;
   const gpus = nproc !== undefined ? nproc * (nnodes ?? 1) : undefined;
   if (gpus !== undefined && gpus > 0) unit.gpus = gpus;
+  const domain = exportedDomain(ctx, command);
+  if (domain) unit.nvlinkDomain = domain;
   return unit;
 }
 
@@ -384,5 +387,22 @@ export function mlmUnit(ctx: UnitContext, command: Command, id: string): ConfigU
   };
   const gpus = nproc !== undefined ? nproc * (nnodes ?? 1) : undefined;
   if (gpus !== undefined && gpus > 0) unit.gpus = gpus;
+  const domain = exportedDomain(ctx, command);
+  if (domain) unit.nvlinkDomain = domain;
   return unit;
+}
+
+/**
+ * `export NVLINK_DOMAIN_SIZE=72` before the launch (Bridge's examples/models/stepfun/step35/
+ * slurm_pretrain.sh:95 at HEAD 067f987; `=8` in kimi_k25_vl/slurm_inference.sh:61): the
+ * domain the script was written for. A value that is not a plain number says nothing.
+ */
+function exportedDomain(ctx: UnitContext, command: Command): ConfigUnit["nvlinkDomain"] {
+  const v = command.nvlinkDomainSize;
+  const word = v && !v.isArray && v.elements.length === 1 ? v.elements[0] : undefined;
+  if (!word || word.unresolved) return undefined;
+  const gpus = domainSizeOf(word.text);
+  if (gpus === undefined) return undefined;
+  const at = word.origins.find((o) => o >= 0) ?? v!.offset;
+  return domainFromEnv(gpus, `NVLINK_DOMAIN_SIZE=${gpus} at ${ctx.file}:${ctx.index.point(at).line}`, false);
 }

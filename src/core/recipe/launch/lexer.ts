@@ -126,6 +126,9 @@ export class ShellLexer {
   private endCommand(): void {
     if (this.words.length > 0) {
       const command: Command = { words: this.words, nested: this.nested };
+      // The launch scripts' way of stating the NVLink domain (HCP018); read when the command is, not at the end.
+      const domain = this.env.get("NVLINK_DOMAIN_SIZE");
+      if (domain) command.nvlinkDomainSize = domain;
       this.commands.push(command);
       this.expandNestedShell(command);
     }

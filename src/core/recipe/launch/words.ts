@@ -24,6 +24,8 @@ export interface Command {
   words: Word[];
   /** True when the command was read out of a `bash -c STRING` / `eval` argument. */
   nested: boolean;
+  /** NVLINK_DOMAIN_SIZE as assigned before the command (`export NVLINK_DOMAIN_SIZE=72`), if it was. */
+  nvlinkDomainSize?: VarValue;
 }
 
 export interface VarValue {

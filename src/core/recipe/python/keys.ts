@@ -71,6 +71,8 @@ export const RELEVANT_ATTRIBUTES: ReadonlySet<string> = new Set<string>([
   "transformer",
   "sequence_length",
   ...PACKING_SPEC_FIELDS,
+  // cfg.env_vars = {..., "NVLINK_DOMAIN_SIZE": 72}: the NVLink domain a perf recipe states (HCP018).
+  "env_vars",
 ]);
 
 export { sectionOf };

@@ -10,6 +10,7 @@ import {
   type SettingKey,
 } from "../../model/settings.ts";
 import type { Diagnostic } from "../types.ts";
+import { domainFromEnv, domainSizeOf } from "../../analyze/hardware.ts";
 import { BudgetExceeded, Evaluator, FILE_STEP_BUDGET, FileBudgetExceeded, type EvalNote, type Frame } from "./evaluator.ts";
 import type { Status } from "./eval/machine.ts";
 import { FLAT_FIELD_KEYS, modelFieldKey, PACKING_SPEC_FIELDS, PARAMETER_KEYS, sectionFieldKey } from "./keys.ts";
@@ -169,6 +170,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
   let modelClass: string | undefined;
   let baseRecipe: string | undefined;
   let baseCall: ObjV | undefined;
+  let nvlinkDomain: ConfigUnit["nvlinkDomain"];
   try {
     const run = src.run();
     frame = run.frame;
@@ -187,6 +189,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
       dataset = d?.k === "obj" ? d : null;
       modelBuilder = modelBuilderOf(result.fields.get("model"));
       modelClass = modelClassOf(result.fields.get("model"));
+      nvlinkDomain = statedDomain(mod, result.fields.get("env_vars"), unitRange);
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
@@ -222,6 +225,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     ...(modelClass !== undefined && baseRecipe === undefined ? { modelClass } : {}),
     // Built on a recipe of another module: that recipe may set what this one leaves unset.
     complete: baseRecipe === undefined,
+    ...(nvlinkDomain ? { nvlinkDomain } : {}),
     ...(baseRecipe ? { baseRecipe } : {}),
     ...(baseRecipe && baseCall ? { upstreamBase: upstreamBaseOf(mod, baseRecipe, baseCall) } : {}),
     notes,
@@ -446,6 +450,26 @@ function collectNotes(mod: ModuleInfo, raw: EvalNote[]): Notes {
     notes.push({ message: n.message, location: location(mod.path, mod.index, n.s, n.e) });
   }
   return notes;
+}
+
+// ---------------------------------------------------------------- the NVLink domain a recipe states
+
+/**
+ * `cfg.env_vars = {**COMMON_PERF_ENV_VARS, ..., "NVLINK_DOMAIN_SIZE": 72}` (Bridge's perf
+ * recipes, e.g. perf_recipes/gpt_oss/gb200/gpt_oss.py:68 at HEAD 067f987),
+ * `cfg.env_vars["NVLINK_DOMAIN_SIZE"] = 72` (recipes/nemotronh/gb200/nemotron_3_nano.py:178)
+ * or `cfg.env_vars.update({...})` (docs/recipe-usage.md:312): the domain the recipe was
+ * written for. Written in the unit's own code it outranks the recipe's name; written by a
+ * base it starts from (an h100 recipe reused for gb200), the name outranks it.
+ */
+function statedDomain(mod: ModuleInfo, env: V | undefined, unit: Range): ConfigUnit["nvlinkDomain"] {
+  const v = env?.k === "dict" ? env.map.get("NVLINK_DOMAIN_SIZE") : undefined;
+  if (v?.k !== "lit") return undefined;
+  const gpus = domainSizeOf(v.v);
+  if (gpus === undefined) return undefined;
+  const at = v.o.mod ?? mod;
+  const inside = at === mod && v.o.s >= unit.s && v.o.e <= unit.e;
+  return domainFromEnv(gpus, `env_vars["NVLINK_DOMAIN_SIZE"] = ${gpus} at ${at.path}:${at.index.point(v.o.s).line}`, !inside);
 }
 
 // ---------------------------------------------------------------- names and builders

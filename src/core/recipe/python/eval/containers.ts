@@ -113,5 +113,12 @@ export function getField(m: Machine, owner: ObjV, name: string, at: PyNode): V {
     owner.fields.set(name, child);
     return child;
   }
+  if (name === "env_vars" && owner.role === null) {
+    // ConfigContainer.env_vars, a dict: keys a recipe writes into it (`cfg.env_vars["NVLINK_DOMAIN_SIZE"] = 72`,
+    // `.update({...})`) land in one place; the ones it holds already stay unknown.
+    const d: DictV = { k: "dict", map: new Map(), open: `the env_vars of ${owner.ctor}`, o: m.org(at, "assignment") };
+    owner.fields.set(name, d);
+    return d;
+  }
   return unk(owner.opaque !== null ? `${name} comes from ${owner.opaque}` : `${name} is the default of ${owner.ctor}`, m.org(at, "assignment"));
 }
