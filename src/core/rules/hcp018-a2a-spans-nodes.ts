@@ -15,8 +15,12 @@ export const rule = defineRule({
     checks:
       "With a2a+p2p, tensor_model_parallel_size × hierarchical_context_parallel_sizes[0] does not divide the GPUs of one " +
       "NVLink domain (it exceeds them, or fits but leaves a remainder, as TP 1 × a2a 6 on 8 GPUs does). The domain is taken " +
-      "from the recipe's name when it follows upstream's naming scheme exactly " +
-      "(`{model}_{task}_{N}gpu_{gpu}_{precision}..._config`, recipes/utils/naming.py recipe_function_name, HEAD 067f987), else from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
+      "first from what the unit states: `cfg.env_vars[\"NVLINK_DOMAIN_SIZE\"]` (a dict literal, an item assignment or update(), as " +
+      "Bridge's perf recipes write it, e.g. perf_recipes/gpt_oss/gb200/gpt_oss.py:68 and recipes/nemotronh/gb200/nemotron_3_nano.py:178 " +
+      "at HEAD 067f987) or `export NVLINK_DOMAIN_SIZE=72` before a launch line (examples/models/stepfun/step35/slurm_pretrain.sh:95); " +
+      "then from the recipe's name when it follows upstream's naming scheme exactly " +
+      "(`{model}_{task}_{N}gpu_{gpu}_{precision}..._config`, recipes/utils/naming.py recipe_function_name, HEAD 067f987), then from env_vars a base recipe " +
+      "stated (a gb200 recipe built on an h100 one keeps its name's 72), else from the unit's hardware folder (`recipes/<family>/gb200/…`, `perf_recipes/<family>/<gpu>/…`: 8 on " +
       "h100/b200/b300, 72 on the gb200/gb300/vr200 NVL72 racks and r100, as Bridge's perf recipes and scripts/performance/utils/utils.py:322-327 set NVLINK_DOMAIN_SIZE), else " +
       "`gpus_per_node` in .github/hcp-bot.yml or `--gpus-per-node`, else 8. The message says which.",
     why:
