@@ -7,7 +7,7 @@
 // sets calculate_per_token_loss and clears average_in_collective. The rules judge what
 // run_recipe validates; an override it throws away is kept in `discarded` for HCP008.
 import { isFinetuningDataset } from "../model/dataset-types.ts";
-import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
+import { known, type ConfigUnit, type Setting, type SettingKey } from "../model/settings.ts";
 import type { SourceFile } from "../model/source.ts";
 
 // `from megatron.bridge.recipes.llama.h100.llama3 import (x_h100_config as x_config,)`:
@@ -96,7 +96,64 @@ export function applyOver(base: ConfigUnit, unit: ConfigUnit): ConfigUnit {
   else delete merged.modelClass;
   if (merged.gpus === undefined) delete merged.gpus;
   if (merged.nvlinkDomain === undefined) delete merged.nvlinkDomain;
-  return unit.kind === "launch" ? withRunRecipeSync(merged) : merged;
+  return unit.kind === "launch" ? withLauncherSync(merged) : merged;
+}
+
+/**
+ * What the launch line's own launcher does to the sequence lengths (rules/launchers.ts):
+ * scripts/training/run_recipe.py syncs the model from the dataset; the performance launchers
+ * rebuild the dataset (Bridge HEAD 067f987 scripts/performance/).
+ */
+export function withLauncherSync(unit: ConfigUnit): ConfigUnit {
+  if (unit.launcher === "performance") return withRunScriptSync(unit);
+  if (unit.launcher === "performance-recipes") return withPerfRunRecipeSync(unit);
+  return withRunRecipeSync(unit);
+}
+
+/** Hydra overrides (`dataset.seq_length=...`) as opposed to the argparse flag `-sl`. */
+const fromFlag = (s: Setting | undefined): boolean => s?.origin.kind === "cli-flag";
+
+/**
+ * scripts/performance/run_script.py on a flat perf recipe: Hydra, then argparse (`-sl` sets
+ * model.seq_length, utils/overrides.py set_user_overrides), then the dataset is rebuilt at
+ * model.seq_length (`--data mock`, the default), so the two agree whatever the recipe said.
+ */
+function withRunScriptSync(unit: ConfigUnit): ConfigUnit {
+  const settings = { ...unit.settings };
+  const flag = settings["dataset.seq_length"];
+  if (flag && fromFlag(flag)) settings["model.seq_length"] = { ...flag, key: "model.seq_length" };
+  const model = settings["model.seq_length"];
+  if (model) settings["dataset.seq_length"] = { ...model, key: "dataset.seq_length", local: false, origin: { ...model.origin, via: "run_script.py rebuilds the dataset at model.seq_length" } };
+  return { ...unit, settings };
+}
+
+/** scripts/performance/run_recipe.py's dataset length when `--seq_length` is not given (run_recipe.py:99). */
+export const PERF_RUN_RECIPE_SEQ_LENGTH = 8192;
+
+/**
+ * scripts/performance/run_recipe.py (setup_experiment.py --use_recipes) on a library recipe:
+ * argparse first, Hydra last (_apply_recipe_overrides). The dataset is replaced by a mock one
+ * at `--seq_length or 8192` (run_recipe.py:97-99), and model.seq_length is set only when
+ * `--seq_length` is given (run_recipe.py:164-165). A recipe whose model.seq_length is not 8192,
+ * launched without -sl, then fails ConfigContainer.validate.
+ */
+function withPerfRunRecipeSync(unit: ConfigUnit): ConfigUnit {
+  const settings = { ...unit.settings };
+  const dataset = settings["dataset.seq_length"];
+  if (dataset && fromFlag(dataset)) {
+    // -sl sets both; a Hydra model.seq_length override (applied after) wins over it.
+    if (!(settings["model.seq_length"]?.origin.kind === "hydra-override")) settings["model.seq_length"] = { ...dataset, key: "model.seq_length" };
+  } else if (!dataset || !dataset.local) {
+    const text = String(PERF_RUN_RECIPE_SEQ_LENGTH);
+    settings["dataset.seq_length"] = {
+      key: "dataset.seq_length",
+      value: known(PERF_RUN_RECIPE_SEQ_LENGTH),
+      origin: { kind: "cli-flag", location: unit.location, text, syntax: "hydra", via: "scripts/performance/run_recipe.py's mock dataset at --seq_length or 8192, no --seq_length given" },
+      local: false,
+      site: unit.location,
+    };
+  }
+  return { ...unit, settings };
 }
 
 /** What run_recipe does to the configuration after the overrides, before validation. */
@@ -136,7 +193,7 @@ export function withRunRecipeSync(unit: ConfigUnit): ConfigUnit {
  */
 export function composeUnits(units: readonly ConfigUnit[], files: readonly SourceFile[], upstreamBase?: (u: ConfigUnit) => ConfigUnit | undefined): ConfigUnit[] {
   // A launch line whose recipe was not analyzed still gets run_recipe's sync on what it sets.
-  const synced = (u: ConfigUnit): ConfigUnit => (u.kind === "launch" ? withRunRecipeSync(u) : u);
+  const synced = (u: ConfigUnit): ConfigUnit => (u.kind === "launch" ? withLauncherSync(u) : u);
   if (!units.some((u) => u.baseRecipe)) return units.map(synced);
   const find = recipeIndex(units, recipeAliases(files));
   const resolved = new Map<ConfigUnit, ConfigUnit>();

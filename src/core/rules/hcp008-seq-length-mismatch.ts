@@ -22,7 +22,11 @@ export const rule = defineRule({
       "recipes (perf_recipes/) run through scripts/performance/setup_experiment.py, whose run_script.py rebuilds the dataset at " +
       "model.seq_length (utils/overrides.py set_user_overrides, default --data mock): a mismatch there is a warning, since only " +
       "other ways of running the recipe (run_recipe.py by exact name, pretrain(cfg)) meet it. A derived recipe's mismatch is " +
-      "reported in the derived recipe, at the line that produced it, not in the base recipe it starts from.",
+      "reported in the derived recipe, at the line that produced it, not in the base recipe it starts from. A launch line " +
+      "through scripts/performance/setup_experiment.py --use_recipes runs scripts/performance/run_recipe.py, which replaces the " +
+      "dataset with a mock one at `--seq_length or 8192` (run_recipe.py:97-99 at HEAD 067f987) and sets model.seq_length only " +
+      "when --seq_length is given (run_recipe.py:164-165): a library recipe whose model.seq_length is not 8192, launched " +
+      "without -sl, fails validation (error, on the launch line).",
     example: "run_recipe.py --recipe llama3_8b_pretrain_config model.seq_length=16384",
     fix: "Set dataset.seq_length (run_recipe syncs the model from it), or set both to the same value.",
   },
@@ -48,8 +52,12 @@ export const rule = defineRule({
     if (!dataset || modelValue === undefined || datasetValue === undefined || modelValue === datasetValue) return [];
     const b8 = quote(UPSTREAM.B8(repr(modelValue), repr(datasetValue)));
     const perf = unit.kind === "recipe" ? launcherOf(unit) : undefined;
-    const message =
-      perf?.id === "performance"
+    const perfLine = unit.kind === "launch" && unit.launcher === "performance-recipes" ? launcher("performance-recipes") : undefined;
+    const message = perfLine
+      ? `${describe(model)} but ${describe(dataset)}: ${launcherName(perfLine)} ${perfLine.seqLength}, so this launch line ` +
+        `builds a ${repr(datasetValue)}-token dataset for a ${repr(modelValue)}-token model, and Megatron-Bridge rejects the mismatch: ${b8}. ` +
+        `Pass -sl ${repr(modelValue)} (it sets both), or set dataset.seq_length = ${repr(modelValue)}.`
+      : perf?.id === "performance"
         ? `${describe(model)} but ${describe(dataset)}. Megatron-Bridge rejects the mismatch when this configuration runs as built ` +
           `(pretrain(cfg)): ${b8}. ${launcherName(perf)}, which runs perf_recipes, ${perf.seqLength}, so a benchmark trains at ` +
           `${repr(modelValue)}; ${launcher("training").script}, which also runs benchmark recipes by exact name, instead ` +

@@ -18,6 +18,7 @@ import {
 import { basename, type Command, type Word } from "./words.ts";
 import { parseHydraValue, settingKeyFor, spanOf } from "./values.ts";
 import { domainFromEnv, domainSizeOf } from "../../analyze/hardware.ts";
+import { launcherOfScript } from "../../rules/launchers.ts";
 
 export interface UnitContext {
   file: string;
@@ -48,6 +49,53 @@ const CONVENIENCE_FLAGS: Record<string, SettingKey> = {
   "--seq-length": "dataset.seq_length",
 };
 
+/** The performance launcher's recipe flags (argument_parser.py:178-190, 277: -m, -mr, --task). */
+const PERF_RECIPE_FLAGS = ["-m", "--model_family_name", "-mr", "--model_recipe_name", "--task", "-cv", "--config_variant"] as const;
+
+/** What a scripts/performance/setup_experiment.py line says about the recipe it runs. */
+interface PerfArgs {
+  useRecipes: boolean;
+  perfFlags: boolean;
+  recipeName?: string;
+  task?: string;
+  numGpus?: string;
+  gpu?: string;
+  precision?: string;
+  variant?: string;
+}
+type PerfValue = "recipeName" | "task" | "numGpus" | "gpu" | "precision" | "variant";
+const PERF_VALUE_FLAGS: Record<string, PerfValue> = {
+  "-mr": "recipeName", "--model_recipe_name": "recipeName", "--task": "task", "-ng": "numGpus", "--num_gpus": "numGpus",
+  "-g": "gpu", "--gpu": "gpu", "-c": "precision", "--compute_dtype": "precision", "-cv": "variant", "--config_variant": "variant",
+};
+
+/** utils/utils.py _PRECISION_NAME_MAP (HEAD 067f987); any other value is lower-cased without underscores. */
+const PRECISION_NAMES: Record<string, string> = { bf16: "bf16", fp8_cs: "fp8cs", fp8_ds: "fp8ds", fp8_mx: "fp8mx", fp8_sc: "fp8sc", nvfp4: "nvfp4" };
+
+/**
+ * The recipe a performance launch line runs (Bridge HEAD 067f987, scripts/performance/):
+ * with --use_recipes, megatron.bridge.recipes.<family>'s `{mr}_{task}_config` (`{mr}_peft_config`
+ * for peft; utils/utils.py:872-880 build_recipe_config); otherwise the flat perf recipe
+ * `{mr}_{task}_{ng}gpu_{gpu}_{precision}{_variant}_config` that run_script.py:100-107 asks for by
+ * exact name (utils/utils.py _recipe_function_name; -c defaults to bf16, --task to pretrain,
+ * argument_parser.py:277-281, 695-702). When no recipe has that exact name upstream falls back to
+ * a best match we do not model: the unit then stays incomplete.
+ */
+function perfRecipeName(launcher: "performance" | "performance-recipes", perf: PerfArgs): string | undefined {
+  const mr = perf.recipeName?.toLowerCase();
+  if (!mr || !/^[a-z0-9_]+$/.test(mr)) return undefined;
+  const task = perf.task ?? "pretrain";
+  if (launcher === "performance-recipes") return task === "peft" ? `${mr}_peft_config` : `${mr}_${task}_config`;
+  const gpu = perf.gpu?.toLowerCase();
+  if (!perf.numGpus || !/^[1-9][0-9]*$/.test(perf.numGpus) || !gpu || !/^[a-z0-9]+$/.test(gpu)) return undefined;
+  const raw = (perf.precision ?? "bf16").toLowerCase();
+  const precision = PRECISION_NAMES[raw] ?? raw.replace(/_/g, "");
+  const variant = perf.variant && !["v1", "v2"].includes(perf.variant.toLowerCase()) ? `_${perf.variant.toLowerCase()}` : "";
+  return `${mr}_${task}_${perf.numGpus}gpu_${gpu}_${precision}${variant}_config`;
+}
+/** Flags only the performance launcher has: a bare setup_experiment.py with them is scripts/performance/'s. */
+const PERF_ONLY_FLAGS = new Set(["-m", "--model_family_name", "-mr", "--model_recipe_name", "-ng", "--num_gpus", "-g", "--gpu", "--use_recipes"]);
+
 /** Flags of the launchers whose value is not an override (so it is not read as one). */
 const VALUE_FLAGS = new Set([
   "--recipe", "--model", "--mode", "--dataset", "--step_func", "--step-func", "--step", "--peft_scheme", "--hf_path",
@@ -56,6 +104,9 @@ const VALUE_FLAGS = new Set([
   "--global_batch_size", "--micro_batch_size", "--lr", "--min_lr", "--warmup_iters", "--pretrained_checkpoint",
   "--save_dir", "--load_dir", "--save_interval", "--config-file", "--config_file", "--partition", "--account",
   "--container_image", "--time", "--executor", "--log-dir", "--log_dir", "--experiment-name", "--job-name",
+  // scripts/performance/argument_parser.py (HEAD 067f987): -m/-mr name the recipe, --task its task.
+  ...PERF_RECIPE_FLAGS,
+  "-ng", "--num_gpus", "-g", "--gpu", "-c", "--compute_dtype", "--data", "-t", "--time_limit", "-a", "-p", "-i",
 ]);
 
 type MlmType = "int" | "str" | "bool" | "ints" | "strs";
@@ -223,11 +274,19 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
   let nproc: number | undefined;
   let nnodes: number | undefined;
   let script = "run_recipe";
+  let scriptPath: string | undefined;
+  const perf: PerfArgs = { useRecipes: false, perfFlags: false };
   for (let k = 0; k < words.length; k++) {
     const w = words[k] as Word;
     const t = w.text;
-    if (BRIDGE_SCRIPTS.test(basename(t))) script = basename(t);
+    if (BRIDGE_SCRIPTS.test(basename(t))) {
+      script = basename(t);
+      scriptPath = t;
+    }
     const flag = flagName(t);
+    // Before the script these are the interpreter's (`python -m torch.distributed.run`).
+    if (scriptPath !== undefined && PERF_ONLY_FLAGS.has(flag)) perf.perfFlags = true;
+    if (scriptPath !== undefined && flag === "--use_recipes") perf.useRecipes = true;
     const conv = CONVENIENCE_FLAGS[flag];
     if (conv) {
       const fv = flagValue(words, k, flag);
@@ -249,6 +308,7 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
         if (fv) {
           const v = fv.word.text.slice(fv.from);
           if (flag === "--recipe" || (flag === "--model" && recipe === undefined)) recipe = v;
+          else if (scriptPath !== undefined && PERF_VALUE_FLAGS[flag]) perf[PERF_VALUE_FLAGS[flag]] = v;
           else if (flag === "--mode") modeFlag = modeFromFlag(v);
           else if (flag === "--peft_scheme") peft = v !== "" && v.toLowerCase() !== "none";
           else if (flag === "--nproc_per_node" || flag === "--nproc-per-node" || flag === "--gpus-per-node" || flag === "--gpus_per_node") nproc = literalInt(fv.word, fv.from);
@@ -260,6 +320,10 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
     }
     readHydraOverride(b, w);
   }
+  const launcher = scriptPath !== undefined ? launcherOfScript(scriptPath, perf) : "training";
+  // --use_recipes: bootstrap runs scripts/performance/run_recipe.py on megatron.bridge.recipes.<family>'s
+  // `{mr}_{task}_config` (`{mr}_peft_config` for peft; utils/utils.py:860-880 build_recipe_config).
+  if (launcher !== "training" && recipe === undefined) recipe = perfRecipeName(launcher, perf);
   const mode = modeFlag ?? (peft ? "peft" : runRecipeMode(recipe));
   const unit: ConfigUnit = {
     id,
@@ -273,7 +337,10 @@ export function runRecipeUnit(ctx: UnitContext, command: Command, id: string): C
     notes: b.notes,
   };
   if (recipe) unit.baseRecipe = recipe;
-  const gpus = nproc !== undefined ? nproc * (nnodes ?? 1) : undefined;
+  if (launcher !== "training") unit.launcher = launcher;
+  // The performance launcher's world is -ng (argument_parser.py:223); its --gpus_per_node is per node only.
+  const perfGpus = launcher !== "training" && perf.numGpus !== undefined && /^[1-9][0-9]{0,6}$/.test(perf.numGpus) ? Number(perf.numGpus) : undefined;
+  const gpus = perfGpus ?? (nproc !== undefined ? nproc * (nnodes ?? 1) : undefined);
   if (gpus !== undefined && gpus > 0) unit.gpus = gpus;
   const domain = exportedDomain(ctx, command);
   if (domain) unit.nvlinkDomain = domain;
