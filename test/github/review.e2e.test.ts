@@ -481,4 +481,26 @@ def llama3_8b_64k_pretrain_config(**user_kwargs):
     await deliver("pull_request", prPayload("opened", 61, fixed));
     expect((await latestCheck(fixed)).conclusion).toBe("success");
   });
+
+  it("a perf launch line with --use_recipes: the 8192 mock dataset against a 4096 recipe is posted on the launch line, naming scripts/performance/run_recipe.py", async () => {
+    // Issue 27.7: scripts/performance/run_recipe.py builds its mock dataset at --seq_length or 8192 (run_recipe.py:97-99, Bridge 067f987).
+    const LIB = "src/megatron/bridge/recipes/fam/fam.py";
+    const LAUNCH = "examples/fam/launch.sh";
+    const lib = GOOD.replace("llama3_8b_pretrain_32gpu_h100_bf16_64k_config", "fam_8b_pretrain_config").replace(/65536/g, "4096");
+    const line = "python scripts/performance/setup_experiment.py --use_recipes -m fam -mr fam_8b -g h100 -ng 16";
+    const head = openPr(70, { [LIB]: lib, [LAUNCH]: `#!/bin/bash\n${line}\n` });
+    await deliver("pull_request", prPayload("opened", 70, head));
+    expect((await latestCheck(head)).conclusion).toBe("failure");
+    const hcp008 = (await reviewComments(70)).find((c) => c.body.includes("HCP008"))!;
+    expect([hcp008.path, hcp008.line]).toEqual([LAUNCH, 2]);
+    const message = hcp008.body.split("```suggestion")[0]!;
+    expect(message).toMatch(/scripts\/performance\/run\\?_recipe\.py/);
+    expect(message).not.toMatch(/scripts\/training/);
+    expect(hcp008.body).toContain("dataset.seq_length=4096\n```"); // the suggestion adds the Hydra override
+
+    // With -sl 4096 the launcher sets both lengths: clean.
+    const fixed = openPr(71, { [LIB]: lib, [LAUNCH]: `#!/bin/bash\n${line} -sl 4096\n` });
+    await deliver("pull_request", prPayload("opened", 71, fixed));
+    expect((await latestCheck(fixed)).conclusion).toBe("success");
+  });
 });
