@@ -133,4 +133,23 @@ describe("hcp-bot lint: a derived recipe's inconsistency is reported in the deri
       `fam_20b_pretrain_8gpu_b300_bf16_config ${BASE_PATH}:8`,
     ]);
   });
+
+  it("a recipe of a recipe (an alias for another GPU): where its base reports it, never on the h100 recipe two levels down", async () => {
+    // Bridge 067f987 perf_recipes/gpt_oss/vr200/gpt_oss.py:33-35: gpt_oss_20b_pretrain_8gpu_vr200_nvfp4_config starts
+    // from the gb300 recipe, which starts from the h100 library recipe and calls _apply_gpt_oss_20b_common_configs
+    // (model.seq_length = 8192, perf_recipes/gpt_oss/common.py:100) at gb300/gpt_oss.py:46.
+    const ALIAS_PATH = "src/megatron/bridge/perf_recipes/fam/vr200/fam.py";
+    const ALIAS = `from megatron.bridge.perf_recipes.fam.b300.fam import fam_20b_pretrain_8gpu_b300_fp8mx_config
+
+
+def fam_20b_pretrain_8gpu_vr200_fp8mx_config() -> ConfigContainer:
+    cfg = fam_20b_pretrain_8gpu_b300_fp8mx_config()
+    cfg.env_vars = {"NVLINK_DOMAIN_SIZE": 72}
+    return cfg
+`;
+    const findings = await hcp008({ [BASE_PATH]: BASE, [HELPERS_PATH]: HELPERS, [PERF_PATH]: PERF, [ALIAS_PATH]: ALIAS });
+    expect(findings.filter((f) => f.location.file === BASE_PATH)).toEqual([]);
+    // The alias's finding is the b300 recipe's own (at its _apply_fam_common(cfg) call), so the two are one.
+    expect(findings.map((f) => `${f.location.file}:${f.location.range.start.line}`).sort()).toEqual([`${PERF_PATH}:14`, `${PERF_PATH}:7`]);
+  });
 });

@@ -19,16 +19,19 @@ describe("lint over Megatron-Bridge", () => {
     const report = await analyzer.analyze(files, { python: await loadPythonLanguage() }).finally(() => analyzer.close());
     expect(report.diagnostics.filter((d) => d.severity !== "info")).toEqual([]);
     const errors = report.findings.filter((f) => f.severity === "error").map((f) => `${f.ruleId} ${f.location.file}:${f.location.range.start.line}`);
-    // HEAD 067f987: both nemotron_nano_v2 pretrain recipes set model.seq_length 131072 over dataset 8192, and
-    // perf_recipes/gpt_oss/common.py's _apply_gpt_oss_20b_common_configs sets model.seq_length 8192 on recipes whose
-    // dataset keeps 4096 (found once builders imported from other modules are followed). validate() rejects all three;
-    // run_recipe silently runs them at the dataset's length.
+    // HEAD 067f987: both nemotron_nano_v2 pretrain recipes set model.seq_length 131072 over dataset 8192: validate()
+    // rejects them; run_recipe silently runs them at the dataset's length.
     expect(errors.sort()).toEqual(
-      [
-        "HCP008 src/megatron/bridge/recipes/gpt_oss/h100/gpt_oss.py:54",
-        "HCP008 src/megatron/bridge/recipes/nemotronh/h100/nemotron_nano_v2.py:95",
-        "HCP008 src/megatron/bridge/recipes/nemotronh/h100/nemotron_nano_v2.py:235",
-      ].sort(),
+      ["HCP008 src/megatron/bridge/recipes/nemotronh/h100/nemotron_nano_v2.py:95", "HCP008 src/megatron/bridge/recipes/nemotronh/h100/nemotron_nano_v2.py:235"].sort(),
     );
+    // perf_recipes/gpt_oss/common.py:100 (_apply_gpt_oss_20b_common_configs) sets model.seq_length 8192 on recipes whose
+    // dataset keeps the h100 recipe's 4096 (recipes/gpt_oss/h100/gpt_oss.py:54): a warning (their launcher, run_script.py,
+    // rebuilds the dataset at model.seq_length), in each perf recipe, aliases included, never on the h100 recipe.
+    const gptOss = report.findings.filter((f) => f.ruleId === "HCP008" && f.location.file.includes("gpt_oss"));
+    expect(gptOss.length).toBeGreaterThan(0);
+    for (const f of gptOss) {
+      expect(f.severity).toBe("warning");
+      expect(f.location.file).toMatch(/^src\/megatron\/bridge\/perf_recipes\/gpt_oss\//);
+    }
   });
 });

@@ -129,6 +129,11 @@ export const SettingSchema = deferred(() =>
      * was made (`cfg = base_recipe()`, `_apply_common(cfg)`), where it entered this unit.
      */
     site: LocationSchema().optional(),
+    /**
+     * One level further in, for a value inherited through a base recipe: the call in the
+     * base's own code during which it was made (where the base's own unit reports it).
+     */
+    baseSite: LocationSchema().optional(),
   }),
 );
 export type Setting = z.infer<ReturnType<typeof SettingSchema>>;

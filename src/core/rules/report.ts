@@ -138,8 +138,28 @@ export function producedAt(unit: ConfigUnit, target: Setting | undefined, involv
   const entries = [target, ...involved].filter((s): s is Setting => s !== undefined).map(entryOf);
   const placed = entries.filter((l): l is Location => l !== undefined && l.file === unit.location.file);
   const distinct = new Set(entries.map((l) => (l ? `${l.file}:${l.range.start.offset}:${l.range.end.offset}` : "")));
-  if (placed.length === 0 || distinct.size <= 1) return target.origin.location;
+  if (placed.length === 0 || distinct.size <= 1) return insideBase(target, involved) ?? target.origin.location;
+  return latest(placed);
+}
+
+function latest(placed: readonly Location[]): Location {
   return placed.reduce((a, b) => (b.range.start.offset > a.range.start.offset ? b : a));
+}
+
+/**
+ * All of them came in through one call of a base recipe (`cfg = gpt_oss_20b_pretrain_8gpu_gb300_nvfp4_config()`
+ * in a vr200 alias): the finding goes where that base's own unit reports it, the latest call in
+ * the base's own code that brought one in, not into a builder further down (an h100 recipe the
+ * base starts from). Undefined when the target was written in the base itself, or when the
+ * base got them all from one call too (the inconsistency is further down, as for a plain base).
+ */
+function insideBase(target: Setting, involved: ReadonlyArray<Setting | undefined>): Location | undefined {
+  const base = target.baseSite;
+  if (!base) return undefined;
+  const entries = [target, ...involved].filter((s): s is Setting => s !== undefined).map((s) => s.baseSite ?? s.origin.location);
+  const placed = entries.filter((l) => l.file === base.file);
+  const distinct = new Set(placed.map((l) => `${l.range.start.offset}:${l.range.end.offset}`));
+  return distinct.size > 1 ? latest(placed) : undefined;
 }
 
 /**

@@ -40,6 +40,8 @@ export class ModuleLibrary {
   private suffixes: Map<string, string[]> | undefined;
   /** Results of builders called without arguments, evaluated once per extraction (see calls.ts). */
   readonly memo = new WeakMap<FnDef, V>();
+  /** Memoized results made as a unit's outermost call, whose Org.baseSite are the builder's own calls. */
+  readonly memoOutermost = new WeakSet<FnDef>();
 
   constructor(
     files: readonly SourceFile[],

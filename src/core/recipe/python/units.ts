@@ -432,6 +432,7 @@ function toSetting(unitMod: ModuleInfo, key: SettingKey, v: V, unit: Range): Set
     },
     local: inside && !v.o.pinned,
     ...(!inside && v.o.site && v.o.site.s >= unit.s && v.o.site.e <= unit.e ? { site: location(unitMod.path, unitMod.index, v.o.site.s, v.o.site.e) } : {}),
+    ...(!inside && v.o.baseSite ? { baseSite: location(v.o.baseSite.mod.path, v.o.baseSite.mod.index, v.o.baseSite.s, v.o.baseSite.e) } : {}),
   };
 }
 

@@ -21,6 +21,12 @@ export interface Org {
    * inherited value entered the unit, so a finding about it can land in the unit's text.
    */
   site?: { s: number; e: number };
+  /**
+   * One level further in: the call in the base's own code (the function called at `site`)
+   * during which the value was made, in that function's module. A recipe of a recipe
+   * (`cfg = other_recipe()`) then reports where `other_recipe`'s own unit does.
+   */
+  baseSite?: { s: number; e: number; mod: ModuleInfo };
 }
 
 export interface Lit {
@@ -170,14 +176,19 @@ export function sameValue(a: V, b: V, depth = 0): boolean {
  * marked as made during the call at `site`. Objects, dicts and lists of `v` are changed in
  * place, so `v` must be a fresh copy (copyValue); scalars are shared, so they are replaced.
  */
-export function stampSite(v: V, site: { s: number; e: number }, seen = new Set<V>()): V {
-  if (v.k === "lit" || v.k === "unk") return v.o.site === site ? v : reorigin(v, { ...v.o, site });
+export function stampSite(v: V, site: { s: number; e: number }, baseSite: Org["baseSite"] | "keep" = "keep", seen = new Set<V>()): V {
+  if (v.k === "lit" || v.k === "unk") {
+    const base = baseSite === "keep" ? v.o.baseSite : baseSite;
+    if (v.o.site === site && v.o.baseSite === base) return v;
+    const { baseSite: _old, ...o } = v.o;
+    return reorigin(v, base ? { ...o, site, baseSite: base } : { ...o, site });
+  }
   if (seen.has(v)) return v;
   seen.add(v);
-  if (v.k === "list") v.items = v.items.map((item) => stampSite(item, site, seen));
+  if (v.k === "list") v.items = v.items.map((item) => stampSite(item, site, baseSite, seen));
   else {
     const entries = v.k === "dict" ? v.map : v.fields;
-    for (const [key, item] of entries) entries.set(key, stampSite(item, site, seen));
+    for (const [key, item] of entries) entries.set(key, stampSite(item, site, baseSite, seen));
   }
   return v;
 }

@@ -92,8 +92,18 @@ function evalArgs(m: Machine, argNode: PyNode, f: Frame): Args {
 /** Runs `fn` (defined in `mod`) on evaluated arguments; the caller's module stays current for the result. */
 function callFunction(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: PyNode, kind: OriginKind): V {
   // A call written in the unit's own code: what it makes entered the unit here (Org.site).
-  if (m.site !== null || m.mod !== m.root) return callFunctionAt(m, fn, mod, args, n, kind);
+  if (m.site !== null || m.mod !== m.root) {
+    // A call in the body of the function called at `site`: where its values entered that function.
+    if (m.site === null || m.baseSite !== null || m.active.length !== m.siteDepth + 1) return callFunctionAt(m, fn, mod, args, n, kind);
+    m.baseSite = { s: n.s, e: n.e, mod: m.mod };
+    try {
+      return callFunctionAt(m, fn, mod, args, n, kind);
+    } finally {
+      m.baseSite = null;
+    }
+  }
   m.site = { s: n.s, e: n.e };
+  m.siteDepth = m.active.length;
   try {
     return callFunctionAt(m, fn, mod, args, n, kind);
   } finally {
@@ -105,13 +115,20 @@ function callFunctionAt(m: Machine, fn: FnDef, mod: ModuleInfo, args: Args, n: P
   // A builder of another module called without arguments (`_pretrain_common()`) gives the same
   // result for every recipe: evaluate it once per extraction, hand each caller its own copy.
   const memoizable = mod !== m.root && m.library !== undefined && m.branchDepth === 0 && args.pos.length === 0 && args.kw.size === 0 && args.open === null;
+  const outermost = m.site !== null && m.baseSite === null && m.active.length === m.siteDepth;
   if (memoizable) {
     const hit = m.library!.memo.get(fn);
     // The stored result was made during some other call: it enters this unit at this one.
-    if (hit) return m.site ? stampSite(copyValue(hit), m.site) : copyValue(hit);
+    // Its base sites are fn's own calls only when it was made as the unit's outermost call.
+    // Called inside the base: all of it entered the base at this call (m.baseSite).
+    if (hit) return m.site ? stampSite(copyValue(hit), m.site, m.baseSite ?? (outermost && m.library!.memoOutermost.has(fn) ? "keep" : undefined)) : copyValue(hit);
   }
   const result = evaluateCall(m, fn, mod, args, n, kind);
-  if (memoizable && !isScalar(result)) m.library!.memo.set(fn, copyValue(result));
+  if (memoizable && !isScalar(result)) {
+    m.library!.memo.set(fn, copyValue(result));
+    if (outermost) m.library!.memoOutermost.add(fn);
+    else m.library!.memoOutermost.delete(fn);
+  }
   return result;
 }
 

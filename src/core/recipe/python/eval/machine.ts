@@ -67,6 +67,10 @@ export class Machine {
   notes: EvalNote[] = [];
   /** The outermost call the unit's own code is running, if any (see Org.site). */
   site: { s: number; e: number } | null = null;
+  /** How many functions were active when `site`'s call started (its callee's body runs one deeper). */
+  siteDepth = 0;
+  /** The call the function called at `site` is running, in its module (see Org.baseSite). */
+  baseSite: { s: number; e: number; mod: ModuleInfo } | null = null;
 
   constructor(
     /** The module being extracted: values from it keep plain origins, others carry their module. */
@@ -88,6 +92,7 @@ export class Machine {
     this.constCaches = new Map();
     this.notes = [];
     this.site = null;
+    this.baseSite = null;
   }
 
   /** Runs `fn` with `mod` as the current module. */
@@ -156,6 +161,7 @@ export class Machine {
   org(n: { s: number; e: number }, kind: OriginKind, via: readonly string[] = []): Org {
     const o: Org = this.mod === this.root ? { s: n.s, e: n.e, kind, via } : { s: n.s, e: n.e, kind, via, mod: this.mod };
     if (this.site) o.site = this.site;
+    if (this.baseSite) o.baseSite = this.baseSite;
     return o;
   }
 
