@@ -290,6 +290,38 @@ describe("a lease lost while Redis is away", () => {
     await stopReplica(cut);
     link.close();
   });
+
+  it("fences each attempt of a write, not once before them all: a check run GitHub told to wait is not sent again after the lease passed", async () => {
+    const link = await startCuttableProxy(redis.port);
+    const cut = await startReplica({ ...options("cut-repeat"), redisUrl: `redis://127.0.0.1:${link.port}` });
+    extra.push(cut);
+    const pr = openHcpPr();
+    const checksBefore = posts(/\/check-runs$/).length;
+    // The check run's POST is held, then answered 429 with a retry-after: the retry policy
+    // sends it again a second later (src/github/octokit.ts). Meanwhile this replica has lost
+    // Redis past the lease, and the other replica ran the whole review.
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    gh.inject({ method: "POST", path: /\/check-runs$/, status: 429, headers: { "retry-after": "1" }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" }, until });
+    const held = () => gh.calls.some((c) => c.injected && c.method === "POST" && c.path.endsWith("/check-runs"));
+    try {
+      expect(await deliverWebhook(`${cut.url}/api/github/webhooks`, SECRET, "pull_request", pr.payload)).toBe(200);
+      await waitUntil(held, "the check run's POST to be held");
+      link.cut();
+      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, "the other replica to review the PR", PATIENCE_MS);
+      letGo();
+      await quiet(3000);
+    } finally {
+      letGo();
+      link.restore();
+    }
+    await quiet();
+    const written = { checkRuns: posts(/\/check-runs$/).length - checksBefore, reviews: posts(new RegExp(`/pulls/${pr.number}/reviews$`)).length, summaries: posts(new RegExp(`/issues/${pr.number}/comments$`)).length };
+    expect(written).toEqual({ checkRuns: 1, reviews: 1, summaries: 1 });
+    expect(cut.output()).toMatch(/lease was lost/);
+    await stopReplica(cut);
+    link.close();
+  });
 });
 
 describe("a process killed mid-review", () => {
