@@ -20,6 +20,16 @@ export class LeaseLost extends Error {
   override name = "LeaseLost";
 }
 
+/**
+ * The LeaseLost behind an error, if one is: Octokit wraps what its fetch throws in a
+ * RequestError (status 500, the LeaseLost as its cause), which is not GitHub failing and must
+ * not be retried as if it were (src/github/octokit.ts rethrows the LeaseLost itself).
+ */
+export function leaseLostIn(error: unknown): LeaseLost | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof LeaseLost) return e;
+  return undefined;
+}
+
 /** What a running job holds of its lease. */
 export interface JobLease {
   /**
@@ -40,31 +50,47 @@ export interface LeaseFenceOptions {
   now?: () => number;
 }
 
+/** A run's lease as the runner holds it: the fence, and the heartbeat's renewal. */
+export interface RunLease extends JobLease {
+  /**
+   * The heartbeat: renews the lease while this run owns it, however long the store takes to
+   * answer (no write waits on it); a renewal refused or failed ends the run's writes as the fence does.
+   */
+  renew(): Promise<void>;
+}
+
 /**
  * The fence of one run's lease. A renewal confirms a term of `leaseSeconds` that began no
- * earlier than when it was asked for; one answered after a third of that leaves too little of
- * the term for the write it guards (the store's clock read when the call was made, and another
- * replica may take the job at the term's end), so it counts as lost.
+ * earlier than when it was asked for (the store reads its clock when the call is made, and
+ * another replica may take the job at the term's end); the fence lets a write go only when the
+ * answer came within half of that, so at least half the term is left for the write.
  */
-export function leaseFence(o: LeaseFenceOptions): JobLease {
+export function leaseFence(o: LeaseFenceOptions): RunLease {
   const now = o.now ?? Date.now;
   const leaseMs = o.leaseSeconds * 1000;
   let lost: LeaseLost | undefined;
   const lose = (why: string, cause?: unknown) => (lost = new LeaseLost(`the lease of job ${o.jobId} ${why}; this run writes nothing more`, cause === undefined ? undefined : { cause }));
+  /** Renews at the store; resolves with how long the answer took. */
+  async function renewAtStore(): Promise<number> {
+    if (lost) throw lost;
+    const asked = now();
+    let renewed: boolean;
+    try {
+      renewed = await o.store.renewJob(o.jobId, o.owner, o.leaseSeconds);
+    } catch (error) {
+      throw lost ?? lose(`could not be renewed (${(error as Error).message})`, error);
+    }
+    if (lost) throw lost; // lost meanwhile (a concurrent renewal failed)
+    if (!renewed) throw lose("passed to another run (or was handed back, or the job is done)");
+    return now() - asked;
+  }
   return {
     async fence() {
-      if (lost) throw lost;
-      const asked = now();
-      let renewed: boolean;
-      try {
-        renewed = await o.store.renewJob(o.jobId, o.owner, o.leaseSeconds);
-      } catch (error) {
-        throw lost ?? lose(`could not be renewed (${(error as Error).message})`, error);
-      }
-      if (lost) throw lost; // lost meanwhile (a concurrent renewal failed)
-      if (!renewed) throw lose("passed to another run (or was handed back, or the job is done)");
-      const took = now() - asked;
-      if (took > leaseMs / 3) throw lose(`was confirmed ${took} ms after it was asked for, too late to leave room for a write`);
+      const took = await renewAtStore();
+      if (took > leaseMs / 2) throw lose(`was confirmed ${took} ms after it was asked for, too late to leave room for a write`);
+    },
+    async renew() {
+      await renewAtStore();
     },
     get lost() {
       return lost;

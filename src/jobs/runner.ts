@@ -93,7 +93,7 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
     // next one throws LeaseLost), and the job runs again under a fresh lease.
     const fence = leaseFence({ store, jobId: id, owner, leaseSeconds: policy.leaseSeconds });
     const heartbeat = setInterval(() => {
-      fence.fence().catch((error: unknown) => {
+      fence.renew().catch((error: unknown) => {
         clearInterval(heartbeat);
         o.log.warn({ err: error, job: id }, "renewing a job's lease failed; the job stops before its next write");
       });
