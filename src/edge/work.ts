@@ -67,7 +67,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
       if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id, lease);
       if (job.kind === "slack" && slack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return slack.run(work, command);
+        return slack.run(work, command, lease);
       }
       throw new Error(`no runner for a ${job.kind} job here`);
     },

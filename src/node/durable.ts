@@ -58,7 +58,7 @@ export interface DurableWork {
   /** For the Slack app: writes the command's job with its claim. */
   slackAccept: SlackCoreDeps["accept"];
   /** How a stored delivery is received again (Probot's `receive`), and how Slack work runs. */
-  bind(hooks: { receive: (delivery: StoredDelivery) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand) => Promise<void> }): void;
+  bind(hooks: { receive: (delivery: StoredDelivery) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand, lease: JobLease) => Promise<void> }): void;
   /** Runs jobs nobody runs (a lease passed, or a job never started); at start-up and on a timer. */
   recover(): Promise<void>;
   start(): void;
@@ -107,7 +107,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
       }
       if (job.kind === "slack" && hooks.runSlack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return hooks.runSlack(work, command);
+        return hooks.runSlack(work, command, lease);
       }
       throw new Error(`no runner for a ${job.kind} job here`);
     },

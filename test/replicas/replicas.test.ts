@@ -5,10 +5,10 @@
 // killed with SIGKILL mid-review leaves a job that another completes exactly once; SIGTERM
 // drains within its bound and hands an unfinished job back.
 import { randomUUID } from "node:crypto";
-import { createConnection, createServer, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, deliverWebhook, hcpRecipe } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { startCuttableProxy } from "../support/cuttable-proxy.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { startReplica, stopReplica, waitUntil, type Replica, type ReplicaOptions } from "../support/replicas.ts";
 import { addSmokeRepo, SMOKE_RECIPE_FILE, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
@@ -55,42 +55,6 @@ afterAll(async () => {
 afterEach(() => {
   expect(gh.violations).toEqual([]);
 });
-
-/** A TCP proxy to Redis on loopback that can be cut (every connection dropped, new ones refused at once) and restored. */
-async function startCuttableProxy(target: number): Promise<{ port: number; cut(): void; restore(): void; close(): void }> {
-  const open = new Set<Socket>();
-  let down = false;
-  const server = createServer((client) => {
-    if (down) return void client.destroy();
-    const upstream = createConnection({ host: "127.0.0.1", port: target });
-    open.add(client).add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on("error", drop).on("close", drop);
-    upstream.on("error", drop).on("close", drop);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    port,
-    cut() {
-      down = true;
-      for (const socket of open) socket.destroy();
-    },
-    restore() {
-      down = false;
-    },
-    close() {
-      for (const socket of open) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 /** Waits until the fake GitHub saw no new call for a while (the replicas' work has settled). */
 async function quiet(ms = 1500): Promise<void> {
