@@ -81,7 +81,8 @@ async function serve(io: Io): Promise<number> {
   io.err(
     settings.mode === "app"
       ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
-      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml (or http://localhost:${server.port}/playground to try the rules first)\n`,
+      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml (or http://localhost:${server.port}/playground to try the rules first)\n` +
+          `hcp-bot: the one-time setup code is ${server.setupCode}: the setup page asks for it before it writes .env (nobody without it can)\n`,
   );
   const stop = async () => {
     await server.stop();

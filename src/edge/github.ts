@@ -7,6 +7,7 @@ import { App } from "@octokit/app";
 import { Octokit } from "@octokit/core";
 import { paginateRest } from "@octokit/plugin-paginate-rest";
 import type { WorkRunner } from "../github/app.ts";
+import { fenceWrites, type Hookable, type JobLease } from "../jobs/fence.ts";
 import type { AppHost, BotOctokit, HostLog } from "../github/host.ts";
 import { restFromTable } from "../github/rest.ts";
 import { EDGE_RETRY_POLICY, retryPlugin, SYSTEM_CLOCK, type Clock, type RetryObserver, type RetryPolicy } from "../github/octokit.ts";
@@ -42,8 +43,11 @@ export interface EdgeGitHubOptions {
 export interface EdgeGitHub {
   host: AppHost;
   runner: WorkRunner;
-  /** Runs the delivery's work (inside the durable job `jobId`); rejects when the work failed. */
-  work(delivery: Delivery, jobId: string): Promise<void>;
+  /**
+   * Runs the delivery's work inside the durable job `jobId`, every write it sends fenced by the
+   * job's lease (src/jobs/fence.ts, as on Node); rejects when the work failed.
+   */
+  work(delivery: Delivery, jobId: string, lease: JobLease): Promise<void>;
 }
 
 // A request waits at most the policy's horizon here (EDGE_RETRY_POLICY's ten minutes); past it the job fails and runs again later.
@@ -90,12 +94,17 @@ export function createEdgeGitHub(o: EdgeGitHubOptions): EdgeGitHub {
     claimOwner: (context) => collectors.get(context)?.jobId,
   };
 
-  async function deliver(delivery: Delivery, collector: Collector): Promise<void> {
+  async function deliver(delivery: Delivery, collector: Collector, lease: JobLease): Promise<void> {
     const names = [delivery.name, ...(delivery.payload.action ? [`${delivery.name}.${delivery.payload.action}`] : [])];
     const matched = names.flatMap((n) => handlers.get(n) ?? []);
     if (matched.length === 0) return;
     const installation = delivery.payload.installation?.id;
+    // An installation's Octokit is made for this delivery (@octokit/app's getInstallationOctokit), so
+    // its fence stays with it. The App's own client is shared by the whole isolate and is not
+    // hooked: its JWT can write to no repository (GitHub sends every App delivery that acts on
+    // one with its installation).
     const octokit = installation ? await host.auth(installation) : await host.auth();
+    if (installation) fenceWrites(octokit as unknown as Hookable, lease);
     for (const handler of matched) {
       const context = { id: delivery.id, name: delivery.name, payload: delivery.payload, octokit };
       collectors.set(context, collector);
@@ -106,9 +115,9 @@ export function createEdgeGitHub(o: EdgeGitHubOptions): EdgeGitHub {
   return {
     host,
     runner,
-    async work(delivery, jobId) {
+    async work(delivery, jobId, lease) {
       const collector: Collector = { jobId, work: [] };
-      await deliver(delivery, collector);
+      await deliver(delivery, collector, lease);
       await Promise.all(collector.work);
     },
   };

@@ -63,11 +63,11 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     store,
     policy,
     log,
-    async execute(job) {
-      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id);
+    async execute(job, lease) {
+      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id, lease);
       if (job.kind === "slack" && slack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return slack.run(work, command);
+        return slack.run(work, command, lease);
       }
       throw new Error(`no runner for a ${job.kind} job here`);
     },

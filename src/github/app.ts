@@ -2,6 +2,7 @@
 // which workflow events finish a smoke run. Written against a small host interface
 // (src/github/host.ts) that Probot satisfies on Node and an @octokit/app adapter on edge
 // runtimes, so the same handlers run on both.
+import { fenceWrites, type Hookable, type JobLease } from "../jobs/fence.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
 import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
@@ -104,9 +105,11 @@ export function inProcessRunner(queue: KeyedQueue, log: HostLog): WorkRunner {
 /** What another front door (Slack) may do on GitHub, with the same checks as a PR comment. */
 export interface GitHubGateway {
   /** The repository's installation, default branch and `.github/hcp-bot.yml`; undefined when the app is not installed there. */
-  repository(owner: string, repo: string): Promise<{ octokit: BotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
-  requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
-  cancelSmoke(owner: string, repo: string, pr: number, requester: Requester): Promise<string>;
+  /** With a job's lease, every write of the Octokit it hands out is fenced by it (src/jobs/fence.ts). */
+  repository(owner: string, repo: string, lease?: JobLease): Promise<{ octokit: BotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
+  /** `lease`: the lease of the job the command runs in; its writes (the check run, the dispatch) are fenced by it. */
+  requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin, lease?: JobLease): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
+  cancelSmoke(owner: string, repo: string, pr: number, requester: Requester, lease?: JobLease): Promise<string>;
   /** The latest smoke request and the latest "HCP review" check run of the PR. */
   status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string; workflow?: WorkflowStatus } | undefined>;
 }
@@ -394,11 +397,13 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
     });
 
     const gateway: GitHubGateway = {
-      async repository(owner, repo) {
+      async repository(owner, repo, lease) {
         const installationId = await installations.get(owner, repo);
         if (installationId === undefined) return undefined;
         try {
           const octokit = await app.auth(installationId);
+          // A client made for this call (Probot and @octokit/app make one per auth), so the fence stays with it.
+          if (lease) fenceWrites(octokit as unknown as Hookable, lease);
           const { data } = await octokit.rest.repos.get({ owner, repo });
           const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
           return { octokit, ref, config: await readRepoConfig(octokit, ref) };
@@ -408,14 +413,14 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
           throw error;
         }
       },
-      async requestSmoke(owner, repo, pr, requester, command, origin) {
-        const found = await gateway.repository(owner, repo);
+      async requestSmoke(owner, repo, pr, requester, command, origin, lease) {
+        const found = await gateway.repository(owner, repo, lease);
         if (!found) return { kind: "not-installed" };
         if (!found.config.ok) return { kind: "bad-config", reason: found.config.problem };
         return requestSmokeAfterCrashes(found.octokit, found.ref, found.config.config.smoke.workflow, [found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps], smokeDeps);
       },
-      async cancelSmoke(owner, repo, pr, requester) {
-        const found = await gateway.repository(owner, repo);
+      async cancelSmoke(owner, repo, pr, requester, lease) {
+        const found = await gateway.repository(owner, repo, lease);
         if (!found) return `hcp-bot is not installed on ${owner}/${repo}.`;
         if (!found.config.ok) return found.config.problem;
         return cancelSmoke(found.octokit, found.ref, found.config.config, pr, requester, smokeDeps);

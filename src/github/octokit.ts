@@ -10,6 +10,7 @@
 // (how long one request may spend waiting in all) is the host's: an hour on Node (a primary
 // limit resets within the hour), less where the runtime cuts work short (src/edge).
 import { isAmbiguousFailure, isRepeatable } from "./failures.ts";
+import { leaseLostIn } from "../jobs/fence.ts";
 
 export { isAmbiguousFailure, isRepeatable };
 
@@ -186,6 +187,9 @@ export function retryPlugin(policy: RetryPolicy, clock: Clock = SYSTEM_CLOCK, ob
           observer.onResponse?.({ method, status: (response as { status?: number }).status ?? 200 });
           return response;
         } catch (caught) {
+          // The job's lease fence stopped the request before it left (src/jobs/fence.ts): nothing to retry.
+          const lost = leaseLostIn(caught);
+          if (lost) throw lost;
           const error = caught as HttpError;
           observer.onResponse?.({ method, status: error.status ?? 0 });
           const limit = rateLimitOf(error, clock.now());

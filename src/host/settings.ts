@@ -21,6 +21,8 @@ export interface ServerSettings {
   /** REST base URL: https://api.github.com, or http(s)://GHE_HOST/api/v3. */
   baseUrl: string;
   webhookPath: string;
+  /** HCP_PUBLIC_URL without a trailing slash: where GitHub and browsers reach the server (setup mode's webhook URL). */
+  publicUrl?: string;
   dataDir: string;
   /** Overrides the bot's login (`slug[bot]`), skipping the GET /app lookup. */
   botLogin?: string;
@@ -216,6 +218,7 @@ export function readSettings(env: Record<string, string | undefined>, readFile: 
     logLevel: e.LOG_LEVEL ?? "info",
     baseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL ?? "https"}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
     webhookPath: e.WEBHOOK_PATH ?? "/api/github/webhooks",
+    ...(e.HCP_PUBLIC_URL ? { publicUrl: e.HCP_PUBLIC_URL.replace(/\/+$/, "") } : {}),
     dataDir: e.HCP_DATA_DIR ?? ".hcp-bot-data",
     botLogin: e.HCP_BOT_LOGIN,
     slack: slackSettings(e),

@@ -4,7 +4,10 @@
 // a job reaches `run` (a Queue message on Workers, the same process on Deno) and how often
 // `stale` is asked for jobs an evicted isolate or a killed process left behind.
 import type { HostLog } from "../github/host.ts";
-import type { Job, JobStore, LeaseResult } from "../store/types.ts";
+import type { Job, JobStore } from "../store/types.ts";
+import { leaseFence, LeaseLost, type JobLease } from "./fence.ts";
+
+export { LeaseLost, type JobLease } from "./fence.ts";
 
 export interface JobPolicy {
   /** How long a lease lasts; it is renewed every third of that while the job runs. */
@@ -35,24 +38,6 @@ export type RunOutcome =
   | { kind: "wait"; seconds: number; reason: "behind" | "busy" | "delayed" }
   | { kind: "retry"; seconds: number; error: unknown }
   | { kind: "given-up"; error: unknown };
-
-/**
- * Thrown by a job's fence when its lease is no longer this run's (another run took it
- * after it passed, or the store could not say): the job stops before its next write, so
- * work that must happen once (a check run, a review, a comment) happens once.
- */
-export class LeaseLost extends Error {
-  override name = "LeaseLost";
-}
-
-/** What a running job holds of its lease. */
-export interface JobLease {
-  /**
-   * Re-takes the lease at the store (a fresh term of `leaseSeconds`) or throws LeaseLost:
-   * awaited before each write the job makes, so a run whose lease passed to another writes nothing more.
-   */
-  fence(): Promise<void>;
-}
 
 export interface JobRunnerOptions {
   store: JobStore;
@@ -104,29 +89,24 @@ export function createJobRunner(o: JobRunnerOptions): JobRunner {
       }
     }
     const job = lease.job;
-    /** Set once the store said another run holds the lease: nothing more is written from here. */
-    let lost: LeaseLost | undefined;
-    const renew = async (): Promise<void> => {
-      if (lost) throw lost;
-      let renewed: LeaseResult;
-      try {
-        renewed = await store.leaseJob(id, owner, policy.leaseSeconds);
-      } catch (error) {
-        // Unknown, not lost: a later renewal may still hold it, but no write goes out on an unknown lease.
-        throw new LeaseLost(`the lease of job ${id} could not be renewed (${(error as Error).message})`, { cause: error });
-      }
-      if (!renewed.ok) throw (lost = new LeaseLost(`the lease of job ${id} is no longer this run's (${renewed.reason})`));
-    };
+    // The heartbeat renews through the fence: a renewal that fails ends this run's writes (the
+    // next one throws LeaseLost), and the job runs again under a fresh lease.
+    const fence = leaseFence({ store, jobId: id, owner, leaseSeconds: policy.leaseSeconds });
     const heartbeat = setInterval(() => {
-      renew().catch((error: unknown) => o.log.warn({ err: error, job: id }, "renewing a job's lease failed; its next write re-takes it or stops the job"));
+      fence.renew().catch((error: unknown) => {
+        clearInterval(heartbeat);
+        o.log.warn({ err: error, job: id }, "renewing a job's lease failed; the job stops before its next write");
+      });
     }, (policy.leaseSeconds * 1000) / 3);
     running.set(id, { owner, heartbeat });
     try {
-      await o.execute(job, { fence: renew });
+      await o.execute(job, fence);
+      // Work that caught the fence's LeaseLost and went on is not done: it runs again.
+      if (fence.lost) throw fence.lost;
     } catch (error) {
       clearInterval(heartbeat);
       if (running.get(id)?.owner !== owner) return { kind: "wait", seconds: 0, reason: "busy" }; // handed back meanwhile
-      if (error instanceof LeaseLost || lost) {
+      if (error instanceof LeaseLost || fence.lost) {
         running.delete(id);
         o.log.warn({ err: error, job: id, kind: job.kind, key: job.key }, "job stopped before its next write: its lease was lost");
         // Handed back (a no-op when another run holds it), so whoever holds or takes the lease finishes it.

@@ -16,6 +16,7 @@
 import type { RunnerContext, WorkRunner } from "../github/app.ts";
 import type { HostLog } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
+import { fenceWrites, type Hookable } from "../jobs/fence.ts";
 import { createJobRunner, deliveryClaim, type JobLease, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import type { DeferredCommand, SlackCoreDeps } from "../slack/core.ts";
@@ -37,15 +38,9 @@ export class Unavailable extends Error {
 interface Collector {
   jobId: string;
   work: Promise<void>[];
-  /** The job's lease, re-taken before each write to GitHub (src/jobs/runner.ts). */
+  /** The job's lease, checked at the store before each write to GitHub (src/jobs/fence.ts). */
   lease: JobLease;
 }
-
-/** What the fence needs of a delivery's Octokit: its request hook. */
-type Hookable = { hook?: { before(name: "request", fn: (options: { method?: string }) => Promise<void>): void } };
-
-/** Only reads may go out on a lease that is not re-taken: every other call is a write that must happen once. */
-const isRead = (method: string | undefined) => method === undefined || method === "GET" || method === "HEAD";
 
 export interface DurableOptions {
   store: Store;
@@ -63,7 +58,7 @@ export interface DurableWork {
   /** For the Slack app: writes the command's job with its claim. */
   slackAccept: SlackCoreDeps["accept"];
   /** How a stored delivery is received again (Probot's `receive`), and how Slack work runs. */
-  bind(hooks: { receive: (delivery: StoredDelivery) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand) => Promise<void> }): void;
+  bind(hooks: { receive: (delivery: StoredDelivery) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand, lease: JobLease) => Promise<void> }): void;
   /** Runs jobs nobody runs (a lease passed, or a job never started); at start-up and on a timer. */
   recover(): Promise<void>;
   start(): void;
@@ -112,7 +107,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
       }
       if (job.kind === "slack" && hooks.runSlack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return hooks.runSlack(work, command);
+        return hooks.runSlack(work, command, lease);
       }
       throw new Error(`no runner for a ${job.kind} job here`);
     },
@@ -167,10 +162,9 @@ export function createDurableWork(o: DurableOptions): DurableWork {
       const collector = collectorOf(ctx);
       if (collector) {
         // The delivery's Octokit is its own (Probot makes one per delivery): each write it
-        // sends first re-takes the job's lease, and a run whose lease passed stops there.
-        (ctx as RunnerContext & { octokit?: Hookable }).octokit?.hook?.before("request", async (options) => {
-          if (!isRead(options.method)) await collector.lease.fence();
-        });
+        // sends is fenced by the job's lease (src/jobs/fence.ts), as on the edge.
+        const octokit = (ctx as RunnerContext & { octokit?: Hookable }).octokit;
+        if (octokit) fenceWrites(octokit, collector.lease);
         const running = work();
         running.catch(() => {}); // awaited (and its error raised) by execute above
         collector.work.push(running);

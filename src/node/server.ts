@@ -3,10 +3,7 @@
 // /runs). Without GitHub App credentials it serves Probot's setup flow from app.yml
 // instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createRequire } from "node:module";
 import { createServer as createNetServer } from "node:net";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
@@ -28,6 +25,7 @@ import { mountWeb, type WebPages } from "../web/mount.ts";
 import { createLogger } from "./logger.ts";
 import { writeEnvFile } from "./env-file.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
+import { createSetupDoors, type SetupDoors } from "./setup.ts";
 
 export interface RunningServer {
   url: string;
@@ -44,6 +42,8 @@ export interface RunningServer {
   web: WebPages;
   /** The counters behind /metrics (src/node/metrics.ts), for other parts of the host to feed. */
   metrics: BotMetrics;
+  /** Setup mode: the one-time code the pages that write .env ask for (the CLI prints it on the console). */
+  setupCode?: string;
   stop(): Promise<void>;
 }
 
@@ -97,13 +97,6 @@ function bothNotify(first: Notify | undefined, second: Notify | undefined): Noti
   };
 }
 
-/** Probot's setup flow lives outside its public exports; it is loaded by file so the setup page keeps working. */
-async function loadSetupFactory(): Promise<(options: Record<string, unknown>) => unknown> {
-  const entry = createRequire(import.meta.url).resolve("probot");
-  const mod = (await import(pathToFileURL(join(dirname(entry), "apps", "setup.js")).href)) as { setupAppFactory: (o: Record<string, unknown>) => unknown };
-  return mod.setupAppFactory;
-}
-
 /** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -154,7 +147,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
         ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
         : // Probot needs some credentials to construct; the setup flow never uses them (probot#1512).
           Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
-    enableStaticFiles: settings.mode === "setup",
+    // Probot's stock setup pages and their static files are not served (src/node/setup.ts has the bot's own).
+    enableStaticFiles: false,
     // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
@@ -175,6 +169,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
   const web = mountWeb(server, settings, store, log);
+  let setup: SetupDoors | undefined;
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
     const app = createApp({
@@ -210,15 +205,19 @@ export async function startServer(settings: ServerSettings, options: StartOption
       app(probot as unknown as AppHost);
     });
   } else {
-    const setupAppFactory = await loadSetupFactory();
-    // Probot's setup would otherwise try to create a smee.io channel (and warn when it cannot):
-    // webhooks are proxied only when WEBHOOK_PROXY_URL names a channel.
-    if (!settings.webhookProxyUrl) process.env.NO_SMEE_SETUP ??= "true";
-    await server.loadHandlerFactory(
+    // The bot's own setup pages (src/node/setup.ts): the doors that write .env need the code printed on the console.
+    setup = createSetupDoors({
+      githubWebUrl: settings.web.githubWebUrl,
+      baseUrl: settings.baseUrl,
+      webhookPath: settings.webhookPath,
+      ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
+      ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
+      cwd: process.cwd(),
       // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
-      // Probot's setup factory is internal and untyped for us; loadHandlerFactory takes what it returns.
-      setupAppFactory({ host: settings.host, port: settings.port, log, updateEnv: writeEnvFile }) as never,
-    );
+      writeEnv: writeEnvFile,
+      log,
+    });
+    server.addHandler(setup.handle);
   }
   const http = await server.start();
   keepIdleConnections(http);
@@ -260,6 +259,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
     },
     web,
     metrics,
+    ...(setup ? { setupCode: setup.code } : {}),
     drain: async () => {
       const handedBack = (await durable?.drain(settings.drainSeconds * 1000)) ?? 0;
       await stop(handedBack === 0);

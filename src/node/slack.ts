@@ -50,7 +50,7 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
   const bolt = createBoltApp(options, core);
 
   return {
-    run: (work, command) => slack.run(work, command),
+    run: (work, command, lease) => slack.run(work, command, lease),
     setGateway: (g) => slack.setGateway(g),
     notify: (request, state) => slack.notify(request, state),
     async handler(req, res) {

@@ -1,6 +1,7 @@
 // The Slack app, whatever serves it: the Web API client, the channel messages that follow
 // smoke runs, the command handlers and the request core, wired together. The Node server
 // puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
+import type { JobLease } from "../jobs/fence.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { AdviseReplies } from "../core/render/layout/advice.ts";
@@ -37,8 +38,11 @@ export interface SlackAppOptions {
 
 export interface SlackApp {
   core: SlackCore;
-  /** Runs an acknowledged command's work (the host calls it after the ack). */
-  run(work: SlackWork, command: DeferredCommand): Promise<void>;
+  /**
+   * Runs an acknowledged command's work (the host calls it after the ack); its writes to GitHub
+   * are fenced by the lease of the job that runs it (src/jobs/fence.ts), when there is one.
+   */
+  run(work: SlackWork, command: DeferredCommand, lease?: JobLease): Promise<void>;
   setGateway(gateway: GitHubGateway): void;
   /** SmokeDeps.notify: the channel message follows the run. */
   notify(request: SmokeRequest, state: SmokeState): Promise<void>;

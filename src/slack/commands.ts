@@ -1,6 +1,7 @@
 // What `/hcp` does in Slack once the request has been acknowledged: find the repository,
 // map the Slack user to a GitHub login from the repository's (or the org's) config, and
 // act through the GitHub gateway with the same checks as a PR comment.
+import type { JobLease } from "../jobs/fence.ts";
 import type { BotOctokit } from "../github/host.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import { compileGlobs } from "../core/analyze/classify.ts";
@@ -133,7 +134,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     return parsed.ok ? parsed.command : parsed.error;
   }
 
-  async function smoke(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
+  async function smoke(work: SlackWork, target: { owner: string; repo: string; pr: number }, lease: JobLease | undefined): Promise<void> {
     const a = await access(work, target.owner, target.repo);
     if (!a) return;
     const command = reparse(work, a.config);
@@ -143,7 +144,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     const requester = { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) };
     deps.runs.expect(work.deliveryId, { channel: work.payload.channel_id, slackUser: work.payload.user_id });
     try {
-      const outcome = await gateway.requestSmoke(target.owner, target.repo, target.pr, requester, command as SmokeCommand, { source: "slack", deliveryId: work.deliveryId });
+      const outcome = await gateway.requestSmoke(target.owner, target.repo, target.pr, requester, command as SmokeCommand, { source: "slack", deliveryId: work.deliveryId }, lease);
       const repoFull = `${target.owner}/${target.repo}`;
       switch (outcome.kind) {
         case "not-installed":
@@ -182,10 +183,10 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     await reply(work, statusMessage({ repo: `${target.owner}/${target.repo}`, pr: target.pr, ...(s.headSha ? { headSha: s.headSha } : {}), ...(s.review ? { review: s.review } : {}), ...(s.smoke ? { smoke: s.smoke } : {}), ...(s.workflow ? { workflow: s.workflow } : {}) }));
   }
 
-  async function cancel(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
+  async function cancel(work: SlackWork, target: { owner: string; repo: string; pr: number }, lease: JobLease | undefined): Promise<void> {
     const a = await access(work, target.owner, target.repo);
     if (!a) return;
-    const text = await deps.gateway()!.cancelSmoke(target.owner, target.repo, target.pr, { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) });
+    const text = await deps.gateway()!.cancelSmoke(target.owner, target.repo, target.pr, { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) }, lease);
     if (text) await reply(work, textMessage(mrkdwn(text))); // empty: a refusal past REFUSAL_LIMITS
   }
 
@@ -217,17 +218,17 @@ export function createSlackCommands(deps: SlackCommandDeps) {
   }
 
   /** Runs the acknowledged command; every failure ends as a reply to the person, never silence. */
-  return async function run(work: SlackWork, command: DeferredCommand): Promise<void> {
+  return async function run(work: SlackWork, command: DeferredCommand, lease?: JobLease): Promise<void> {
     try {
       switch (command.kind) {
         case "deferred":
-          return command.sub === "smoke" ? await smoke(work, command.target) : await check(work);
+          return command.sub === "smoke" ? await smoke(work, command.target, lease) : await check(work);
         case "smoke":
-          return await smoke(work, command.target!);
+          return await smoke(work, command.target!, lease);
         case "status":
           return await status(work, command.target!);
         case "cancel":
-          return await cancel(work, command.target!);
+          return await cancel(work, command.target!, lease);
         case "check":
           return await check(work);
         case "help":

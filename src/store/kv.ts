@@ -358,6 +358,17 @@ export class KvStore implements Store {
     return { ok: true, job: { ...leased.job, payload: await this.payloadOf(id, leased) } };
   }
 
+  async renewJob(id: string, owner: string, seconds: number): Promise<boolean> {
+    this.open();
+    checkLease(owner, seconds);
+    return await this.atomically(async () => {
+      const e = await this.kv.get<StoredJob>(["job", id]);
+      if (!e.value || e.value.job.leaseOwner !== owner) return { result: false };
+      const next: StoredJob = { ...e.value, job: { ...e.value.job, leaseUntil: new Date(this.now().getTime() + seconds * 1000) } };
+      return { commit: this.kv.atomic().check(e).set(["job", id], next), result: true };
+    });
+  }
+
   async completeJob(id: string, owner: string): Promise<boolean> {
     const done = await this.atomically(async () => {
       const e = await this.kv.get<StoredJob>(["job", id]);

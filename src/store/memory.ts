@@ -193,6 +193,15 @@ export class MemoryStore implements Store {
     return { ok: true, job: structuredClone(leased) };
   }
 
+  async renewJob(id: string, owner: string, seconds: number): Promise<boolean> {
+    this.open();
+    checkLease(owner, seconds);
+    const job = this.jobs.get(id);
+    if (!job || job.leaseOwner !== owner) return false;
+    this.jobs.set(id, { ...job, leaseUntil: new Date(this.now().getTime() + seconds * 1000) });
+    return true;
+  }
+
   async completeJob(id: string, owner: string): Promise<boolean> {
     this.open();
     if (this.jobs.get(id)?.leaseOwner !== owner) return false;

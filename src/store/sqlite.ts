@@ -213,6 +213,10 @@ export class SqliteStore implements Store {
     return this.run((sql) => sql.leaseJob(id, owner, seconds));
   }
 
+  renewJob(id: string, owner: string, seconds: number): Promise<boolean> {
+    return this.run((sql) => sql.renewJob(id, owner, seconds));
+  }
+
   completeJob(id: string, owner: string): Promise<boolean> {
     return this.run((sql) => sql.completeJob(id, owner));
   }

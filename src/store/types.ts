@@ -237,6 +237,14 @@ export interface JobStore {
    * another owner holds it, while an older job of its key exists, or before a retry's delay.
    */
   leaseJob(id: string, owner: string, seconds: number): Promise<LeaseResult>;
+  /**
+   * The fence's check at the store (src/jobs/fence.ts): renews the lease for `seconds` only
+   * while `owner` still holds it, a compare of the owner in the same atomic step as the
+   * renewal. An expired lease nobody took since is renewed (no other run wrote under it);
+   * false once the job is done, handed back or retried, or another owner took it, and then
+   * never true again for that owner (a hand-back followed by a re-take is not this run's term).
+   */
+  renewJob(id: string, owner: string, seconds: number): Promise<boolean>;
   /** Deletes a finished job (its claim stays); false when `owner` no longer held it. */
   completeJob(id: string, owner: string): Promise<boolean>;
   /**

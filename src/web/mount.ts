@@ -1,9 +1,9 @@
 // Mounts the web pages into the Node server: the handler chain gets the playground, the
-// runs pages and, in setup mode, the link from Probot's setup page.
+// runs pages (setup mode links the playground from its own page, src/node/setup.ts).
 import type { Server } from "probot";
 import type { ServerSettings } from "../node/env.ts";
 import type { Store } from "../store/types.ts";
-import { linkFromSetupPage, nodeWebHandler } from "./node.ts";
+import { nodeWebHandler } from "./node.ts";
 import { createWebHandler, isWebPath } from "./server/index.ts";
 import { createStaticFiles, type StaticFiles } from "./server/static.ts";
 
@@ -15,7 +15,6 @@ type Log = { error(obj: object, msg?: string): void };
 
 export function mountWeb(server: Server, settings: ServerSettings, store: Store | undefined, log: Log): WebPages {
   const files = createStaticFiles({ log });
-  if (settings.mode === "setup") server.addHandler(linkFromSetupPage);
   const github = { webUrl: settings.web.githubWebUrl, apiUrl: settings.baseUrl };
   server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github } }), isWebPath));
   return { files };

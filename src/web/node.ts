@@ -56,22 +56,3 @@ export function nodeWebHandler(handler: FetchHandler, owns: (path: string) => bo
     return true;
   };
 }
-
-const SETUP_LINK =
-  '<p class="mt-4">Not ready to install yet? <a href="/playground">Try the rules in the playground</a>: paste a recipe, ' +
-  "an override file or a launch line and see what the bot would say (it runs in your browser; nothing is uploaded).</p>";
-
-/**
- * Probot's setup page (`/probot`, where `npm start` without credentials sends you) gets a
- * link to the playground: the handler passes the request on and edits the page on its way out.
- */
-export function linkFromSetupPage(req: IncomingMessage, res: ServerResponse): boolean {
-  const path = (req.url ?? "/").split("?")[0];
-  if (req.method !== "GET" || path !== "/probot") return false;
-  const end = res.end.bind(res) as (chunk?: unknown, ...rest: unknown[]) => ServerResponse;
-  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
-    const html = typeof chunk === "string" && chunk.includes("</form>") ? chunk.replace("</form>", `</form>\n${SETUP_LINK}`) : chunk;
-    return end(html, ...rest);
-  }) as ServerResponse["end"];
-  return false;
-}

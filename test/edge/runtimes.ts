@@ -23,6 +23,8 @@ export interface EdgeProcess {
   stop(): Promise<void>;
   /** What the runtime printed (Deno) on stderr, for failures. */
   output(): string;
+  /** The Deno process's id (to pause it with SIGSTOP); undefined on workerd. */
+  readonly pid: number | undefined;
 }
 
 export type RuntimeName = "workerd" | "deno";
@@ -44,6 +46,7 @@ async function startOnWorkerd(env: Record<string, string>): Promise<EdgeProcess>
     },
     stop: () => worker.stop(),
     output: () => "",
+    pid: undefined,
   };
 }
 
@@ -94,6 +97,9 @@ async function startOnDeno(env: Record<string, string>): Promise<EdgeProcess> {
     },
     stop: () => kill("SIGTERM"),
     output: () => current.stderr.join(""),
+    get pid() {
+      return current.child.pid;
+    },
   };
 }
 

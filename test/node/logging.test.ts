@@ -73,14 +73,14 @@ describe("hcp-bot serve logging", () => {
     const out = lines(r.stdout);
     expect(out.length).toBeGreaterThan(3);
     expect(out.filter((l) => !isJson(l))).toEqual([]);
-    expect(out.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain("Welcome to Probot!");
+    expect(out.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain("hcp-bot is in setup mode: no GitHub App credentials yet, so no webhook is received");
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/smee/i);
   });
 
   it("LOG_FORMAT=pretty: one readable line per event, even when piped", async () => {
     const r = await serve(setupEnv({ LOG_FORMAT: "pretty" }));
     const out = lines(r.stdout);
-    expect(out.some((l) => PRETTY.test(l) && l.includes("Welcome to Probot!"))).toBe(true);
+    expect(out.some((l) => PRETTY.test(l) && l.includes("hcp-bot is in setup mode"))).toBe(true);
     expect(out.filter(isJson)).toEqual([]);
     expect(r.stdout).not.toContain("\u001b[");
   });

@@ -2,14 +2,14 @@
 // (no credentials) and with a malformed setting; the Dockerfile's HEALTHCHECK command
 // against the running server.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appKeys } from "../support/bot-harness.ts";
-import { PATIENCE_MS } from "../support/patience.ts";
+import { setupConsole } from "../support/setup-mode.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const bin = join(root, "bin", "hcp-bot.js");
@@ -19,19 +19,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** The port that `serve` in setup mode prints on stderr (its setup page's URL). */
-function setupPort(child: ChildProcess): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    let err = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /localhost:(\d+)\//.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), PATIENCE_MS);
-  });
-}
+const setupPort = async (child: ChildProcess) => (await setupConsole(child)).port;
 
 describe("hcp-bot serve without credentials", () => {
   let child: ChildProcess;
@@ -48,7 +36,7 @@ describe("hcp-bot serve without credentials", () => {
     child?.kill("SIGTERM");
   });
 
-  it("serves Probot's setup flow built from app.yml", async () => {
+  it("serves the bot's setup page built from app.yml", async () => {
     const home = await fetch(`http://127.0.0.1:${port}/`, { redirect: "manual" });
     expect(home.status).toBe(302);
     expect(home.headers.get("location")).toBe("/probot");
@@ -123,13 +111,13 @@ const FLIPPED_KEY = (() => {
 })();
 
 describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
-  it("answers this machine only unless HOST says otherwise, and writes the imported credentials to a .env only its owner can read", async () => {
+  it("answers this machine only unless HOST says otherwise, and writes imported credentials (given the setup code) to a .env only its owner can read", async () => {
     // A folder of its own (the setup flow writes .env there), with the files Probot reads.
     const cwd = mkdtempSync(join(tmpdir(), "hcp-setup-cwd-"));
     for (const file of ["app.yml", "package.json"]) copyFileSync(join(root, file), join(cwd, file));
     const child = spawn(process.execPath, [bin, "serve"], { cwd, env: cleanEnv({ PORT: "0", HCP_DATA_DIR: cwd }) });
     try {
-      const port = await setupPort(child);
+      const { port, code } = await setupConsole(child);
       const reach = (host: string) => new Promise<boolean>((resolve) => {
         const socket = connect(port, host, () => (socket.destroy(), resolve(true)));
         socket.on("error", () => resolve(false));
@@ -138,10 +126,18 @@ describe("hcp-bot serve in setup mode, as a first `npm start` runs it", () => {
       const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal);
       expect(outside, "a non-loopback address to try").toBeDefined();
       expect(await reach(outside!.address)).toBe(false);
-      const imported = await fetch(`http://127.0.0.1:${port}/probot/import`, { method: "POST", body: JSON.stringify({ appId: "1234", pem: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----", webhook_secret: "imported-secret" }) });
-      expect(imported.status).toBe(200);
+      const credentials = { appId: "1234", pem: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----", webhook_secret: "imported-secret" };
+      const importAs = (extra: object) => fetch(`http://127.0.0.1:${port}/probot/import`, { method: "POST", body: JSON.stringify({ ...credentials, ...extra }) });
       const env = join(cwd, ".env");
+      // Without the code printed on the console, or with another one, nothing is written.
+      expect((await importAs({ appId: "999", webhook_secret: "attacker" })).status).toBe(403);
+      expect((await importAs({ appId: "999", webhook_secret: "attacker", setup_code: "AAAA-BBBB-CCCC" })).status).toBe(403);
+      expect(existsSync(env)).toBe(false);
+      expect((await importAs({ setup_code: code })).status).toBe(200);
       expect(statSync(env).mode & 0o777).toBe(0o600);
+      expect(readFileSync(env, "utf8")).toMatch(/^APP_ID=1234$/m);
+      // One time: the code is spent once .env is written.
+      expect((await importAs({ appId: "999", webhook_secret: "attacker", setup_code: code })).status).toBe(403);
       expect(readFileSync(env, "utf8")).toMatch(/^APP_ID=1234$/m);
     } finally {
       child.kill("SIGTERM");

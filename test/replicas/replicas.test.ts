@@ -5,10 +5,10 @@
 // killed with SIGKILL mid-review leaves a job that another completes exactly once; SIGTERM
 // drains within its bound and hands an unfinished job back.
 import { randomUUID } from "node:crypto";
-import { createConnection, createServer, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys, deliverWebhook, hcpRecipe } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
+import { startCuttableProxy } from "../support/cuttable-proxy.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { startReplica, stopReplica, waitUntil, type Replica, type ReplicaOptions } from "../support/replicas.ts";
 import { addSmokeRepo, SMOKE_RECIPE_FILE, SmokeFlow, type FlowRepo } from "../support/smoke-flow.ts";
@@ -55,42 +55,6 @@ afterAll(async () => {
 afterEach(() => {
   expect(gh.violations).toEqual([]);
 });
-
-/** A TCP proxy to Redis on loopback that can be cut (every connection dropped, new ones refused at once) and restored. */
-async function startCuttableProxy(target: number): Promise<{ port: number; cut(): void; restore(): void; close(): void }> {
-  const open = new Set<Socket>();
-  let down = false;
-  const server = createServer((client) => {
-    if (down) return void client.destroy();
-    const upstream = createConnection({ host: "127.0.0.1", port: target });
-    open.add(client).add(upstream);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-      open.delete(client);
-      open.delete(upstream);
-    };
-    client.on("error", drop).on("close", drop);
-    upstream.on("error", drop).on("close", drop);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    port,
-    cut() {
-      down = true;
-      for (const socket of open) socket.destroy();
-    },
-    restore() {
-      down = false;
-    },
-    close() {
-      for (const socket of open) socket.destroy();
-      server.close();
-    },
-  };
-}
 
 /** Waits until the fake GitHub saw no new call for a while (the replicas' work has settled). */
 async function quiet(ms = 1500): Promise<void> {
@@ -286,6 +250,38 @@ describe("a lease lost while Redis is away", () => {
     expect(posts(new RegExp(`/pulls/${pr.number}/reviews$`))).toHaveLength(1);
     expect(posts(new RegExp(`/issues/${pr.number}/comments$`))).toHaveLength(1);
     expect(posts(/\/check-runs$/).length - checksBefore).toBe(1);
+    expect(cut.output()).toMatch(/lease was lost/);
+    await stopReplica(cut);
+    link.close();
+  });
+
+  it("fences each attempt of a write, not once before them all: a check run GitHub told to wait is not sent again after the lease passed", async () => {
+    const link = await startCuttableProxy(redis.port);
+    const cut = await startReplica({ ...options("cut-repeat"), redisUrl: `redis://127.0.0.1:${link.port}` });
+    extra.push(cut);
+    const pr = openHcpPr();
+    const checksBefore = posts(/\/check-runs$/).length;
+    // The check run's POST is held, then answered 429 with a retry-after: the retry policy
+    // sends it again a second later (src/github/octokit.ts). Meanwhile this replica has lost
+    // Redis past the lease, and the other replica ran the whole review.
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    gh.inject({ method: "POST", path: /\/check-runs$/, status: 429, headers: { "retry-after": "1" }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" }, until });
+    const held = () => gh.calls.some((c) => c.injected && c.method === "POST" && c.path.endsWith("/check-runs"));
+    try {
+      expect(await deliverWebhook(`${cut.url}/api/github/webhooks`, SECRET, "pull_request", pr.payload)).toBe(200);
+      await waitUntil(held, "the check run's POST to be held");
+      link.cut();
+      await waitUntil(() => posts(new RegExp(`/issues/${pr.number}/comments$`)).length > 0, "the other replica to review the PR", PATIENCE_MS);
+      letGo();
+      await quiet(3000);
+    } finally {
+      letGo();
+      link.restore();
+    }
+    await quiet();
+    const written = { checkRuns: posts(/\/check-runs$/).length - checksBefore, reviews: posts(new RegExp(`/pulls/${pr.number}/reviews$`)).length, summaries: posts(new RegExp(`/issues/${pr.number}/comments$`)).length };
+    expect(written).toEqual({ checkRuns: 1, reviews: 1, summaries: 1 });
     expect(cut.output()).toMatch(/lease was lost/);
     await stopReplica(cut);
     link.close();

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appKeys } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";
+import { startCuttableProxy } from "../support/cuttable-proxy.ts";
 import { startRedis, type TestRedis } from "../support/redis.ts";
 import { startReplica, stopReplica, waitUntil, type Replica, type ReplicaOptions } from "../support/replicas.ts";
 import { slashCommandForm } from "../support/slack-form.ts";
@@ -121,5 +122,36 @@ describe("Slack on two replicas", () => {
     await waitUntil(() => gh.state.dispatches.length > before, "the dispatch");
     await settle();
     expect(gh.state.dispatches.length - before).toBe(1);
+  });
+});
+
+describe("a Slack command whose replica lost Redis past the lease", () => {
+  it("dispatches once: the dispatch GitHub told to wait is not sent again by the replica that lost the job", async () => {
+    const link = await startCuttableProxy(redis.port);
+    const cut = await startReplica({ ...options("slack-cut"), redisUrl: `redis://127.0.0.1:${link.port}` });
+    replicas.push(cut);
+    const pr = flow.openPr(R);
+    const before = gh.state.dispatches.length;
+    // GitHub holds the dispatch, then answers 429 with a retry-after (not processed): the retry
+    // policy sends it again a second later. Meanwhile the replica has lost Redis past the lease.
+    let letGo!: () => void;
+    const until = new Promise<void>((resolve) => (letGo = resolve));
+    gh.inject({ method: "POST", path: /\/dispatches$/, status: 429, headers: { "retry-after": "1" }, body: { message: "API rate limit exceeded", documentation_url: "https://docs.github.com/rest" }, until });
+    const held = () => gh.calls.some((c) => c.injected && c.path.endsWith("/dispatches"));
+    try {
+      const ack = await command(cut, `smoke ${R.owner}/${R.repo}#${pr.number}`, trigger());
+      expect(ack.status).toBe(200);
+      await waitUntil(held, "the dispatch to be held");
+      link.cut();
+      await waitUntil(() => gh.state.dispatches.length > before, "the other replica to dispatch the command's run", PATIENCE_MS);
+      letGo();
+      await settle();
+    } finally {
+      letGo();
+      link.restore();
+    }
+    await settle();
+    expect(gh.state.dispatches.length - before).toBe(1);
+    expect(cut.output()).toMatch(/lease was lost/);
   });
 });

@@ -151,6 +151,31 @@ describe.each(IMPLEMENTATIONS)("%s", (_name, make) => {
       await store.close();
     });
 
+    it("renews a lease only for the owner that holds it (the fence's check): never after another owner took it or it was handed back", async () => {
+      const { store, clock } = setup();
+      const a = (await store.enqueueJob(job()))!;
+      expect(await store.renewJob(a.id, "w1", 30)).toBe(false); // never leased: nobody's term
+      await store.leaseJob(a.id, "w1", 30);
+      clock.advance(20);
+      expect(await store.renewJob(a.id, "w1", 30)).toBe(true);
+      expect(await store.listStaleJobs(3600)).toEqual([]);
+      clock.advance(40); // expired, and nobody took it since: still w1's term
+      expect(await store.renewJob(a.id, "w1", 30)).toBe(true);
+      expect(await store.leaseJob(a.id, "w2", 30)).toMatchObject({ ok: false, reason: "busy" });
+      clock.advance(31);
+      expect(await store.leaseJob(a.id, "w2", 30)).toMatchObject({ ok: true, job: { leaseOwner: "w2", attempts: 2 } });
+      expect(await store.renewJob(a.id, "w1", 30)).toBe(false); // w2 holds it now
+      await store.failJob(a.id, "w2", 0); // handed back: free to lease again
+      expect(await store.renewJob(a.id, "w2", 30)).toBe(false); // a hand-back ends w2's term
+      expect(await store.renewJob(a.id, "w1", 30)).toBe(false);
+      // leaseJob would give w1 a new term here; renewJob never does, so w1's fence stops it.
+      expect(await store.leaseJob(a.id, "w3", 30)).toMatchObject({ ok: true, job: { leaseOwner: "w3" } });
+      expect(await store.completeJob(a.id, "w3")).toBe(true);
+      expect(await store.renewJob(a.id, "w3", 30)).toBe(false); // done
+      await expect(store.renewJob(a.id, "", 30)).rejects.toThrow(/lease owner/);
+      await store.close();
+    });
+
     it("keeps a failed job for a retry after its delay, and gives one up with its claim released", async () => {
       const { store, clock } = setup();
       const a = (await store.enqueueJob(job(), { key: "webhook:d-2", ttlSeconds: 3600 }))!;

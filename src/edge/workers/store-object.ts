@@ -73,6 +73,9 @@ export class HcpStore extends DurableObject {
   leaseJob(id: string, owner: string, seconds: number) {
     return this.sql.leaseJob(id, owner, seconds);
   }
+  renewJob(id: string, owner: string, seconds: number) {
+    return this.sql.renewJob(id, owner, seconds);
+  }
   completeJob(id: string, owner: string) {
     return this.sql.completeJob(id, owner);
   }

@@ -158,6 +158,17 @@ return {'ok'}
 `;
 
 /**
+ * Renews the lease `owner` holds, and only then (the fence's compare of the owner, src/jobs/fence.ts).
+ * ARGV: prefix, id, owner, now, lease ms. Returns 1 when renewed, 0 when another owner (or none) holds it.
+ */
+export const RENEW_JOB = `
+local k = ARGV[1] .. 'job:' .. ARGV[2]
+if redis.call('HGET', k, 'owner') ~= ARGV[3] then return 0 end
+redis.call('HSET', k, 'until', tonumber(ARGV[4]) + tonumber(ARGV[5]))
+return 1
+`;
+
+/**
  * Ends a job held by `owner`: deleted (completed, or given up with its claim released), or
  * kept for a retry after a delay. ARGV: prefix, id, owner, mode ("complete", "give-up",
  * "retry"), not-before ms (retry). Returns 0 when the owner no longer held it.

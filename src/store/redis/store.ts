@@ -26,7 +26,7 @@ import {
   type UpdateResult,
 } from "../types.ts";
 import type { RateGate } from "../../github/rate-gate.ts";
-import { AUDIT, CLAIM, COUNT_RUNS, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, SWEEP_EXPIRED, UPDATE_REQUEST } from "./scripts.ts";
+import { AUDIT, CLAIM, COUNT_RUNS, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, RENEW_JOB, SWEEP_EXPIRED, UPDATE_REQUEST } from "./scripts.ts";
 
 export interface RedisStoreSettings {
   /** redis://[:password@]host:port[/db] or rediss:// (TLS). */
@@ -44,7 +44,7 @@ const CAS_RETRIES = 50;
 const ACTIVE = new Set<string>(ACTIVE_STATUSES);
 const DATE_FIELDS = ["createdAt", "updatedAt", "dispatchedAt", "startedAt", "finishedAt", "expiresAt"] as const;
 
-type Scripts = Record<"hcpClaim" | "hcpUpdateRequest" | "hcpCreateRequest" | "hcpAudit" | "hcpEnqueueJob" | "hcpLeaseJob" | "hcpEndJob" | "hcpCountRuns" | "hcpSweepExpired", (...args: (string | number)[]) => Promise<unknown>>;
+type Scripts = Record<"hcpClaim" | "hcpUpdateRequest" | "hcpCreateRequest" | "hcpAudit" | "hcpEnqueueJob" | "hcpLeaseJob" | "hcpRenewJob" | "hcpEndJob" | "hcpCountRuns" | "hcpSweepExpired", (...args: (string | number)[]) => Promise<unknown>>;
 
 /** The URL without its password, for logs and /healthz. */
 export function redactRedisUrl(url: string): string {
@@ -333,6 +333,13 @@ export class RedisStore implements Store {
     });
   }
 
+  renewJob(id: string, owner: string, seconds: number): Promise<boolean> {
+    return this.run(async () => {
+      checkLease(owner, seconds);
+      return (await this.scripts.hcpRenewJob(this.p, id, owner, this.now().getTime(), Math.ceil(seconds * 1000))) === 1;
+    });
+  }
+
   completeJob(id: string, owner: string): Promise<boolean> {
     return this.run(async () => (await this.scripts.hcpEndJob(this.p, id, owner, "complete", "")) === 1);
   }
@@ -415,6 +422,7 @@ function redisOptions(settings: RedisStoreSettings): RedisOptions {
       hcpSweepExpired: { numberOfKeys: 0, lua: SWEEP_EXPIRED },
       hcpEnqueueJob: { numberOfKeys: 2, lua: ENQUEUE_JOB },
       hcpLeaseJob: { numberOfKeys: 0, lua: LEASE_JOB },
+      hcpRenewJob: { numberOfKeys: 0, lua: RENEW_JOB },
       hcpEndJob: { numberOfKeys: 0, lua: END_JOB },
       hcpCountRuns: { numberOfKeys: 1, lua: COUNT_RUNS },
     },

@@ -250,6 +250,11 @@ export class SqlStore {
     });
   }
 
+  renewJob(id: string, owner: string, seconds: number): boolean {
+    checkLease(owner, seconds);
+    return this.db.all("UPDATE jobs SET lease_until = ? WHERE id = ? AND lease_owner = ? RETURNING id", [this.now().getTime() + seconds * 1000, id, owner]).length === 1;
+  }
+
   completeJob(id: string, owner: string): boolean {
     return this.db.transaction(() => {
       const done = this.db.all("DELETE FROM jobs WHERE id = ? AND lease_owner = ? RETURNING id", [id, owner]).length === 1;
