@@ -3,13 +3,13 @@
 // (worker.ts); this file only builds DOM nodes, with text set through textContent.
 import examples from "playground:examples";
 import { markdownToDom } from "../markdown/dom.ts";
+import { createEditor } from "./editor.ts";
 import { layoutPictureFor } from "./layout-slot.ts";
 import type { AnalyzeMessage, WorkerAnswer } from "./protocol.ts";
 import { ANALYSIS_TIMEOUT_MS, checkInput, detectKind, INPUT_KINDS, KIND_LABEL, MAX_INPUT_CHARS, tooLargeMessage, type InputKind } from "./input.ts";
 import type { InlineView, PlaygroundReview } from "./review.ts";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const source = $<HTMLTextAreaElement>("source");
 const exampleSelect = $<HTMLSelectElement>("example");
 const kindSelect = $<HTMLSelectElement>("kind");
 const gpusInput = $<HTMLInputElement>("gpus");
@@ -60,7 +60,7 @@ function fail(message: string): void {
 }
 
 function requestReview(): void {
-  const text = source.value;
+  const text = editor.text();
   const check = checkInput(text);
   if (pending) clearTimeout(pending.timer);
   pending = undefined;
@@ -144,6 +144,8 @@ function inlineComment(r: PlaygroundReview, comment: InlineView, lines: readonly
 function render(r: PlaygroundReview, text: string): void {
   const lines = text.split("\n");
   setStatus(countsText(r), "ok");
+  editor.setLanguage(r.kind);
+  editor.showFindings(r.findings, text);
   const check = section("Check run: HCP review", "check");
   const badge = el("p", `conclusion ${r.conclusion}`, `${CONCLUSION_LABEL[r.conclusion] ?? r.conclusion}: ${r.check.title}`);
   check.appendChild(badge);
@@ -189,7 +191,7 @@ function loadExample(name: string): void {
   const example = examples.find((e) => e.name === name);
   if (!example) return;
   exampleSelect.value = name;
-  source.value = example.text;
+  editor.setText(example.text);
   kindSelect.value = example.kind;
   kindFromExample = true;
   const url = new URL(location.href);
@@ -227,35 +229,42 @@ async function openFile(): Promise<void> {
   const text = await file.text(); // read here, in the page: the file goes nowhere
   const check = checkInput(text);
   if (!check.ok) return fail(`${file.name}: ${check.message}`);
-  source.value = text;
+  editor.setText(text);
   kindSelect.value = /\.ya?ml$/i.test(file.name) ? "yaml" : /\.(sh|bash|sbatch|slurm)$/i.test(file.name) ? "shell" : /\.py$/i.test(file.name) ? "python" : "auto";
   exampleSelect.value = "";
   requestReview();
 }
 
 /**
- * A paste over the limit never reaches the editor: a textarea holding megabytes makes the
- * browser itself slow to lay out, before any analysis could start.
+ * A paste over the limit never reaches the editor: a document of megabytes makes the
+ * browser itself slow, before any analysis could start.
  */
-function refuseLargeText(event: ClipboardEvent | DragEvent): void {
+function refuseLargeText(event: ClipboardEvent | DragEvent): boolean {
   const data = "clipboardData" in event ? event.clipboardData : event.dataTransfer;
   const file = data?.files?.[0];
   const size = file ? file.size : (data?.getData("text/plain").length ?? 0);
-  if (size <= MAX_INPUT_CHARS) return;
+  if (size <= MAX_INPUT_CHARS) return false;
   event.preventDefault();
   fail(tooLargeMessage(file ? `The file ${file.name}` : "The pasted text", size));
+  return true;
 }
 
-fillSelects();
-let kindFromExample = false;
-source.addEventListener("input", () => {
+function onEdit(): void {
   exampleSelect.value = "";
   if (kindFromExample) kindSelect.value = "auto";
   kindFromExample = false;
   scheduleReview();
+}
+
+let kindFromExample = false;
+const editor = createEditor({
+  parent: $<HTMLDivElement>("source"),
+  label: "Recipe, override file or launch line",
+  onEdit,
+  refuse: refuseLargeText,
+  onStale: (message) => setStatus(message, "busy"),
 });
-source.addEventListener("paste", refuseLargeText);
-source.addEventListener("drop", refuseLargeText);
+fillSelects();
 kindSelect.addEventListener("change", () => (kindFromExample = false));
 kindSelect.addEventListener("change", requestReview);
 gpusInput.addEventListener("change", requestReview);
