@@ -4,6 +4,7 @@
 import examples from "playground:examples";
 import { markdownToDom } from "../markdown/dom.ts";
 import { createEditor } from "./editor.ts";
+import { decodeShared, encodeShared } from "./share.ts";
 import { layoutPictureFor } from "./layout-slot.ts";
 import type { AnalyzeMessage, WorkerAnswer } from "./protocol.ts";
 import { ANALYSIS_TIMEOUT_MS, checkInput, detectKind, INPUT_KINDS, KIND_LABEL, MAX_INPUT_CHARS, tooLargeMessage, type InputKind } from "./input.ts";
@@ -15,6 +16,7 @@ const kindSelect = $<HTMLSelectElement>("kind");
 const gpusInput = $<HTMLInputElement>("gpus");
 const fileInput = $<HTMLInputElement>("file");
 const status = $<HTMLParagraphElement>("status");
+const linkStatus = $<HTMLSpanElement>("link-status");
 const results = $<HTMLDivElement>("results");
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -64,10 +66,10 @@ function requestReview(): void {
   const check = checkInput(text);
   if (pending) clearTimeout(pending.timer);
   pending = undefined;
+  void updateLink();
   if (!check.ok) return fail(check.message);
   const kind = kindSelect.value === "auto" ? detectKind(text) : (kindSelect.value as InputKind);
-  const gpus = Number(gpusInput.value);
-  const message: AnalyzeMessage = { id: ++nextId, request: { text, kind, gpusPerNode: Number.isInteger(gpus) && gpus > 0 ? gpus : 8 } };
+  const message: AnalyzeMessage = { id: ++nextId, request: { text, kind, gpusPerNode: gpusPerNode() } };
   setStatus(`Analyzing as ${KIND_LABEL[kind].toLowerCase()}…`, "busy");
   const timer = setTimeout(() => {
     // A runaway analysis is stopped; a fresh worker serves the next edit.
@@ -175,14 +177,47 @@ function render(r: PlaygroundReview, text: string): void {
     docs.appendChild(details);
   }
   const parts: HTMLElement[] = [check, inline, comment, docs];
-  const gpus = Number(gpusInput.value);
-  const picture = layoutPictureFor(r, Number.isInteger(gpus) && gpus > 0 ? gpus : 8);
+  const picture = layoutPictureFor(r, gpusPerNode());
   if (picture) {
     const layout = section("Rank layout", "layout-picture");
     layout.appendChild(picture);
     parts.splice(2, 0, layout);
   }
   results.replaceChildren(...parts);
+}
+
+// ------------------------------------------------------------------ the link
+
+function gpusPerNode(): number {
+  const gpus = Number(gpusInput.value);
+  return Number.isInteger(gpus) && gpus > 0 ? gpus : 8;
+}
+
+let linkVersion = 0;
+/** The address follows the text: an untouched example is `?example=NAME`, anything else the fragment. */
+async function updateLink(): Promise<void> {
+  const version = ++linkVersion;
+  const url = new URL(location.href);
+  if (exampleSelect.value) {
+    url.searchParams.set("example", exampleSelect.value);
+    url.hash = "";
+  } else {
+    url.searchParams.delete("example");
+    const text = editor.text();
+    url.hash = text ? await encodeShared({ text, kind: kindSelect.value as InputKind | "auto", gpusPerNode: gpusPerNode() }) : "";
+  }
+  if (version === linkVersion) history.replaceState(null, "", url);
+}
+
+async function copyLink(): Promise<void> {
+  await updateLink();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    linkStatus.textContent = "Link copied. The text is in the part after #, which browsers never send to a server.";
+  } catch {
+    // No clipboard (a page served over plain http to another machine): the address bar has the same link.
+    linkStatus.textContent = "Copy the link from the address bar: it holds the text and the settings.";
+  }
 }
 
 // ------------------------------------------------------------------ inputs
@@ -194,9 +229,6 @@ function loadExample(name: string): void {
   editor.setText(example.text);
   kindSelect.value = example.kind;
   kindFromExample = true;
-  const url = new URL(location.href);
-  url.searchParams.set("example", name);
-  history.replaceState(null, "", url);
   requestReview();
 }
 
@@ -277,9 +309,22 @@ $<HTMLFormElement>("controls").addEventListener("submit", (event) => {
   requestReview();
 });
 
-const wanted = new URL(location.href).searchParams.get("example");
-worker = startWorker();
-if (wanted && examples.some((e) => e.name === wanted)) loadExample(wanted);
-else if (wanted) setStatus(`There is no example named "${wanted}". Pick one from the list.`, "error");
-else setStatus("Paste a recipe function, a YAML override file or a launch line, or pick an example.", "ok");
-document.body.dataset.ready = "true";
+$<HTMLButtonElement>("copy-link").addEventListener("click", () => void copyLink());
+
+/** What the address asks for: a shared link's text and settings, an example, or nothing yet. */
+async function start(): Promise<void> {
+  worker = startWorker();
+  const shared = await decodeShared(location.hash);
+  const wanted = new URL(location.href).searchParams.get("example");
+  if (shared?.ok) {
+    editor.setText(shared.state.text);
+    kindSelect.value = shared.state.kind;
+    gpusInput.value = String(shared.state.gpusPerNode);
+    requestReview();
+  } else if (shared) setStatus(shared.message, "error");
+  else if (wanted && examples.some((e) => e.name === wanted)) loadExample(wanted);
+  else if (wanted) setStatus(`There is no example named "${wanted}". Pick one from the list.`, "error");
+  else setStatus("Paste a recipe function, a YAML override file or a launch line, or pick an example.", "ok");
+  document.body.dataset.ready = "true";
+}
+void start();
