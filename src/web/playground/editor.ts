@@ -32,7 +32,8 @@ const SEVERITY_COLOUR: Record<Finding["severity"], string> = { error: "#d1242f",
 /** Colours and focus ring in the page's palette (style.css does not reach into the shadow root). */
 const theme = EditorView.theme({
   "&": { border: "1px solid #d1d9e0", borderRadius: "6px", background: "#fff", fontSize: "13px", minHeight: "260px", maxHeight: "70vh" },
-  "&.cm-focused": { outline: "3px solid #0969da", outlineOffset: "1px" },
+  // :focus-within, not CodeMirror's .cm-focused (set a moment after the focus event): the ring shows at once.
+  "&:focus-within": { outline: "3px solid #0969da", outlineOffset: "1px" },
   ".cm-scroller": { fontFamily: 'ui-monospace, SFMono-Regular, "SF Mono", Menlo, Consolas, "Liberation Mono", monospace', lineHeight: "1.45", minHeight: "258px" },
   ".cm-gutters": { background: "#f6f8fa", color: "#59636e", borderRight: "1px solid #d1d9e0" },
   ".cm-tooltip-lint": { maxWidth: "min(560px, 90vw)", fontFamily: '-apple-system, "Segoe UI", "Noto Sans", Helvetica, Arial, sans-serif' },
@@ -126,7 +127,7 @@ export function createEditor(options: EditorOptions): PlaygroundEditor {
         lintGutter(),
         // No Tab binding: Tab leaves the editor, so keyboard users are never trapped in it.
         keymap.of([...defaultKeymap, ...historyKeymap, ...lintKeymap]),
-        EditorView.contentAttributes.of({ "aria-label": options.label, spellcheck: "false", autocapitalize: "off", autocorrect: "off" }),
+        EditorView.contentAttributes.of({ "aria-label": options.label, tabindex: "0", spellcheck: "false", autocapitalize: "off", autocorrect: "off" }),
         EditorView.domEventHandlers({ paste: (e) => options.refuse(e), drop: (e) => options.refuse(e) }),
         EditorView.updateListener.of((u) => {
           if (u.docChanged && u.transactions.some((t) => t.isUserEvent("input") || t.isUserEvent("delete") || t.isUserEvent("undo") || t.isUserEvent("redo") || t.isUserEvent("move"))) options.onEdit();

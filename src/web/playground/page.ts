@@ -3,7 +3,7 @@
 // (worker.ts); this file only builds DOM nodes, with text set through textContent.
 import examples from "playground:examples";
 import { markdownToDom } from "../markdown/dom.ts";
-import { createEditor } from "./editor.ts";
+import { createEditor, SEVERITY_LABEL } from "./editor.ts";
 import { decodeShared, encodeShared } from "./share.ts";
 import { layoutPictureFor } from "./layout-slot.ts";
 import type { AnalyzeMessage, WorkerAnswer } from "./protocol.ts";
@@ -126,10 +126,13 @@ function suggestionDiff(lines: readonly string[], comment: InlineView, replaceme
 }
 
 function inlineComment(r: PlaygroundReview, comment: InlineView, lines: readonly string[]): HTMLElement {
-  const card = el("article", "comment");
+  const card = el("article", comment.severity ? `comment comment-${comment.severity}` : "comment");
   card.dataset.rule = comment.ruleId;
   const where = comment.startLine === comment.line ? `line ${comment.line}` : `lines ${comment.startLine}-${comment.line}`;
-  card.appendChild(el("header", "comment-head", `hcp-bot commented on ${r.path} ${where}`));
+  const head = el("header", "comment-head");
+  if (comment.severity) head.appendChild(el("span", `sev sev-${comment.severity}`, SEVERITY_LABEL[comment.severity]));
+  head.append(`hcp-bot commented on ${r.path} ${where}`);
+  card.appendChild(head);
   const excerpt = el("pre", "excerpt");
   for (let n = comment.startLine; n <= comment.line; n++) {
     const line = el("div");
@@ -184,6 +187,34 @@ function render(r: PlaygroundReview, text: string): void {
     parts.splice(2, 0, layout);
   }
   results.replaceChildren(...parts);
+  annotateTables(results);
+  focusableScrollers(results);
+}
+
+/**
+ * Boxes that scroll sideways on a narrow screen (tables, diffs, excerpts, the rank grid) take
+ * keyboard focus, so arrow keys can scroll them without a mouse.
+ */
+function focusableScrollers(root: HTMLElement): void {
+  for (const box of root.querySelectorAll<HTMLElement>(".table-wrap, .diff, .excerpt, pre.layout-grid")) box.tabIndex = 0;
+}
+
+/**
+ * The findings tables' severity cells ("🛑 error") get the severity's colour, so it is not
+ * told by an emoji alone; every cell gets its column's name, which a narrow screen shows
+ * beside the value when the rows are stacked (style.css).
+ */
+function annotateTables(root: HTMLElement): void {
+  for (const table of root.querySelectorAll("table")) {
+    const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent?.trim() ?? "");
+    for (const row of table.querySelectorAll("tbody tr")) {
+      [...row.children].forEach((cell, i) => {
+        if (names[i]) (cell as HTMLElement).dataset.label = names[i];
+        const m = /^\S*\s*(error|warning|info)$/u.exec(cell.textContent?.trim() ?? "");
+        if (m) cell.classList.add("sev", `sev-${m[1]}`);
+      });
+    }
+  }
 }
 
 // ------------------------------------------------------------------ the link
