@@ -17,6 +17,7 @@ export function mountWeb(server: Server, settings: ServerSettings, store: Store 
   const files = createStaticFiles({ log });
   if (settings.mode === "setup") server.addHandler(linkFromSetupPage);
   const github = { webUrl: settings.web.githubWebUrl, apiUrl: settings.baseUrl };
-  server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github } }), isWebPath));
+  const landing = settings.mode === "app";
+  server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github }, landing }), (path) => isWebPath(path) || (landing && path === "/")));
   return { files };
 }
