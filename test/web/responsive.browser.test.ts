@@ -117,6 +117,13 @@ describe.skipIf(!CHROMIUM)("the playground on every screen", () => {
       // Tab goes on past the editor (into the review), not into an indent.
       expect(order[at[at.length - 1]! + 1]).not.toBe("editor");
       expect(order.slice(0, at[0]!)).toEqual(["a:hcp-bot", "a:Playground", "a:Smoke runs"]);
+      // The findings and their fixes without a mouse: Ctrl+Shift+M in the editor opens CodeMirror's list of them.
+      await page.locator("#source .cm-content").focus();
+      await page.keyboard.press("Control+Shift+M");
+      const panel = page.locator("#source .cm-panel-lint");
+      await panel.waitFor({ timeout: PATIENCE_MS });
+      expect(await panel.locator("li").first().textContent()).toMatch(/^Error HCP001: /);
+      expect(await panel.getByRole("button", { name: "Apply fix" }).count()).toBe(1);
       expect(problems).toEqual([]);
     });
   });
