@@ -100,7 +100,7 @@ async function buildInto(dir: string, hash: string): Promise<void> {
   if (result.errors.length) throw new Error(`the playground bundle failed: ${result.errors[0]!.text}`);
   for (const [name, path] of Object.entries(wasmFiles())) await copyFile(path, join(playground, name));
   await copyFile(join(ROOT, "src", "web", "playground", "index.html"), join(playground, "index.html"));
-  for (const asset of ["style.css", "icon.svg"]) await copyFile(join(ROOT, "src", "web", "assets", asset), join(dir, "web", asset));
+  for (const asset of ["style.css", "noscript.css", "icon.svg"]) await copyFile(join(ROOT, "src", "web", "assets", asset), join(dir, "web", asset));
   const sizes = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, o]) => [relative(dir, join(ROOT, file)), o.bytes]));
   await writeFile(join(dir, STAMP), JSON.stringify({ hash, sizes }, null, 2));
 }

@@ -16,6 +16,7 @@ type Log = { error(obj: object, msg?: string): void };
 export function mountWeb(server: Server, settings: ServerSettings, store: Store | undefined, log: Log): WebPages {
   const files = createStaticFiles({ log });
   const github = { webUrl: settings.web.githubWebUrl, apiUrl: settings.baseUrl };
-  server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github } }), isWebPath));
+  const landing = settings.mode === "app";
+  server.addHandler(nodeWebHandler(createWebHandler({ files, runs: { access: settings.web.runs, store, github }, landing }), (path) => isWebPath(path) || (landing && path === "/")));
   return { files };
 }

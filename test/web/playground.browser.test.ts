@@ -54,6 +54,28 @@ async function open(page: Page, path: string): Promise<{ requests: { url: string
   return { requests };
 }
 
+/** The editor's editable element (CodeMirror's, inside the #source host's shadow root: Playwright's selectors pierce it). */
+const EDITOR = "#source .cm-content";
+
+/** The editor's text, line by line as CodeMirror draws it. */
+async function editorText(page: Page): Promise<string> {
+  return (await page.locator(`${EDITOR} .cm-line`).allTextContents()).join("\n");
+}
+
+/**
+ * Replaces the editor's text as a user does: Ctrl+A in the editor, then a paste (a real
+ * ClipboardEvent, as the browser fires it for Ctrl+V, which CodeMirror reads).
+ */
+async function pasteIntoEditor(page: Page, text: string): Promise<void> {
+  await page.click(EDITOR);
+  await page.keyboard.press("Control+A");
+  await page.locator(EDITOR).evaluate((el, t) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", t);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, text);
+}
+
 async function waitFor(what: string, done: () => boolean, timeoutMs = PATIENCE_MS): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; !done(); ) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -142,7 +164,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
 
       // Typed text: a YAML override whose sizes do not multiply to CP, with markup in a value.
       const typed = "model:\n  context_parallel_size: 8\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n  name: <img src=x onerror=alert(1)>\n";
-      await page.fill("#source", typed);
+      await pasteIntoEditor(page, typed);
       await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP002]") !== null, undefined, { timeout: PATIENCE_MS });
       expect(await page.inputValue("#kind")).toBe("auto");
       expect(await page.textContent("#status")).toContain("read as yaml override file");
@@ -158,7 +180,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       await settled(page);
       // Issue 27 item 8: a user's script that starts from an upstream recipe (CP 2 in Bridge 0.7.0's recipes/llama/h100/llama3.py).
       const script = 'from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\nif __name__ == "__main__":\n    cfg = llama3_8b_pretrain_config()\n    cfg.model.cp_comm_type = "a2a+p2p"\n';
-      await page.fill("#source", script);
+      await pasteIntoEditor(page, script);
       await page.waitForFunction(() => document.querySelector("#inline article.comment[data-rule=HCP001]") !== null, undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#inline article.comment[data-rule=HCP001]")).toMatch(/No two-level split of context_parallel_size 2 fits/);
       expect(await page.textContent("#results")).toMatch(/base-from-index: .*Megatron-Bridge 0\.7\.0 \(067f987\)/);
@@ -183,14 +205,14 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
         else await route.continue();
       });
       await open(page, "/playground");
-      await page.fill("#source", readFileSync(join(EXAMPLES, "hcp001.py"), "utf8"));
+      await pasteIntoEditor(page, readFileSync(join(EXAMPLES, "hcp001.py"), "utf8"));
       await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "busy", undefined, { timeout: PATIENCE_MS });
       const busySince = Date.now();
       // The worker asks for the grammar as it starts (on a loaded machine, maybe only now).
       await waitFor("the worker to ask for the grammar", () => grammarFetches.length >= 1);
       // While the worker hangs, the page's own thread answers at once.
       const t0 = Date.now();
-      expect(await page.evaluate(() => document.getElementById("source") instanceof HTMLTextAreaElement)).toBe(true);
+      expect(await page.evaluate(() => document.getElementById("source")?.shadowRoot?.querySelector(".cm-content") instanceof HTMLElement)).toBe(true);
       expect(Date.now() - t0).toBeLessThan(ANALYSIS_TIMEOUT_MS / 2); // a blocked page would answer only after the timeout
 
       await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: PATIENCE_MS });
@@ -205,7 +227,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       // to read it; the fresh worker's completes), and the next edit is reviewed.
       stall = false;
       for (const route of held.splice(0)) await route.continue().catch(() => undefined);
-      await page.fill("#source", readFileSync(join(EXAMPLES, "clean.py"), "utf8"));
+      await pasteIntoEditor(page, readFileSync(join(EXAMPLES, "clean.py"), "utf8"));
       await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "ok", undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#status")).toMatch(/^0 error\(s\), 0 warning\(s\), 0 note\(s\)/);
       expect(await page.locator("#inline article.comment").count()).toBe(0);
@@ -219,7 +241,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       const huge = "x = 1\n".repeat(Math.ceil((5 * 1024 * 1024) / 6));
       // A real paste event, as the browser fires it for Ctrl+V.
       const inserted = await page.evaluate((t) => {
-        const area = document.getElementById("source") as HTMLTextAreaElement;
+        const area = document.getElementById("source")!.shadowRoot!.querySelector<HTMLElement>(".cm-content")!;
         area.focus();
         const data = new DataTransfer();
         data.setData("text/plain", t);
@@ -231,7 +253,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
       await page.waitForFunction(() => document.getElementById("status")?.dataset.state === "error", undefined, { timeout: PATIENCE_MS });
       expect(await page.textContent("#status")).toMatch(/^The pasted text is 5\.2 MB; the playground analyzes up to 1\.0 MB\. Run `npx hcp-bot lint FILE`/);
       expect(await page.getAttribute("#status", "role")).toBe("alert");
-      expect(await page.inputValue("#source")).toBe("");
+      expect(await editorText(page)).toBe("");
       // Responsive: the page answers script at once and the next edit is reviewed.
       const t0 = Date.now();
       expect(await page.evaluate(() => 1 + 1)).toBe(2);
@@ -243,7 +265,7 @@ describe.skipIf(!CHROMIUM)("the playground in Chromium", () => {
 
       const deep = `X = ${"(".repeat(190)}1${")".repeat(190)}\n\ndef deep_config():\n    cfg = _pretrain_common()\n    cfg.model.context_parallel_size = 4\n    cfg.model.cp_comm_type = "a2a+p2p"\n    cfg.model.tensor_model_parallel_size = ${"[".repeat(190)}${"]".repeat(190)}\n    return cfg\n`;
       const before = await page.textContent("#status");
-      await page.fill("#source", deep);
+      await pasteIntoEditor(page, deep);
       await page.waitForFunction((old) => document.getElementById("status")?.textContent !== old, before, { timeout: PATIENCE_MS });
       const status = await settled(page);
       // 190 nested parentheses (Python stops at 200) before the recipe: the recipe after them is still judged.

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ensureWebBuild, WEB_DIST } from "../../src/web/build.ts";
 import { createWebHandler } from "../../src/web/server/index.ts";
 import { createStaticFiles } from "../../src/web/server/static.ts";
+import { PAGE_CSP } from "../../src/web/server/headers.ts";
 
 const handler = createWebHandler({ files: createStaticFiles(), runs: { access: { access: "off" }, store: undefined, github: { webUrl: "http://x", apiUrl: "http://x/api/v3" } } });
 const get = (path: string, init: RequestInit = {}) => handler(new Request(`http://bot.test${path}`, init));
@@ -75,5 +76,27 @@ describe("the web pages' static files", () => {
     expect(errors).toHaveLength(1);
     expect((await files.serve("/playground"))!.status).toBe(503);
     expect(errors).toHaveLength(2);
+  });
+});
+
+describe("the landing page at /", () => {
+  const github = { webUrl: "http://x", apiUrl: "http://x/api/v3" };
+  const at = (landing: boolean, access: Parameters<typeof createWebHandler>[0]["runs"]["access"]) =>
+    createWebHandler({ files: createStaticFiles(), runs: { access, store: undefined, github }, landing })(new Request("http://bot.test/"));
+
+  it("links the playground, and the run history only when it is on, under the strict page CSP", async () => {
+    const off = (await at(true, { access: "off" }))!;
+    expect(off.status).toBe(200);
+    expect(off.headers.get("content-security-policy")).toBe(PAGE_CSP);
+    const text = await off.text();
+    expect(text).toContain('<a href="/playground">Playground</a>');
+    expect(text).toContain("npx hcp-bot lint FILE");
+    expect(text).not.toContain('<a href="/runs">Smoke runs</a>:');
+    const on = (await at(true, { access: "github", clientId: "id", clientSecret: "secret", sessionSecret: "s".repeat(32) }))!;
+    expect(await on.text()).toContain('<a href="/runs">Smoke runs</a>:');
+  });
+
+  it("is not served in setup mode, where / is Probot's", async () => {
+    expect(await at(false, { access: "off" })).toBeUndefined();
   });
 });

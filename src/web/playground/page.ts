@@ -3,18 +3,20 @@
 // (worker.ts); this file only builds DOM nodes, with text set through textContent.
 import examples from "playground:examples";
 import { markdownToDom } from "../markdown/dom.ts";
+import { createEditor, SEVERITY_LABEL } from "./editor.ts";
+import { decodeShared, encodeShared } from "./share.ts";
 import { layoutPictureFor } from "./layout-slot.ts";
 import type { AnalyzeMessage, WorkerAnswer } from "./protocol.ts";
 import { ANALYSIS_TIMEOUT_MS, checkInput, detectKind, INPUT_KINDS, KIND_LABEL, MAX_INPUT_CHARS, tooLargeMessage, type InputKind } from "./input.ts";
 import type { InlineView, PlaygroundReview } from "./review.ts";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const source = $<HTMLTextAreaElement>("source");
 const exampleSelect = $<HTMLSelectElement>("example");
 const kindSelect = $<HTMLSelectElement>("kind");
 const gpusInput = $<HTMLInputElement>("gpus");
 const fileInput = $<HTMLInputElement>("file");
 const status = $<HTMLParagraphElement>("status");
+const linkStatus = $<HTMLSpanElement>("link-status");
 const results = $<HTMLDivElement>("results");
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -60,14 +62,14 @@ function fail(message: string): void {
 }
 
 function requestReview(): void {
-  const text = source.value;
+  const text = editor.text();
   const check = checkInput(text);
   if (pending) clearTimeout(pending.timer);
   pending = undefined;
+  void updateLink();
   if (!check.ok) return fail(check.message);
   const kind = kindSelect.value === "auto" ? detectKind(text) : (kindSelect.value as InputKind);
-  const gpus = Number(gpusInput.value);
-  const message: AnalyzeMessage = { id: ++nextId, request: { text, kind, gpusPerNode: Number.isInteger(gpus) && gpus > 0 ? gpus : 8 } };
+  const message: AnalyzeMessage = { id: ++nextId, request: { text, kind, gpusPerNode: gpusPerNode() } };
   setStatus(`Analyzing as ${KIND_LABEL[kind].toLowerCase()}…`, "busy");
   const timer = setTimeout(() => {
     // A runaway analysis is stopped; a fresh worker serves the next edit.
@@ -124,10 +126,13 @@ function suggestionDiff(lines: readonly string[], comment: InlineView, replaceme
 }
 
 function inlineComment(r: PlaygroundReview, comment: InlineView, lines: readonly string[]): HTMLElement {
-  const card = el("article", "comment");
+  const card = el("article", comment.severity ? `comment comment-${comment.severity}` : "comment");
   card.dataset.rule = comment.ruleId;
   const where = comment.startLine === comment.line ? `line ${comment.line}` : `lines ${comment.startLine}-${comment.line}`;
-  card.appendChild(el("header", "comment-head", `hcp-bot commented on ${r.path} ${where}`));
+  const head = el("header", "comment-head");
+  if (comment.severity) head.appendChild(el("span", `sev sev-${comment.severity}`, SEVERITY_LABEL[comment.severity]));
+  head.append(`hcp-bot commented on ${r.path} ${where}`);
+  card.appendChild(head);
   const excerpt = el("pre", "excerpt");
   for (let n = comment.startLine; n <= comment.line; n++) {
     const line = el("div");
@@ -144,6 +149,8 @@ function inlineComment(r: PlaygroundReview, comment: InlineView, lines: readonly
 function render(r: PlaygroundReview, text: string): void {
   const lines = text.split("\n");
   setStatus(countsText(r), "ok");
+  editor.setLanguage(r.kind);
+  editor.showFindings(r.findings, text);
   const check = section("Check run: HCP review", "check");
   const badge = el("p", `conclusion ${r.conclusion}`, `${CONCLUSION_LABEL[r.conclusion] ?? r.conclusion}: ${r.check.title}`);
   check.appendChild(badge);
@@ -173,14 +180,75 @@ function render(r: PlaygroundReview, text: string): void {
     docs.appendChild(details);
   }
   const parts: HTMLElement[] = [check, inline, comment, docs];
-  const gpus = Number(gpusInput.value);
-  const picture = layoutPictureFor(r, Number.isInteger(gpus) && gpus > 0 ? gpus : 8);
+  const picture = layoutPictureFor(r, gpusPerNode());
   if (picture) {
     const layout = section("Rank layout", "layout-picture");
     layout.appendChild(picture);
     parts.splice(2, 0, layout);
   }
   results.replaceChildren(...parts);
+  annotateTables(results);
+  focusableScrollers(results);
+}
+
+/**
+ * Boxes that scroll sideways on a narrow screen (tables, diffs, excerpts, the rank grid) take
+ * keyboard focus, so arrow keys can scroll them without a mouse.
+ */
+function focusableScrollers(root: HTMLElement): void {
+  for (const box of root.querySelectorAll<HTMLElement>(".table-wrap, .diff, .excerpt, pre.layout-grid")) box.tabIndex = 0;
+}
+
+/**
+ * The findings tables' severity cells ("🛑 error") get the severity's colour, so it is not
+ * told by an emoji alone; every cell gets its column's name, which a narrow screen shows
+ * beside the value when the rows are stacked (style.css).
+ */
+function annotateTables(root: HTMLElement): void {
+  for (const table of root.querySelectorAll("table")) {
+    const names = [...table.querySelectorAll("thead th")].map((th) => th.textContent?.trim() ?? "");
+    for (const row of table.querySelectorAll("tbody tr")) {
+      [...row.children].forEach((cell, i) => {
+        if (names[i]) (cell as HTMLElement).dataset.label = names[i];
+        const m = /^\S*\s*(error|warning|info)$/u.exec(cell.textContent?.trim() ?? "");
+        if (m) cell.classList.add("sev", `sev-${m[1]}`);
+      });
+    }
+  }
+}
+
+// ------------------------------------------------------------------ the link
+
+function gpusPerNode(): number {
+  const gpus = Number(gpusInput.value);
+  return Number.isInteger(gpus) && gpus > 0 ? gpus : 8;
+}
+
+let linkVersion = 0;
+/** The address follows the text: an untouched example is `?example=NAME`, anything else the fragment. */
+async function updateLink(): Promise<void> {
+  const version = ++linkVersion;
+  const url = new URL(location.href);
+  if (exampleSelect.value) {
+    url.searchParams.set("example", exampleSelect.value);
+    url.hash = "";
+  } else {
+    url.searchParams.delete("example");
+    const text = editor.text();
+    url.hash = text ? await encodeShared({ text, kind: kindSelect.value as InputKind | "auto", gpusPerNode: gpusPerNode() }) : "";
+  }
+  if (version === linkVersion) history.replaceState(null, "", url);
+}
+
+async function copyLink(): Promise<void> {
+  await updateLink();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    linkStatus.textContent = "Link copied. The text is in the part after #, which browsers never send to a server.";
+  } catch {
+    // No clipboard (a page served over plain http to another machine): the address bar has the same link.
+    linkStatus.textContent = "Copy the link from the address bar: it holds the text and the settings.";
+  }
 }
 
 // ------------------------------------------------------------------ inputs
@@ -189,12 +257,9 @@ function loadExample(name: string): void {
   const example = examples.find((e) => e.name === name);
   if (!example) return;
   exampleSelect.value = name;
-  source.value = example.text;
+  editor.setText(example.text);
   kindSelect.value = example.kind;
   kindFromExample = true;
-  const url = new URL(location.href);
-  url.searchParams.set("example", name);
-  history.replaceState(null, "", url);
   requestReview();
 }
 
@@ -227,35 +292,42 @@ async function openFile(): Promise<void> {
   const text = await file.text(); // read here, in the page: the file goes nowhere
   const check = checkInput(text);
   if (!check.ok) return fail(`${file.name}: ${check.message}`);
-  source.value = text;
+  editor.setText(text);
   kindSelect.value = /\.ya?ml$/i.test(file.name) ? "yaml" : /\.(sh|bash|sbatch|slurm)$/i.test(file.name) ? "shell" : /\.py$/i.test(file.name) ? "python" : "auto";
   exampleSelect.value = "";
   requestReview();
 }
 
 /**
- * A paste over the limit never reaches the editor: a textarea holding megabytes makes the
- * browser itself slow to lay out, before any analysis could start.
+ * A paste over the limit never reaches the editor: a document of megabytes makes the
+ * browser itself slow, before any analysis could start.
  */
-function refuseLargeText(event: ClipboardEvent | DragEvent): void {
+function refuseLargeText(event: ClipboardEvent | DragEvent): boolean {
   const data = "clipboardData" in event ? event.clipboardData : event.dataTransfer;
   const file = data?.files?.[0];
   const size = file ? file.size : (data?.getData("text/plain").length ?? 0);
-  if (size <= MAX_INPUT_CHARS) return;
+  if (size <= MAX_INPUT_CHARS) return false;
   event.preventDefault();
   fail(tooLargeMessage(file ? `The file ${file.name}` : "The pasted text", size));
+  return true;
 }
 
-fillSelects();
-let kindFromExample = false;
-source.addEventListener("input", () => {
+function onEdit(): void {
   exampleSelect.value = "";
   if (kindFromExample) kindSelect.value = "auto";
   kindFromExample = false;
   scheduleReview();
+}
+
+let kindFromExample = false;
+const editor = createEditor({
+  parent: $<HTMLDivElement>("source"),
+  label: "Recipe, override file or launch line",
+  onEdit,
+  refuse: refuseLargeText,
+  onStale: (message) => setStatus(message, "busy"),
 });
-source.addEventListener("paste", refuseLargeText);
-source.addEventListener("drop", refuseLargeText);
+fillSelects();
 kindSelect.addEventListener("change", () => (kindFromExample = false));
 kindSelect.addEventListener("change", requestReview);
 gpusInput.addEventListener("change", requestReview);
@@ -268,9 +340,22 @@ $<HTMLFormElement>("controls").addEventListener("submit", (event) => {
   requestReview();
 });
 
-const wanted = new URL(location.href).searchParams.get("example");
-worker = startWorker();
-if (wanted && examples.some((e) => e.name === wanted)) loadExample(wanted);
-else if (wanted) setStatus(`There is no example named "${wanted}". Pick one from the list.`, "error");
-else setStatus("Paste a recipe function, a YAML override file or a launch line, or pick an example.", "ok");
-document.body.dataset.ready = "true";
+$<HTMLButtonElement>("copy-link").addEventListener("click", () => void copyLink());
+
+/** What the address asks for: a shared link's text and settings, an example, or nothing yet. */
+async function start(): Promise<void> {
+  worker = startWorker();
+  const shared = await decodeShared(location.hash);
+  const wanted = new URL(location.href).searchParams.get("example");
+  if (shared?.ok) {
+    editor.setText(shared.state.text);
+    kindSelect.value = shared.state.kind;
+    gpusInput.value = String(shared.state.gpusPerNode);
+    requestReview();
+  } else if (shared) setStatus(shared.message, "error");
+  else if (wanted && examples.some((e) => e.name === wanted)) loadExample(wanted);
+  else if (wanted) setStatus(`There is no example named "${wanted}". Pick one from the list.`, "error");
+  else setStatus("Paste a recipe function, a YAML override file or a launch line, or pick an example.", "ok");
+  document.body.dataset.ready = "true";
+}
+void start();

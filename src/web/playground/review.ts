@@ -19,6 +19,8 @@ export interface InlineView {
   startLine: number;
   body: string;
   ruleId: string;
+  /** The finding's severity, as the comment's header says it; undefined for a comment of no finding. */
+  severity?: Finding["severity"];
 }
 
 export interface PlaygroundReview {
@@ -66,7 +68,10 @@ export function reviewPlayground(request: PlaygroundRequest, python: Language, n
     kind: request.kind,
     conclusion: plan.conclusion,
     check: { title: plan.check.title, summary: plan.check.summary, text: plan.check.text },
-    inline: plan.inline.map((c) => ({ line: c.line, startLine: c.start_line ?? c.line, body: c.body, ruleId: /\*\*(HCP\d+)\*\*/.exec(c.body)?.[1] ?? "" })),
+    inline: plan.inline.map((c) => {
+      const head = /\*\*(HCP\d+)\*\* (error|warning|info)\b/.exec(c.body);
+      return { line: c.line, startLine: c.start_line ?? c.line, body: c.body, ruleId: /\*\*(HCP\d+)\*\*/.exec(c.body)?.[1] ?? "", ...(head ? { severity: head[2] as Finding["severity"] } : {}) };
+    }),
     summaryComment: plan.summaryComment,
     findings: report.findings,
     diagnostics: report.diagnostics,

@@ -34,7 +34,7 @@ export function markdown(text: string): Html {
 export interface PageChrome {
   title: string;
   /** Which nav entry is the current page. */
-  current: "playground" | "runs";
+  current: "home" | "playground" | "runs";
   /** The signed-in user and the sign-out form's CSRF token. */
   user?: { login: string; csrf: string };
 }

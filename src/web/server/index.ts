@@ -2,12 +2,15 @@
 // and the smoke-run history behind GitHub sign-in. Runtime-neutral apart from the static
 // files and the store the host hands in.
 import { htmlResponse } from "./headers.ts";
+import { landingPage } from "./landing.ts";
 import { createRunsRoutes, type RunsOptions } from "./runs.ts";
 import type { StaticFiles } from "./static.ts";
 
 export interface WebHandlerOptions {
   files: StaticFiles;
   runs: RunsOptions;
+  /** App mode: `/` is the landing page (in setup mode it is Probot's, which registers the App). */
+  landing?: boolean;
 }
 
 /** Paths the web handler answers; everything else belongs to the rest of the server. */
@@ -22,6 +25,7 @@ export function createWebHandler(options: WebHandlerOptions): (request: Request)
     if (request.method !== "GET" && request.method !== "HEAD" && !url.pathname.startsWith("/auth/")) {
       return htmlResponse(405, "<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>", undefined, { allow: "GET, HEAD" });
     }
+    if (url.pathname === "/" && options.landing) return landingPage({ runsOn: options.runs.access.access !== "off" });
     const file = await options.files.serve(url.pathname);
     if (file) {
       const etag = file.headers.get("etag");

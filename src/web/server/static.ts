@@ -27,6 +27,7 @@ const FILES: Record<string, string> = {
   "/playground/web-tree-sitter.wasm": "playground/web-tree-sitter.wasm",
   "/playground/tree-sitter-python.wasm": "playground/tree-sitter-python.wasm",
   "/web/style.css": "web/style.css",
+  "/web/noscript.css": "web/noscript.css",
   "/web/icon.svg": "web/icon.svg",
   "/favicon.ico": "web/icon.svg",
 };
