@@ -12,6 +12,7 @@ import {
   CodeActionRequest,
   createProtocolConnection,
   DidChangeTextDocumentNotification,
+  DidChangeWatchedFilesNotification,
   DidOpenTextDocumentNotification,
   ExitNotification,
   HoverRequest,
@@ -57,6 +58,14 @@ class Client {
     const test = (p: PublishDiagnosticsParams) => p.uri === uri && p.version === version;
     const seen = this.published.find(test);
     if (seen) return Promise.resolve(seen.diagnostics);
+    return new Promise<PublishDiagnosticsParams>((resolve) => this.waiters.push({ test, resolve })).then((p) => p.diagnostics);
+  }
+
+  /** The next diagnostics published for `uri` after those already received. */
+  next(uri: string): Promise<Diagnostic[]> {
+    const seen = this.publishedFor(uri).length;
+    // Checked after the publication is kept, so a new one makes the count pass `seen`.
+    const test = (p: PublishDiagnosticsParams) => p.uri === uri && this.publishedFor(uri).length > seen;
     return new Promise<PublishDiagnosticsParams>((resolve) => this.waiters.push({ test, resolve })).then((p) => p.diagnostics);
   }
 
@@ -191,6 +200,27 @@ describe("hcp-bot server --stdio", () => {
     const found = await open(join("team", "recipe.py"), RECIPE);
     expect(ids(found)).not.toContain("HCP001");
     expect(ids(found)).toContain("HCP009"); // the rest of the rules still run there
+  });
+
+  it("judges open documents again when a settings file changes on disk", async () => {
+    const uri = uriOf(join("later", "recipe.py"));
+    expect(ids(await open(join("later", "recipe.py"), RECIPE))).toContain("HCP001");
+    mkdirSync(join(dir, "later", ".github"), { recursive: true });
+    writeFileSync(join(dir, "later", ".github", "hcp-bot.yml"), "rules:\n  ignore: [HCP001]\n");
+    const again = client.next(uri);
+    await client.connection.sendNotification(DidChangeWatchedFilesNotification.type, { changes: [{ uri: uriOf(join("later", ".github", "hcp-bot.yml")), type: 1 }] });
+    expect(ids(await again)).not.toContain("HCP001");
+  });
+
+  it("offers one action that applies every fix of the file, as lint --fix would", async () => {
+    const uri = uriOf("fix-all.py");
+    expect(ids(await open("fix-all.py", RECIPE))).toContain("HCP001");
+    const whole = { start: { line: 0, character: 0 }, end: { line: RECIPE.split("\n").length, character: 0 } };
+    const actions = (await client.connection.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: whole, context: { diagnostics: [], only: ["source.fixAll"] } })) as CodeAction[];
+    expect(actions.map((a) => a.kind)).toEqual(["source.fixAll.hcp-bot"]);
+    const text = TextDocument.applyEdits(TextDocument.create(uri, "python", 1, RECIPE), actions[0]!.edit!.changes![uri]!);
+    await client.connection.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 2 }, contentChanges: [{ text }] });
+    expect(ids(await client.diagnostics(uri, 2))).not.toContain("HCP001");
   });
 
   it("checks YAML overrides and launch scripts too", async () => {
