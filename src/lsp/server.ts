@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { format } from "node:util";
-import { createConnection, ProposedFeatures, type Connection, TextDocuments, TextDocumentSyncKind, type InitializeParams, type InitializeResult } from "vscode-languageserver/node";
+import { createConnection, DidChangeWatchedFilesNotification, ProposedFeatures, type Connection, TextDocuments, TextDocumentSyncKind, type InitializeParams, type InitializeResult } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import type { AnalysisReport } from "../core/analyze/index.ts";
 import { classifyFile } from "../core/analyze/classify.ts";
@@ -48,7 +48,9 @@ export async function serverCommand(argv: readonly string[]): Promise<number> {
   };
   const fileOf = (s: Snapshot): SourceFile => ({ path: documentPath(s.uri, documents.get(s.uri)?.languageId), text: s.text });
 
+  let watchSettings = false;
   connection.onInitialize((params: InitializeParams): InitializeResult => {
+    watchSettings = params.capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration === true;
     const options: ServerOptions = readServerOptions(params.initializationOptions, flags, (m) => connection.console.warn(m));
     enterWorkspace(params);
     analyzer = createDocumentAnalyzer(options.config);
@@ -76,6 +78,13 @@ export async function serverCommand(argv: readonly string[]): Promise<number> {
       },
       serverInfo: { name: "hcp-bot", version: VERSION },
     };
+  });
+
+  // Settings files are rarely open in the editor: where the client can watch files, it reports their changes.
+  connection.onInitialized(() => {
+    if (!watchSettings) return;
+    const watchers = [{ globPattern: "**/.github/hcp-bot.{yml,yaml}" }, { globPattern: "**/pyproject.toml" }];
+    void connection.client.register(DidChangeWatchedFilesNotification.type, { watchers }).catch((error: Error) => connection.console.warn(`hcp-bot: settings files are not watched: ${error.message}`));
   });
 
   documents.onDidChangeContent(({ document }) => {

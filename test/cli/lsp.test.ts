@@ -19,6 +19,8 @@ import {
   InitializedNotification,
   InitializeRequest,
   PublishDiagnosticsNotification,
+  RegistrationRequest,
+  type RegistrationParams,
   ShutdownRequest,
   StreamMessageReader,
   StreamMessageWriter,
@@ -76,6 +78,7 @@ class Client {
 
 let dir: string;
 let client: Client;
+let registered: Promise<RegistrationParams>;
 const versions = new Map<string, number>();
 
 function uriOf(name: string): string {
@@ -98,11 +101,16 @@ beforeAll(async () => {
   mkdirSync(join(dir, ".git"));
   const child = spawn(process.execPath, [bin, "server", "--stdio"], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
   client = new Client(child);
+  registered = new Promise((resolve) =>
+    client.connection.onRequest(RegistrationRequest.type, (params) => {
+      resolve(params);
+    }),
+  );
   const init = await client.connection.sendRequest(InitializeRequest.type, {
     processId: process.pid,
     rootUri: pathToFileURL(dir).href,
     workspaceFolders: [{ uri: pathToFileURL(dir).href, name: "recipes" }],
-    capabilities: {},
+    capabilities: { workspace: { didChangeWatchedFiles: { dynamicRegistration: true } } },
   });
   expect(init.serverInfo?.name).toBe("hcp-bot");
   expect(init.capabilities.hoverProvider).toBe(true);
@@ -203,6 +211,10 @@ describe("hcp-bot server --stdio", () => {
   });
 
   it("judges open documents again when a settings file changes on disk", async () => {
+    // The server asks the client to watch the settings files, which are seldom open in the editor.
+    const { registrations } = await registered;
+    expect(registrations.map((r) => r.method)).toEqual(["workspace/didChangeWatchedFiles"]);
+    expect(JSON.stringify(registrations[0]!.registerOptions)).toContain("**/.github/hcp-bot.{yml,yaml}");
     const uri = uriOf(join("later", "recipe.py"));
     expect(ids(await open(join("later", "recipe.py"), RECIPE))).toContain("HCP001");
     mkdirSync(join(dir, "later", ".github"), { recursive: true });
