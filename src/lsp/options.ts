@@ -13,7 +13,11 @@ export interface ServerOptions {
   debounceMs: number;
 }
 
-/** Short enough that a single edit answers well inside the 50 ms of bench:lsp; long enough to fold the characters of one paste or one completion. */
+/**
+ * Short, so one keystroke answers well inside bench:lsp's 50 ms; the changes an editor sends
+ * back to back (a multi-cursor edit, a completion and its extra edits) still fold into one
+ * analysis, and typing faster than an analysis folds anyway (scheduler.ts).
+ */
 export const DEFAULT_DEBOUNCE_MS = 5;
 
 const InitOptions = z
