@@ -10,7 +10,7 @@ import type { AnalysisReport } from "../core/analyze/index.ts";
 import type { AnalyzerOptions } from "../core/analyze/analyzer.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { createAnalysisPool, type AnalysisPool } from "../node/analysis-pool.ts";
-import { bridgeModules, bridgePackageRoot, importsBridge } from "../node/bridge-package.ts";
+import { bridgeModules, findBridgePackageRoot, importsBridge } from "../node/bridge-package.ts";
 import { ConfigFinder, type ConfigChoice, type FoundConfig } from "../node/lint-config.ts";
 
 export type DocumentAnalysis =
@@ -26,14 +26,15 @@ export interface DocumentAnalyzer {
 }
 
 export function createDocumentAnalyzer(choice: ConfigChoice, pool: AnalysisPool = createAnalysisPool(1)): DocumentAnalyzer {
-  let bridgeRoot: { root: string | undefined } | undefined;
-  const bridge = () => (bridgeRoot ??= { root: bridgePackageRoot() }).root;
+  let bridgeRoot: Promise<string | undefined> | undefined;
+  // Asked once, and without blocking the thread that answers the editor (it may start python3).
+  const bridge = () => (bridgeRoot ??= findBridgePackageRoot());
   return {
     async analyze(file) {
       try {
         // A fresh finder each time: a settings file saved since the last change is read again.
         const config = await new ConfigFinder(choice).forFile(file.path);
-        const options: AnalyzerOptions = { ...lintRunOptions(config?.config, config?.path, {}), ...upstreamFor(file, bridge) };
+        const options: AnalyzerOptions = { ...lintRunOptions(config?.config, config?.path, {}), ...(await upstreamFor(file, bridge)) };
         return { ok: true, report: await pool.analyze([file], options), config };
       } catch (error) {
         return { ok: false, reason: error instanceof Error ? error.message : String(error) };
@@ -49,9 +50,9 @@ export function createDocumentAnalyzer(choice: ConfigChoice, pool: AnalysisPool 
  * installed Bridge's modules when one is found, else the worker's copy of hcp-bot's index
  * (left out here, so the index is not copied to the thread on every change).
  */
-function upstreamFor(file: SourceFile, bridge: () => string | undefined): Pick<AnalyzerOptions, "library" | "upstream"> {
+async function upstreamFor(file: SourceFile, bridge: () => Promise<string | undefined>): Promise<Pick<AnalyzerOptions, "library" | "upstream">> {
   if (!importsBridge([file])) return {};
-  const root = bridge();
+  const root = await bridge();
   if (!root) return {};
   return { library: bridgeModules([file], root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
 }
