@@ -40,7 +40,11 @@ export function createDocumentAnalyzer(choice: ConfigChoice, pool: AnalysisPool 
         return { ok: false, reason: error instanceof Error ? error.message : String(error) };
       }
     },
-    warm: () => pool.warm(),
+    warm: () => {
+      // Recipes import megatron.bridge as a rule: look for the installed one while the thread starts.
+      void bridge();
+      return pool.warm();
+    },
     close: () => pool.close(),
   };
 }
