@@ -95,6 +95,7 @@ export async function serverCommand(argv: readonly string[]): Promise<number> {
   documents.onDidClose(({ document }) => {
     scheduler?.closed(document.uri);
     judged.delete(document.uri);
+    paths.delete(documentPath(document.uri, document.languageId));
     void connection.sendDiagnostics({ uri: document.uri, diagnostics: [] });
   });
   // A saved settings file changes what every open document is judged under.
