@@ -141,6 +141,11 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
     }
     case "serve":
       return await serve(io);
+    case "server": {
+      // Loaded on demand: the protocol library is for editors, not for lint's start-up.
+      const { serverCommand } = await import("./lsp/server.ts");
+      return await serverCommand(rest);
+    }
     case "rules":
       io.out(formatRuleList(ALL_RULES));
       return EXIT.ok;

@@ -147,6 +147,23 @@ export const COMMANDS: CommandHelp[] = [
     exitCodes: [[0, "stopped by SIGINT or SIGTERM"], [2, "a missing or malformed setting (named in the message)"]],
   },
   {
+    name: "server",
+    summary: "the editor server: diagnostics, quick fixes and rule docs over the Language Server Protocol",
+    usage: ["server --stdio [--config FILE | --isolated]"],
+    description:
+      "Speaks LSP on stdin and stdout for an editor (VS Code through a generic LSP client, Neovim's vim.lsp.start). " +
+      "Recipes, YAML overrides and launch scripts are checked as they are typed, under the same settings file and " +
+      "suppressions as lint; the fixes lint --fix applies are quick fixes; hovering a finding shows its rule's doc.",
+    options: [
+      { flag: "--stdio", help: "talk LSP over stdin and stdout (the only transport)" },
+      { flag: "--config", value: "FILE", help: "the settings file for every document; default: the nearest above each file" },
+      { flag: "--isolated", help: "read no settings file" },
+      { flag: "--clientProcessId", value: "PID", help: "the editor's process: the server exits when it does (some LSP clients add it)" },
+    ],
+    exitCodes: [[0, "the editor sent shutdown, then exit"], [1, "exit without shutdown, or the editor's end of stdin closed first"], USAGE_EXIT],
+    examples: ["server --stdio"],
+  },
+  {
     name: "rules",
     summary: "list the rules",
     usage: ["rules"],

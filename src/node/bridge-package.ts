@@ -2,7 +2,7 @@
 // active Python environment, found the way type checkers find it (MEGATRON_BRIDGE_DIR, then
 // PYTHONPATH, then VIRTUAL_ENV's site-packages, then `python3 -c 'import megatron.bridge'`).
 // Only the modules the analyzed files import, and what those import, are read (bounded).
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { SourceFile } from "../core/model/source.ts";
@@ -13,12 +13,20 @@ const MAX_DEPTH = 6;
 
 /** The folder that holds `megatron/bridge/__init__.py`; undefined when none is found. */
 export function bridgePackageRoot(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return fromEnvironment(env) ?? fromPython(env);
+}
+
+/** The same search without blocking the thread on `python3` (the editor server's thread answers the editor). */
+export async function findBridgePackageRoot(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  return fromEnvironment(env) ?? (await fromPythonAsync(env));
+}
+
+function fromEnvironment(env: NodeJS.ProcessEnv): string | undefined {
   const candidates: string[] = [];
   if (env.MEGATRON_BRIDGE_DIR) candidates.push(join(env.MEGATRON_BRIDGE_DIR, "src"), env.MEGATRON_BRIDGE_DIR);
   for (const p of (env.PYTHONPATH ?? "").split(":")) if (p) candidates.push(p);
   if (env.VIRTUAL_ENV) candidates.push(...sitePackages(env.VIRTUAL_ENV));
-  const found = candidates.find(holdsBridge);
-  return found ?? fromPython(env);
+  return candidates.find(holdsBridge);
 }
 
 function holdsBridge(dir: string): boolean {
@@ -35,18 +43,26 @@ function sitePackages(venv: string): string[] {
   }
 }
 
+const PYTHON_PROBE = ["-c", "import megatron.bridge as b, os; print(os.path.dirname(os.path.dirname(os.path.dirname(b.__file__))))"];
+const PROBE_TIMEOUT_MS = 10_000;
+
 function fromPython(env: NodeJS.ProcessEnv): string | undefined {
   try {
-    const out = execFileSync("python3", ["-c", "import megatron.bridge as b, os; print(os.path.dirname(os.path.dirname(os.path.dirname(b.__file__))))"], {
-      env,
-      encoding: "utf8",
-      timeout: 10_000,
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
+    const out = execFileSync("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS, stdio: ["ignore", "pipe", "ignore"] }).trim();
     return out && holdsBridge(out) ? out : undefined;
   } catch {
     return undefined;
   }
+}
+
+function fromPythonAsync(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = execFile("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout) => {
+      const out = error ? "" : stdout.trim();
+      resolve(out && holdsBridge(out) ? out : undefined);
+    });
+    child.stdin?.end();
+  });
 }
 
 /** Whether a file imports from megatron.bridge (only then is the environment searched). */
