@@ -19,6 +19,8 @@ export const LINT_OPTIONS = {
   "add-noqa": { type: "boolean" },
   baseline: { type: "string" },
   "baseline-write": { type: "string" },
+  fix: { type: "boolean" },
+  diff: { type: "boolean" },
 } as const;
 
 export interface LintFlags {
@@ -32,6 +34,9 @@ export interface LintFlags {
   addNoqa?: boolean;
   baseline?: string;
   baselineWrite?: string;
+  /** `--fix`: write the findings' edits; `--diff`: print them as a unified diff instead. */
+  fix?: boolean;
+  diff?: boolean;
   inputs: string[];
 }
 
@@ -53,10 +58,14 @@ export function readLintFlags(argv: string[]): LintFlags {
     addNoqa: values["add-noqa"],
     baseline: values.baseline,
     baselineWrite: values["baseline-write"],
+    fix: values.fix,
+    diff: values.diff,
     inputs: positionals,
   };
   const writers = (["add-noqa", "baseline-write"] as const).filter((k) => values[k] !== undefined);
   if (writers.length > 1) throw new UsageError("--add-noqa and --baseline-write are two ways to accept today's findings: use one");
+  const fixers = (["fix", "diff"] as const).filter((k) => values[k]);
+  if (writers.length > 0 && fixers.length > 0) throw new UsageError(`--${fixers[0]} and --${writers[0]} do opposite things (fix the findings, or accept them): use one`);
   if (values.config !== undefined && values.isolated) throw new UsageError("--config and --isolated contradict each other: name one settings file, or use none");
   const gpus = values["gpus-per-node"];
   if (gpus !== undefined) flags.gpusPerNode = wholeNumber("--gpus-per-node", gpus, 1);

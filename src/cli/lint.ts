@@ -1,7 +1,9 @@
 // `hcp-bot lint`: inputs collected and read, analyzed under each file's settings, reported.
 import { classifyFile } from "../core/analyze/classify.ts";
 import { ALL_RULES } from "../core/rules/index.ts";
-import { formatReportText } from "../core/render/text.ts";
+import { formatReportText, plural } from "../core/render/text.ts";
+import { isFixable, uneditablePaths } from "../core/rules/apply-fixes.ts";
+import type { AnalysisReport } from "../core/analyze/index.ts";
 import { formatReportGithub } from "../core/render/github.ts";
 import { toSarif } from "../core/render/sarif.ts";
 import { isNotAnalyzed } from "../core/recipe/types.ts";
@@ -9,7 +11,7 @@ import { collectInputs, displayPath, InputError, readSources } from "../node/fil
 import { VERSION } from "../version.ts";
 import type { Io, Output } from "../cli.ts";
 import { UsageError } from "./args.ts";
-import { readLintFlags } from "./lint-flags.ts";
+import { readLintFlags, type LintFlags } from "./lint-flags.ts";
 import { analyzeWithSettings } from "./lint-analyze.ts";
 import { styleReport } from "./style.ts";
 import { applyBaseline, writeBaseline } from "./lint-baseline.ts";
@@ -36,22 +38,60 @@ export async function lint(argv: string[], io: Io, output: Output): Promise<numb
   const explicitBinary = files.find((f) => given.has(f.path) && f.text.includes("\u0000"));
   if (explicitBinary) throw new InputError(`cannot read ${explicitBinary.path}: it is a binary file, not a recipe or launch script`);
 
-  const { report } = await analyzeWithSettings(files, opts);
+  let analysis = await analyzeWithSettings(files, opts);
+  const { report } = analysis;
   if (opts.baselineWrite !== undefined) {
     const n = await writeBaseline(opts.baselineWrite, report.findings);
     io.err(`hcp-bot: wrote ${plural(n, "finding")} to the baseline ${opts.baselineWrite}\n`);
     return EXIT.ok;
   }
   if (opts.addNoqa) return await writeNoqa(report.findings, files, io);
+  const unanalyzed = [...unread, ...report.diagnostics.filter(isNotAnalyzed).map((d) => ({ path: d.file, reason: d.message }))];
+  let fixed = 0;
+  let current: readonly SourceFile[] = files;
+  if (opts.fix || opts.diff) {
+    // Loaded only here: a plain lint does not parse the rounds or the diff (bench:cli).
+    const { fixInRounds, fixesAsDiff, writeFixed } = await import("./lint-fix.ts");
+    const rounds = await fixInRounds(files, analysis, (edited) => analyzeWithSettings(edited, opts));
+    for (const path of rounds.refused) io.err(`hcp-bot: not fixed: ${path}: it has a parse error (or was not analyzed), and its findings were judged on what could be read\n`);
+    if (rounds.unsettled) io.err("hcp-bot: the fixes still changed the files after 10 rounds (two fixes undo each other?); what is left is reported\n");
+    if (opts.diff) {
+      io.out(fixesAsDiff(rounds.changed));
+      io.err(`hcp-bot: --fix would fix ${plural(rounds.fixed, "finding")} in ${plural(rounds.changed.size, "file")}\n`);
+      reportUnanalyzed(unanalyzed, unmatched, opts.all, io);
+      return unanalyzed.length > 0 || unmatched.length > 0 ? EXIT.usage : rounds.changed.size > 0 ? EXIT.findings : EXIT.ok;
+    }
+    await writeFixed(rounds.changed);
+    [analysis, fixed, current] = [rounds.analysis, rounds.fixed, rounds.files];
+  }
+  await printReport(analysis.report, current, { ...opts, fixed }, io, output);
+  // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
+  reportUnanalyzed(unanalyzed, unmatched, opts.all, io);
+  if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
+  const failed = analysis.report.findings.some((f) => f.severity === "error") || analysis.report.diagnostics.some((d) => d.severity === "error");
+  return failed ? EXIT.findings : EXIT.ok;
+}
+
+function reportUnanalyzed(unanalyzed: ReadonlyArray<{ path: string; reason: string }>, unmatched: readonly string[], all: boolean | undefined, io: Io): void {
+  for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
+  if (unmatched.length > 0) io.err(`hcp-bot: ${noFilesMatched(unmatched, all)}\n`);
+}
+
+/** The report in the chosen format (the baseline, when given, taken out first). */
+async function printReport(report: AnalysisReport, files: readonly SourceFile[], opts: LintFlags & { fixed: number }, io: Io, output: Output): Promise<void> {
   if (opts.baseline !== undefined) {
     const { findings, baselined } = await applyBaseline(opts.baseline, report.findings);
     report.findings = findings;
     report.baselined = baselined;
   }
   switch (opts.format) {
-    case "text":
-      io.out(styleReport(output.human(formatReportText({ files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics, suppressed: report.suppressed, baselined: report.baselined })), output.style));
+    case "text": {
+      const editable = new Set(files.map((f) => f.path));
+      for (const p of uneditablePaths(report.diagnostics, files)) editable.delete(p);
+      const summary = { files: report.files, units: report.units.length, findings: report.findings, diagnostics: report.diagnostics, suppressed: report.suppressed, baselined: report.baselined, fixed: opts.fixed, fixable: (f: Finding) => isFixable(f, editable) };
+      io.out(styleReport(output.human(formatReportText(summary)), output.style));
       break;
+    }
     case "json":
       io.out(
         JSON.stringify(
@@ -75,13 +115,6 @@ export async function lint(argv: string[], io: Io, output: Output): Promise<numb
       io.out(formatReportGithub(report.findings, report.diagnostics));
       break;
   }
-  // Input that was not analyzed (too large, binary) is never passed over quietly: one line each, exit 2.
-  const unanalyzed = [...unread, ...report.diagnostics.filter(isNotAnalyzed).map((d) => ({ path: d.file, reason: d.message }))];
-  for (const u of unanalyzed) io.err(`hcp-bot: not analyzed: ${u.path}: ${u.reason.replace(/^not analyzed: /, "")}\n`);
-  if (unmatched.length > 0) io.err(`hcp-bot: ${noFilesMatched(unmatched, opts.all)}\n`);
-  if (unanalyzed.length > 0 || unmatched.length > 0) return EXIT.usage;
-  const failed = report.findings.some((f) => f.severity === "error") || report.diagnostics.some((d) => d.severity === "error");
-  return failed ? EXIT.findings : EXIT.ok;
 }
 
 /** `--add-noqa`: the comments written into the files; HCP100's own findings are fixed, never hidden. */
@@ -93,9 +126,6 @@ async function writeNoqa(findings: readonly Finding[], files: readonly SourceFil
   return skipped.length > 0 ? EXIT.findings : EXIT.ok;
 }
 
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
 
 function noFilesMatched(folders: readonly string[], all: boolean | undefined): string {
   const where = folders.join(", ");

@@ -53,6 +53,8 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--add-noqa", help: "write a `# noqa: HCPnnn` on every reported line (to turn the linter on, then fix one by one)" },
       { flag: "--baseline", value: "FILE", help: "report only findings not in this baseline (a fixed one leaves it without error)" },
       { flag: "--baseline-write", value: "FILE", help: "write today's findings to a baseline file and exit 0" },
+      { flag: "--fix", help: "apply the mechanical fixes (the findings marked [*]) to the files, until none is left; a file with a parse error is never edited" },
+      { flag: "--diff", help: "print what --fix would change as a unified diff (for git apply or patch -p1) and change nothing; exit 1 when there is a diff" },
     ],
     exitCodes: [[0, "no error found (warnings and notes may be printed)"], [1, "an error-severity finding or an unreadable file"], USAGE_EXIT],
     examples: ["lint src/megatron/bridge/recipes", "lint . --format sarif > hcp.sarif", "lint recipe.py --select HCP001,HCP002"],

@@ -33,7 +33,7 @@ describe("hcp-bot lint", () => {
 
   it("exits 0 on a clean recipe", async () => {
     const run = await hcpBot("lint", fx("clean_recipe.py"));
-    expect(run.stdout).toMatch(/0 error\(s\)/);
+    expect(run.stdout).toMatch(/^No findings in 1 file/m);
     expect(run.code).toBe(0);
   });
 

@@ -10,11 +10,20 @@ export interface Summary {
   /** Findings a `# noqa` / `# hcp-bot: ignore[...]` hid, and findings a baseline held. */
   suppressed?: number;
   baselined?: number;
+  /** Which findings `--fix` can apply (marked `[*]` and counted); none when absent. */
+  fixable?: (f: Finding) => boolean;
+  /** Findings `--fix` applied (the findings listed are what is left). */
+  fixed?: number;
 }
 
-export function formatFindingText(f: Finding): string {
+/** `1 error`, `2 errors`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+export function formatFindingText(f: Finding, fixable = false): string {
   const { line, column } = f.location.range.start;
-  const head = `${f.location.file}:${line}:${column}: ${f.severity} ${f.ruleId} [${f.ruleName}] ${f.message}`;
+  const head = `${f.location.file}:${line}:${column}: ${f.severity} ${f.ruleId}${fixable ? " [*]" : ""} [${f.ruleName}] ${f.message}`;
   const lines = [head, `    in ${f.unitName}`];
   for (const r of f.related) lines.push(`    see ${r.location.file}:${r.location.range.start.line}: ${r.message}`);
   if (f.fix) lines.push(`    fix: ${f.fix.description}`);
@@ -33,15 +42,25 @@ export function countBySeverity(findings: readonly Finding[]): Record<"error" | 
 }
 
 export function formatReportText(s: Summary): string {
-  const blocks = [...s.diagnostics.map(formatDiagnosticText), ...s.findings.map(formatFindingText)];
+  const fixable = s.fixable ?? (() => false);
+  const blocks = [...s.diagnostics.map(formatDiagnosticText), ...s.findings.map((f) => formatFindingText(f, fixable(f)))];
+  return [...blocks, summaryLine(s, s.findings.filter(fixable).length)].join("\n") + "\n";
+}
+
+/** `Found 3 errors and 1 note in 2 files (4 configurations); 2 fixable with `hcp-bot lint --fix``, or `No findings in ...`. */
+export function summaryLine(s: Summary, fixable: number): string {
   const c = countBySeverity(s.findings);
-  const tail =
-    `${s.files} file(s), ${s.units} configuration(s) analyzed: ` +
-    `${c.error} error(s), ${c.warning} warning(s), ${c.info} info` +
-    (s.diagnostics.length ? `; ${s.diagnostics.length} file diagnostic(s)` : "") +
-    (s.suppressed ? `; ${s.suppressed} suppressed` : "") +
-    (s.baselined ? `; ${s.baselined} in the baseline` : "");
-  return [...blocks, tail].join("\n") + "\n";
+  const counts = [plural(c.error, "error"), plural(c.warning, "warning"), plural(c.info, "note")].filter((t) => !t.startsWith("0 "));
+  const listed = counts.length > 1 ? `${counts.slice(0, -1).join(", ")} and ${counts.at(-1)}` : counts[0];
+  const where = `${plural(s.files, "file")} (${plural(s.units, "configuration")})`;
+  const extras = [
+    s.fixed ? `${s.fixed} fixed` : "",
+    fixable ? `${fixable} fixable with \`hcp-bot lint --fix\`` : "",
+    s.diagnostics.length ? plural(s.diagnostics.length, "file diagnostic") : "",
+    s.suppressed ? `${s.suppressed} suppressed` : "",
+    s.baselined ? `${s.baselined} in the baseline` : "",
+  ].filter(Boolean);
+  return `${listed ? `Found ${listed}` : "No findings"} in ${where}${extras.map((e) => `; ${e}`).join("")}`;
 }
 
 export function formatRuleList(rules: readonly Rule[]): string {
