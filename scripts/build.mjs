@@ -76,9 +76,11 @@ async function buildJs(outdir) {
 
 /**
  * Modules lint itself loads with import() only when needed: the settings schema (and zod with
- * it) once a `.github/hcp-bot.yml` or `[tool.hcp-bot]` is found (src/node/lint-config.ts).
+ * it) once a `.github/hcp-bot.yml` or `[tool.hcp-bot]` is found (src/node/lint-config.ts), and
+ * `--fix`/`--diff` (src/cli/lint-fix.ts), the code frame on a terminal (src/cli/code-frame.ts),
+ * --watch (src/cli/lint-watch.ts). A tail is matched against the import()'s specifier.
  */
-const LAZY_IN_LINT = ["/core/config/repo-config.ts"];
+const LAZY_IN_LINT = ["/core/config/repo-config.ts", "/lint-fix.ts", "/code-frame.ts", "/lint-watch.ts"];
 
 /**
  * The other commands' modules (what cli.ts loads with import()) are not part of the lint

@@ -1,6 +1,9 @@
 // hcp-bot's command line. Each command returns an exit code and writes through `io`, so
 // tests run it in-process as well as through the real binary.
 import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import type { Rule } from "./core/model/finding.ts";
+import { docUrlFor, type DocUrl } from "./core/rules/doc-url.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
 import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
 import { TE_PIN_NOTE } from "./core/review/te-pin.ts";
@@ -20,6 +23,8 @@ export interface Io {
   tty?: { out: boolean; err: boolean };
   /** For NO_COLOR, FORCE_COLOR and TERM; default: none set. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** All of stdin, for `lint -` (`--stdin-filename`); absent where there is none. */
+  stdin?: () => Promise<string>;
 }
 
 /** How human-readable text reaches the user: styled for a terminal, as is otherwise. */
@@ -40,18 +45,45 @@ function outputFor(io: Io, color: ColorChoice | undefined): Output {
 
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
 
+const DOC_OPTIONS = { format: { type: "string", short: "f" } } as const;
+
+
+type Documented = Pick<Rule, "id" | "name" | "severity" | "doc"> & { summary?: string };
+
+/** `--format text|json` of `rules` and `explain`; the rest of the arguments as positionals. */
+function docFormat(argv: string[]): { json: boolean; rest: string[] } {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: DOC_OPTIONS });
+  const format = values.format ?? "text";
+  if (format !== "text" && format !== "json") throw new UsageError(`--format takes text or json (got ${JSON.stringify(format)})`);
+  return { json: format === "json", rest: positionals };
+}
+
+/** A rule as `rules --format json` and `explain --format json` print it; `url` is its page (null when none is configured). */
+function ruleJson(rule: Documented, docUrl: DocUrl) {
+  return { id: rule.id, name: rule.name, severity: rule.severity, summary: rule.summary ?? rule.doc.checks.split("\n")[0], doc: rule.doc, url: docUrl(rule.id) ?? null };
+}
+
+function rules(argv: string[], io: Io): number {
+  const { json, rest } = docFormat(argv);
+  if (rest.length > 0) throw new UsageError(`rules takes no arguments, but got ${rest[0]} (see \`hcp-bot explain ID\` for one rule)`);
+  const docUrl = docUrlFor(io.env);
+  io.out(json ? JSON.stringify(ALL_RULES.map((r) => ruleJson(r, docUrl)), null, 2) + "\n" : formatRuleList(ALL_RULES));
+  return EXIT.ok;
+}
 
 function explain(argv: string[], io: Io): number {
-  const id = argv[0];
+  const { json, rest } = docFormat(argv);
+  const id = rest[0];
   if (!id) throw new UsageError("explain needs a rule id, e.g. `hcp-bot explain HCP001`");
   // The A/B smoke checks (AB001, AB002) explain themselves the same way.
   // HCP015 is a note on a PR's diff, not a configuration rule, and is documented beside its check.
-  const rule =
+  const rule: Documented | undefined =
     ruleById(id.toUpperCase()) ??
     ALL_RULES.find((r) => r.name === id) ??
     [TE_PIN_NOTE, ...COMPARISON_CHECKS].find((c) => c.id === id.toUpperCase() || c.name === id);
   if (!rule) throw new UsageError(`unknown rule ${id} (see \`hcp-bot rules\`; the A/B smoke checks are ${COMPARISON_CHECKS.map((c) => c.id).join(", ")})`);
-  io.out(formatRuleDoc(rule));
+  const url = docUrlFor(io.env)(rule.id);
+  io.out(json ? JSON.stringify(ruleJson(rule, () => url), null, 2) + "\n" : formatRuleDoc(rule) + (url ? `Documentation: ${url}\n` : ""));
   return EXIT.ok;
 }
 
@@ -108,6 +140,9 @@ export async function commandFlags(command: string): Promise<Flag[]> {
   switch (command) {
     case "lint":
       return flagsOfParser(LINT_OPTIONS);
+    case "rules":
+    case "explain":
+      return flagsOfParser(DOC_OPTIONS);
     case "verdict":
       return flagsOfParser((await import("./node/verdict-cli.ts")).VERDICT_OPTIONS);
     case "init-workflow":
@@ -147,8 +182,7 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
       return await serverCommand(rest);
     }
     case "rules":
-      io.out(formatRuleList(ALL_RULES));
-      return EXIT.ok;
+      return rules(rest, io);
     case "verdict": {
       // Loaded on demand like serve; VerdictUsageError (bad args, unreadable log) exits 2.
       const { verdictCommand, VerdictUsageError } = await import("./node/verdict-cli.ts");

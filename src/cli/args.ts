@@ -67,17 +67,29 @@ export function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-/** The candidate nearest to `word`: a prefix match first (--form → --format), else the smallest edit distance. */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
+/**
+ * The candidates near `word`: a unique prefix match first (--form → --format), else those at the
+ * smallest edit distance (ties all named, at most three), and none when even the nearest is
+ * too far to be a typo of it (--fix is no typo of --all: two of three letters differ).
+ */
+export function nearest(word: string, candidates: readonly string[]): string[] {
   const prefixed = candidates.filter((c) => c.startsWith(word) && word.length >= 3);
-  if (prefixed.length === 1) return prefixed[0];
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const distance = editDistance(word, c);
-    if (distance < bestDistance) [best, bestDistance] = [c, distance];
-  }
-  return best;
+  if (prefixed.length === 1) return prefixed;
+  const bare = (s: string) => s.replace(/^-+/, "");
+  const scored = candidates.map((c) => ({ c, d: editDistance(bare(word), bare(c)) }));
+  const best = Math.min(...scored.map((s) => s.d));
+  // A typo changes a few letters: up to one in three of the word, and at least one.
+  if (!Number.isFinite(best) || best > Math.max(1, Math.floor(bare(word).length / 3))) return [];
+  return scored.filter((s) => s.d === best).map((s) => s.c).slice(0, 3);
+}
+
+/** The one candidate nearest to `word`, or undefined when none is near (see nearest). */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  return nearest(word, candidates)[0];
+}
+
+function orList(words: readonly string[]): string {
+  return words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words.at(-1)}` : (words[0] ?? "");
 }
 
 /**
@@ -107,6 +119,7 @@ export function unknownFlagMessage(command: string, argv: readonly string[], fla
       const shorts = flags.filter((f) => f.short).map((f) => `${f.short} (${f.name})`);
       return `unknown option ${name} for ${command}${shorts.length ? `; its short options are ${shorts.join(", ")}` : ""} (${see})`;
     }
-    return `unknown option ${name} for ${command}; did you mean ${closest(name, flags.map((f) => f.name))}? (${see})`;
+    const near = nearest(name, flags.map((f) => f.name));
+    return `unknown option ${name} for ${command}${near.length ? `; did you mean ${orList(near)}?` : ""} (${see})`;
   }
 }

@@ -19,6 +19,14 @@ export const LINT_OPTIONS = {
   "add-noqa": { type: "boolean" },
   baseline: { type: "string" },
   "baseline-write": { type: "string" },
+  fix: { type: "boolean" },
+  diff: { type: "boolean" },
+  "exit-zero": { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
+  statistics: { type: "boolean" },
+  "output-file": { type: "string", short: "o" },
+  "stdin-filename": { type: "string" },
+  watch: { type: "boolean", short: "w" },
 } as const;
 
 export interface LintFlags {
@@ -32,6 +40,19 @@ export interface LintFlags {
   addNoqa?: boolean;
   baseline?: string;
   baselineWrite?: string;
+  /** `--fix`: write the findings' edits; `--diff`: print them as a unified diff instead. */
+  fix?: boolean;
+  diff?: boolean;
+  /** Exit 0 even when findings are reported (bad usage and unanalyzed input are still 2). */
+  exitZero?: boolean;
+  /** The findings only: no summary line, no progress notes. */
+  quiet?: boolean;
+  /** A count per rule instead of the findings. */
+  statistics?: boolean;
+  outputFile?: string;
+  /** The path `-` (stdin) is linted as. */
+  stdinFilename?: string;
+  watch?: boolean;
   inputs: string[];
 }
 
@@ -53,14 +74,36 @@ export function readLintFlags(argv: string[]): LintFlags {
     addNoqa: values["add-noqa"],
     baseline: values.baseline,
     baselineWrite: values["baseline-write"],
+    fix: values.fix,
+    diff: values.diff,
+    exitZero: values["exit-zero"],
+    quiet: values.quiet,
+    statistics: values.statistics,
+    outputFile: values["output-file"],
+    stdinFilename: values["stdin-filename"],
+    watch: values.watch,
     inputs: positionals,
   };
+  checkCombinations(flags);
   const writers = (["add-noqa", "baseline-write"] as const).filter((k) => values[k] !== undefined);
   if (writers.length > 1) throw new UsageError("--add-noqa and --baseline-write are two ways to accept today's findings: use one");
+  const fixers = (["fix", "diff"] as const).filter((k) => values[k]);
+  if (writers.length > 0 && fixers.length > 0) throw new UsageError(`--${fixers[0]} and --${writers[0]} do opposite things (fix the findings, or accept them): use one`);
   if (values.config !== undefined && values.isolated) throw new UsageError("--config and --isolated contradict each other: name one settings file, or use none");
   const gpus = values["gpus-per-node"];
   if (gpus !== undefined) flags.gpusPerNode = wholeNumber("--gpus-per-node", gpus, 1);
   return flags;
+}
+
+/** Flags that cannot go together, each refused with why. */
+function checkCombinations(flags: LintFlags): void {
+  const stdin = flags.inputs.includes("-");
+  if (stdin && flags.stdinFilename === undefined) throw new UsageError("reading stdin (-) needs --stdin-filename NAME: the kind of file, its settings and its findings' paths come from that name");
+  if (!stdin && flags.stdinFilename !== undefined) throw new UsageError("--stdin-filename names what stdin is linted as: give - among the inputs");
+  if (flags.inputs.filter((i) => i === "-").length > 1) throw new UsageError("stdin (-) can be read once");
+  if (stdin && (flags.diff || flags.addNoqa || flags.watch)) throw new UsageError(`--${flags.diff ? "diff" : flags.addNoqa ? "add-noqa" : "watch"} needs files on disk, not stdin`);
+  if (flags.watch && (flags.fix || flags.baselineWrite !== undefined || flags.outputFile !== undefined)) throw new UsageError("--watch reports on the terminal as files change: it does not take --fix, --baseline-write or --output-file");
+  if (flags.statistics && flags.format !== "text") throw new UsageError("--statistics is a text report: leave out --format, or count the findings in the JSON");
 }
 
 function formatOf(values: Values): LintFlags["format"] {

@@ -28,7 +28,15 @@ export function processIo({ direct = false }: { direct?: boolean } = {}): Io {
     err: err.write,
     tty: { out: out.tty(), err: err.tty() },
     env: process.env,
+    stdin: readAllStdin,
   };
+}
+
+/** Only `lint -` reads stdin: process.stdin (and the stream modules with it) is created then. */
+async function readAllStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 export interface DescriptorWriter {

@@ -31,17 +31,20 @@ export const GLOBAL_OPTIONS: OptionHelp[] = [
   { flag: "--no-color", help: "same as --color=never" },
 ];
 
-const USAGE_EXIT: [number, string] = [2, "bad usage (an unknown flag, a missing argument) or unreadable input"];
 
 export const COMMANDS: CommandHelp[] = [
   {
     name: "lint",
     summary: "check recipes, YAML overrides and launch scripts for HCP mistakes",
-    usage: ["lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all] [--config FILE | --isolated] [--baseline FILE]"],
+    usage: [
+      "lint PATH... [--format text|json|sarif|github] [--select IDS] [--ignore IDS] [--gpus-per-node N] [--all] [--config FILE | --isolated] [--baseline FILE] [--fix | --diff] [--exit-zero] [--quiet] [--statistics] [--output-file FILE] [--watch]",
+      "lint - --stdin-filename NAME [options]",
+    ],
     description:
       "Files are read as given; folders through the default globs (recipes, perf recipes, providers, examples, " +
       "launch scripts, model cards, uv.lock, pyproject.toml, requirements files, Dockerfiles). Each finding has a " +
-      "rule id (see `hcp-bot rules`, `hcp-bot explain ID`) and, when the fix is mechanical, the edit.",
+      "rule id (see `hcp-bot rules`, `hcp-bot explain ID`) and, when the fix is mechanical, the edit (marked [*]; " +
+      "--fix applies it). Text output is one line per finding; on a terminal the source line is shown under it.",
     options: [
       { flag: "--format", short: "-f", value: "FORMAT", help: "text (default), json, sarif (SARIF 2.1.0 for code scanning) or github (workflow annotations)" },
       { flag: "--select", value: "IDS", help: "only these rules, comma-separated (HCP001,HCP002)" },
@@ -53,15 +56,34 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--add-noqa", help: "write a `# noqa: HCPnnn` on every reported line (to turn the linter on, then fix one by one)" },
       { flag: "--baseline", value: "FILE", help: "report only findings not in this baseline (a fixed one leaves it without error)" },
       { flag: "--baseline-write", value: "FILE", help: "write today's findings to a baseline file and exit 0" },
+      { flag: "--fix", help: "apply the mechanical fixes (the findings marked [*]) to the files, until none is left; a file with a parse error is never edited" },
+      { flag: "--diff", help: "print what --fix would change as a unified diff (for git apply or patch -p1) and change nothing; exit 1 when there is a diff" },
+      { flag: "--exit-zero", help: "exit 0 even when findings are reported (bad usage and unanalyzed input still exit 2)" },
+      { flag: "--quiet", short: "-q", help: "print the findings only: no summary line, no notes" },
+      { flag: "--statistics", help: "print how many findings each rule has, instead of the findings" },
+      { flag: "--output-file", short: "-o", value: "FILE", help: "write the report to FILE (without colour) instead of stdout" },
+      { flag: "--stdin-filename", value: "NAME", help: "with the path -, lint stdin as if it were the file NAME (its kind, settings and paths); with --fix the fixed text goes to stdout, the report to stderr" },
+      { flag: "--watch", short: "-w", help: "lint again whenever a file below the given folders changes, until Ctrl-C" },
     ],
-    exitCodes: [[0, "no error found (warnings and notes may be printed)"], [1, "an error-severity finding or an unreadable file"], USAGE_EXIT],
-    examples: ["lint src/megatron/bridge/recipes", "lint . --format sarif > hcp.sarif", "lint recipe.py --select HCP001,HCP002"],
+    exitCodes: [
+      [0, "no error found (warnings and notes may be printed), or --exit-zero"],
+      [1, "an error-severity finding or parse error; with --diff, a diff was printed"],
+      [2, "bad usage (an unknown flag, a missing argument), or input that could not be read or analyzed"],
+    ],
+    examples: [
+      "lint src/megatron/bridge/recipes",
+      "lint . --format sarif > hcp.sarif",
+      "lint recipe.py --select HCP001,HCP002",
+      "lint recipes/ --fix",
+      "lint recipes/ --diff | git apply",
+      "lint - --stdin-filename recipes/llama3.py < recipes/llama3.py",
+    ],
   },
   {
     name: "advise",
     summary: "recommend cp_comm_type and hierarchical sizes, and draw the rank groups",
     usage: [
-      "advise --cp N [--tp N] [--heads H --kv-heads K] [--gpus-per-node G | --nvlink-domain G] [--nodes N] [--svg FILE]",
+      "advise --cp N [--tp N] [--pp N] [--heads H --kv-heads K] [--gpus-per-node G | --nvlink-domain G] [--nodes N] [--svg FILE]",
       "advise RECIPE_FILE::FUNCTION [--gpus-per-node G] [--nodes N] [--svg FILE]",
     ],
     description:
@@ -166,15 +188,15 @@ export const COMMANDS: CommandHelp[] = [
   {
     name: "rules",
     summary: "list the rules",
-    usage: ["rules"],
-    options: [],
+    usage: ["rules [--format text|json]"],
+    options: [{ flag: "--format", short: "-f", value: "FORMAT", help: "text (default) or json (id, name, severity, summary, doc and documentation url of each rule)" }],
     exitCodes: [[0, "always"]],
   },
   {
     name: "explain",
     summary: "print a rule's documentation",
-    usage: ["explain RULE_ID"],
-    options: [],
+    usage: ["explain RULE_ID [--format text|json]"],
+    options: [{ flag: "--format", short: "-f", value: "FORMAT", help: "text (default) or json (the rule's id, name, severity, summary, doc and documentation url)" }],
     exitCodes: [[0, "printed"], [2, "unknown rule"]],
     examples: ["explain HCP001"],
   },

@@ -61,7 +61,7 @@ export function defuseControls(text: string): string {
 const SEVERITY_STYLE: Record<string, StyleName> = { error: "red", warning: "yellow", info: "cyan" };
 
 /**
- * Colours the text report (`path:line:col: severity RULE [name] message`, `    fix: …`, the
+ * Colours the text report (`path:line:col: severity RULE [*] message`, a code frame's lines, the
  * summary line) by its shape; a line of any other shape is left as it is.
  */
 export function styleReport(text: string, style: Style): string {
@@ -69,23 +69,26 @@ export function styleReport(text: string, style: Style): string {
   return text
     .split("\n")
     .map((line) => {
-      const head = /^(\S.*?:\d+(?::\d+)?): (error|warning|info) ([A-Za-z0-9_-]+)( \[[^\]]+\])?(.*)$/.exec(line);
+      const head = /^(\S.*?:\d+(?::\d+)?): (error|warning|info) ([A-Za-z0-9_-]+)( \[\*\])?( \[[^\]]+\])?(.*)$/.exec(line);
       if (head) {
-        const [, where, severity, code, name = "", rest] = head;
+        const [, where, severity, code, mark = "", name = "", rest] = head;
         const tone = SEVERITY_STYLE[severity!]!;
-        return `${style.paint("bold", where!)}: ${style.paint(tone, severity!)} ${style.paint("bold", code!)}${style.paint("dim", name)}${rest}`;
+        return `${style.paint("bold", where!)}: ${style.paint(tone, severity!)} ${style.paint("bold", code!)}${style.paint("cyan", mark)}${style.paint("dim", name)}${rest}`;
       }
-      const detail = /^( {4})(fix|in|see)(:? )(.*)$/.exec(line);
-      if (detail) {
-        const [, pad, word, sep, rest] = detail;
-        return `${pad}${style.paint(word === "fix" ? "green" : "dim", `${word}${sep}`)}${rest}`;
-      }
-      const summary = /^(\d+ file\(s\), \d+ configuration\(s\) analyzed: )(\d+) error\(s\), (\d+) warning\(s\)(.*)$/.exec(line);
-      if (summary) {
-        const [, lead, errors, warnings, rest] = summary;
-        const e = `${errors} error(s)`;
-        const w = `${warnings} warning(s)`;
-        return `${lead}${errors === "0" ? style.paint("green", e) : style.paint("red", e)}, ${warnings === "0" ? w : style.paint("yellow", w)}${rest}`;
+      // A code frame (src/cli/code-frame.ts): its lines start with a space, so no recipe text
+      // shown in one can take the shape of a finding's line.
+      const source = /^( +\d+ \|)(.*)$/.exec(line);
+      if (source) return `${style.paint("blue", source[1]!)}${source[2]}`;
+      const caret = /^( +\|)( *)(\^+)$/.exec(line);
+      if (caret) return `${style.paint("blue", caret[1]!)}${caret[2]}${style.paint("red", caret[3]!)}`;
+      if (/^ +\|$/.test(line)) return style.paint("blue", line);
+      const note = /^( +)= (fix:|see) (.*)$/.exec(line);
+      if (note) return `${note[1]}${style.paint("blue", "=")} ${style.paint(note[2] === "fix:" ? "green" : "dim", note[2]!)} ${note[3]}`;
+      if (/^(Found |No findings in )/.test(line)) {
+        return line
+          .replace(/^No findings/, (t) => style.paint("green", t))
+          .replace(/^(Found )(\d+ errors?)/, (_, lead: string, t: string) => `${lead}${style.paint("red", t)}`)
+          .replace(/\b(\d+ warnings?)\b/, (t) => style.paint("yellow", t));
       }
       return line;
     })

@@ -17,6 +17,12 @@ import { ALL_RULES } from "../core/rules/index.ts";
 import { readBlobs, readImportedModules } from "./blobs.ts";
 import { isAmbiguousFailure } from "./failures.ts";
 import { GitHubUnavailable } from "./octokit.ts";
+import { docUrlFor } from "../core/rules/doc-url.ts";
+
+/** HCP_DOCS_URL where the host has an environment (Node, Deno's process shim); none on a worker without one. */
+function runtimeEnv(): Readonly<Record<string, string | undefined>> {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+}
 
 type Octokit = BotOctokit;
 
@@ -244,6 +250,7 @@ export async function reviewPullRequest(octokit: Octokit, t: PullTarget, deps: R
     prNotes,
     blobUrl: t.htmlUrl ? blobUrlFor(t.htmlUrl, t.headSha) : undefined,
     gpusPerNode: report.project.gpusPerNode,
+    docUrl: docUrlFor(runtimeEnv()),
   };
   // The check run is posted first, so a just-opened PR without one carries nothing of the bot's yet:
   // no need to list its comments. Otherwise ask only when there is something to comment.

@@ -44,6 +44,10 @@ describe("--help on every command", () => {
     expect(lint.out).toMatch(/0 +no error found/);
     expect(lint.out).toMatch(/1 +an error-severity finding/);
     expect(lint.out).toMatch(/2 +bad usage/);
+    // Unreadable input is exit 2 alone: the status list says so once.
+    expect(lint.out.match(/unread|could not be read/g)).toHaveLength(1);
+    expect(lint.out).toMatch(/^ {2}2 +.*could not be read/m);
+    expect((await cli(["advise", "--help"])).out).toMatch(/^ {2}hcp-bot advise --cp N \[--tp N\] \[--pp N\]/m);
     expect((await cli(["verdict", "--help", "--exit-code"])).code).toBe(0);
   });
 
@@ -98,10 +102,21 @@ describe("unknown flags and commands name the closest valid one", () => {
     [["advise", "--kv-head", "8", "--cp", "4"], "did you mean --kv-heads?"],
     [["lnit", "x.py"], "unknown command lnit; did you mean lint?"],
     [["help", "advice"], "unknown command advice; did you mean advise?"],
+    [["lint", "--fxi", "x.py"], "unknown option --fxi for lint; did you mean --fix?"],
+    [["lint", "--quite", "x.py"], "did you mean --quiet?"],
+    [["lint", "--stdin-file", "x.py", "-"], "did you mean --stdin-filename?"],
+    [["lint", "--dif", "x.py"], "did you mean --diff?"],
   ])("%j", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
     expect(r.err).toContain(message);
+  });
+
+  it("names no neighbour when none is a typo away (advise has no --fix; --all is not one)", async () => {
+    const r = await cli(["advise", "--fix", "--cp", "4"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("unknown option --fix for advise (see `hcp-bot advise --help`)");
+    expect(r.err).not.toContain("did you mean");
   });
 
   it.each([
@@ -125,9 +140,9 @@ describe("unknown flags and commands name the closest valid one", () => {
   });
 
   it("a command without options says so", async () => {
-    const r = await cli(["rules", "--verbose"]);
+    const r = await cli(["serve", "--verbose"]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/rules takes no options, but got --verbose/);
+    expect(r.err).toMatch(/serve takes no options, but got --verbose/);
   });
 });
 
@@ -139,7 +154,10 @@ describe("terminal output", () => {
     expect(tty.out).toContain(`${ESC}31merror${ESC}39m`);
     const piped = await cli(["lint", recipe]);
     expect(piped.out).not.toContain(ESC);
-    expect(piped.out.replace(/\u001b\[[0-9;]*m/g, "")).toBe(tty.out.replace(/\u001b\[[0-9;]*m/g, ""));
+    // The same report, and on the terminal each finding's code frame under it (lines that start with a space).
+    const plain = tty.out.replace(/\u001b\[[0-9;]*m/g, "").split("\n");
+    expect(plain.filter((l) => !l.startsWith(" "))).toEqual(piped.out.split("\n"));
+    expect(plain.some((l) => /^ +\d+ \| /.test(l))).toBe(true);
     for (const format of ["json", "sarif", "github"]) {
       const r = await cli(["lint", recipe, "--format", format, "--color=always"], { tty: { out: true, err: true } });
       expect(r.out, format).not.toContain(ESC);

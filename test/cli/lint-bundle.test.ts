@@ -33,7 +33,7 @@ describe("dist/lint.cjs and zod", () => {
   it("a plain lint never loads zod", () => {
     const r = lintInProcess(["lint", recipe]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/1 file\(s\), 1 configuration\(s\) analyzed: 0 error\(s\)/);
+    expect(r.out).toMatch(/^No findings in 1 file \(1 configuration\)$/m);
     expect(r.zodLoaded).toBe(false);
   });
 

@@ -22,6 +22,9 @@ describe("hcp-bot lint: HCP017 when no pipeline size can divide the world", () =
     const run = await hcpBot(["lint", launch(2, 8)]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/error HCP017 .*TP × CP = 16 does not divide 24/);
+    // The one line says it too (the rule's summary alone would not name the numbers).
+    const json = JSON.parse((await hcpBot(["lint", "--format", "json", launch(2, 8)])).stdout) as { findings: { ruleId: string; message: string }[] };
+    expect(json.findings.find((f) => f.ruleId === "HCP017")!.message).toMatch(/no pipeline_model_parallel_size makes TP × PP × CP divide it/);
   });
 
   it("24 GPUs, TP 2 × CP 4: some PP fits, so an unknown PP is not judged", async () => {

@@ -11,6 +11,7 @@ import { fingerprint, fingerprintsIn, planReview, SUMMARY_MARKER, type ReviewInp
 import { suggestionBlock, suggestionFor } from "../../src/core/review/suggestion.ts";
 import { tePinChangeNotes } from "../../src/core/review/te-pin.ts";
 import { ALL_RULES } from "../../src/core/rules/index.ts";
+import { docUrlFor } from "../../src/core/rules/doc-url.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 
 let python: Language;
@@ -110,6 +111,15 @@ describe("planReview", () => {
     expect(plan.check.annotations.some((a) => a.title.startsWith("HCP001") && a.annotation_level === "failure" && a.start_line === line)).toBe(true);
     expect(plan.summaryComment.startsWith(SUMMARY_MARKER)).toBe(true);
     expect(plan.summaryComment).toMatch(/HCP001/);
+  });
+
+  it("links the rule's documentation page under the comment when the pages are named (docUrlFor), and not otherwise", () => {
+    const linked = planReview(input({ docUrl: docUrlFor({ HCP_DOCS_URL: "https://docs.example.test/rules/" }) })).inline.find((c) => c.body.includes("HCP001"))!;
+    expect(linked.body).toContain("[HCP001 documentation](https://docs.example.test/rules/HCP001.md)");
+    // The link sits before the fingerprint marker, which must stay last.
+    expect(fingerprintsIn(linked.body)).toEqual([linked.fingerprint]);
+    const bare = planReview(input()).inline.find((c) => c.body.includes("HCP001"))!;
+    expect(bare.body).not.toContain("documentation](");
   });
 
   it("does not repeat a finding already commented, and its fingerprint survives moved lines", () => {

@@ -24,14 +24,17 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Node options before the script, e.g. `--no-expose-wasm`. */
   nodeArgs?: readonly string[];
+  /** Written to the child's stdin, which is then closed; without it stdin is not connected. */
+  input?: string;
 }
 
 export function startHcpBot(args: readonly string[], options: RunOptions = {}): Started {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, ...args], {
     cwd: options.cwd ?? root,
     env: options.env ?? process.env,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.input !== undefined) child.stdin!.end(options.input);
   let stdout = "";
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));

@@ -33,6 +33,8 @@ export const FindingSchema = deferred(() =>
     ruleName: z.string(),
     severity: SeveritySchema(),
     message: z.string(),
+    /** One line under ~120 characters, what is wrong and the fix (the CLI's text output); `message` is the explanation. */
+    summary: z.string().optional(),
     location: LocationSchema(),
     /** The recipe or launch line the finding is about. */
     unitId: z.string(),

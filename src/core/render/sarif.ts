@@ -9,6 +9,8 @@ const LEVEL = { error: "error", warning: "warning", info: "note" } as const;
 export interface SarifOptions {
   toolVersion: string;
   rules: readonly Rule[];
+  /** Each rule's documentation page (src/core/rules/doc-url.ts), as `helpUri`; none when absent or undefined. */
+  docUrl?: (ruleId: string) => string | undefined;
 }
 
 function region(range: Edit["range"]) {
@@ -24,7 +26,8 @@ function artifact(uri: string) {
   return { uri: encodeURI(uri), uriBaseId: "%SRCROOT%" };
 }
 
-function ruleDescriptor(rule: Rule): ReportingDescriptor {
+function ruleDescriptor(rule: Rule, docUrl: SarifOptions["docUrl"]): ReportingDescriptor {
+  const helpUri = docUrl?.(rule.id);
   return {
     id: rule.id,
     name: rule.name,
@@ -35,6 +38,7 @@ function ruleDescriptor(rule: Rule): ReportingDescriptor {
       markdown: `${rule.doc.why}\n\n**Example**\n\n\`\`\`\n${rule.doc.example}\n\`\`\`\n\n**Fix**\n\n${rule.doc.fix}`,
     },
     defaultConfiguration: { level: LEVEL[rule.severity] },
+    ...(helpUri ? { helpUri } : {}),
   };
 }
 
@@ -77,7 +81,7 @@ export function toSarif(findings: readonly Finding[], diagnostics: readonly Diag
     version: "2.1.0",
     runs: [
       {
-        tool: { driver: { name: "hcp-bot", version: options.toolVersion, rules: options.rules.map(ruleDescriptor) } },
+        tool: { driver: { name: "hcp-bot", version: options.toolVersion, rules: options.rules.map((r) => ruleDescriptor(r, options.docUrl)) } },
         columnKind: "utf16CodeUnits",
         results: findings.map((f) => result(f, index.get(f.ruleId) ?? -1)),
         invocations: [

@@ -1,4 +1,4 @@
-// Human-readable output for terminals: one block per finding, ruff-style first line.
+// Human-readable output: one line per finding, ruff-style (the CLI adds a code frame on a terminal).
 import type { Finding, Rule } from "../model/finding.ts";
 import type { Diagnostic } from "../recipe/types.ts";
 
@@ -10,15 +10,25 @@ export interface Summary {
   /** Findings a `# noqa` / `# hcp-bot: ignore[...]` hid, and findings a baseline held. */
   suppressed?: number;
   baselined?: number;
+  /** Which findings `--fix` can apply (marked `[*]` and counted); none when absent. */
+  fixable?: (f: Finding) => boolean;
+  /** Findings `--fix` applied (the findings listed are what is left). */
+  fixed?: number;
+  /** Lines printed under each finding (a code frame on a terminal); none when absent. */
+  frame?: (f: Finding) => string[];
+  /** `--quiet`: the findings only, no summary line. */
+  quiet?: boolean;
 }
 
-export function formatFindingText(f: Finding): string {
+/** `1 error`, `2 errors`. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+/** One line: `path:line:col: severity HCP001 [*] what is wrong: the fix` (`[*]`: `--fix` applies it). */
+export function formatFindingText(f: Finding, fixable = false): string {
   const { line, column } = f.location.range.start;
-  const head = `${f.location.file}:${line}:${column}: ${f.severity} ${f.ruleId} [${f.ruleName}] ${f.message}`;
-  const lines = [head, `    in ${f.unitName}`];
-  for (const r of f.related) lines.push(`    see ${r.location.file}:${r.location.range.start.line}: ${r.message}`);
-  if (f.fix) lines.push(`    fix: ${f.fix.description}`);
-  return lines.join("\n");
+  return `${f.location.file}:${line}:${column}: ${f.severity} ${f.ruleId}${fixable ? " [*]" : ""} ${f.summary ?? f.message}`;
 }
 
 export function formatDiagnosticText(d: Diagnostic): string {
@@ -33,15 +43,44 @@ export function countBySeverity(findings: readonly Finding[]): Record<"error" | 
 }
 
 export function formatReportText(s: Summary): string {
-  const blocks = [...s.diagnostics.map(formatDiagnosticText), ...s.findings.map(formatFindingText)];
+  const fixable = s.fixable ?? (() => false);
+  const frame = s.frame ?? (() => []);
+  const blocks = [...s.diagnostics.map(formatDiagnosticText), ...s.findings.flatMap((f) => [formatFindingText(f, fixable(f)), ...frame(f)])];
+  const lines = s.quiet ? blocks : [...blocks, summaryLine(s, s.findings.filter(fixable).length)];
+  return lines.length ? lines.join("\n") + "\n" : "";
+}
+
+/** `--statistics`: one line per rule, most findings first (`    3  HCP001  [*]  a2a-p2p-without-sizes`), then the summary. */
+export function formatStatistics(s: Summary): string {
+  const fixable = s.fixable ?? (() => false);
+  const byRule = new Map<string, { name: string; count: number; fixable: number }>();
+  for (const f of s.findings) {
+    const row = byRule.get(f.ruleId) ?? { name: f.ruleName, count: 0, fixable: 0 };
+    row.count++;
+    if (fixable(f)) row.fixable++;
+    byRule.set(f.ruleId, row);
+  }
+  const rows = [...byRule].sort(([a, x], [b, y]) => y.count - x.count || (a < b ? -1 : 1));
+  const width = Math.max(1, ...rows.map(([, r]) => String(r.count).length));
+  const lines = rows.map(([id, r]) => `${String(r.count).padStart(width)}  ${id}  ${r.fixable === r.count ? "[*]" : r.fixable > 0 ? "[-]" : "   "}  ${r.name}`);
+  if (!s.quiet) lines.push(summaryLine(s, s.findings.filter(fixable).length));
+  return lines.length ? lines.join("\n") + "\n" : "";
+}
+
+/** `Found 3 errors and 1 note in 2 files (4 configurations); 2 fixable with `hcp-bot lint --fix``, or `No findings in ...`. */
+export function summaryLine(s: Summary, fixable: number): string {
   const c = countBySeverity(s.findings);
-  const tail =
-    `${s.files} file(s), ${s.units} configuration(s) analyzed: ` +
-    `${c.error} error(s), ${c.warning} warning(s), ${c.info} info` +
-    (s.diagnostics.length ? `; ${s.diagnostics.length} file diagnostic(s)` : "") +
-    (s.suppressed ? `; ${s.suppressed} suppressed` : "") +
-    (s.baselined ? `; ${s.baselined} in the baseline` : "");
-  return [...blocks, tail].join("\n") + "\n";
+  const counts = [plural(c.error, "error"), plural(c.warning, "warning"), plural(c.info, "note")].filter((t) => !t.startsWith("0 "));
+  const listed = counts.length > 1 ? `${counts.slice(0, -1).join(", ")} and ${counts.at(-1)}` : counts[0];
+  const where = `${plural(s.files, "file")} (${plural(s.units, "configuration")})`;
+  const extras = [
+    s.fixed ? `${s.fixed} fixed` : "",
+    fixable ? `${fixable} fixable with \`hcp-bot lint --fix\`` : "",
+    s.diagnostics.length ? plural(s.diagnostics.length, "file diagnostic") : "",
+    s.suppressed ? `${s.suppressed} suppressed` : "",
+    s.baselined ? `${s.baselined} in the baseline` : "",
+  ].filter(Boolean);
+  return `${listed ? `Found ${listed}` : "No findings"} in ${where}${extras.map((e) => `; ${e}`).join("")}`;
 }
 
 export function formatRuleList(rules: readonly Rule[]): string {

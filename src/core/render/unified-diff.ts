@@ -6,10 +6,21 @@ const MAX_CELLS = 4_000_000;
 
 type Op = { kind: " " | "-" | "+"; text: string };
 
+// A last line without a newline carries this mark while lines are compared (so `x` and `x\n`
+// differ), and is printed with diff's "\\ No newline at end of file" after it, which
+// `patch` and `git apply` read.
+const NO_EOL = "\u0000no-eol";
+const NO_EOL_NOTE = "\\ No newline at end of file";
+
 function splitLines(text: string): string[] {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
+  else lines[lines.length - 1] += NO_EOL;
   return lines;
+}
+
+function printed(o: Op): string[] {
+  return o.text.endsWith(NO_EOL) ? [`${o.kind}${o.text.slice(0, -NO_EOL.length)}`, NO_EOL_NOTE] : [`${o.kind}${o.text}`];
 }
 
 function middleOps(a: readonly string[], b: readonly string[]): Op[] {
@@ -61,7 +72,7 @@ export function unifiedDiff(path: string, before: string, after: string): string
     const oldCount = slice.filter((o) => o.kind !== "+").length;
     const newCount = slice.filter((o) => o.kind !== "-").length;
     out.push(`@@ -${oldCount ? oldStart : oldStart - 1},${oldCount} +${newCount ? newStart : newStart - 1},${newCount} @@`);
-    for (const o of slice) out.push(`${o.kind}${o.text}`);
+    for (const o of slice) out.push(...printed(o));
     k = end;
   }
   return out.join("\n") + "\n";

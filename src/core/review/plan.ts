@@ -48,6 +48,8 @@ export interface ReviewInput {
   prNotes?: readonly Finding[];
   /** GPUs per node (the repository's gpus_per_node), for pictures of proposed layouts; default 8. */
   gpusPerNode?: number;
+  /** Each rule's documentation page (src/core/rules/doc-url.ts), linked under an inline comment; none when absent. */
+  docUrl?: (ruleId: string) => string | undefined;
 }
 
 /** Proposed layouts drawn in one summary comment at most (each is a collapsed picture). */
@@ -132,7 +134,7 @@ function annotationFor(f: Finding): Annotation {
   return a;
 }
 
-function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[], fp: string, gpusPerNode: number): InlineComment | undefined {
+function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[], fp: string, gpusPerNode: number, docUrl?: ReviewInput["docUrl"]): InlineComment | undefined {
   const line = f.location.range.start.line;
   const suggestion = f.fix ? suggestionFor(f.fix.edits, new LineIndex(file.text)) : undefined;
   const usable = suggestion && suggestion.path === file.path && hunkCovering(file.hunks, suggestion.startLine, suggestion.endLine);
@@ -143,7 +145,11 @@ function inlineCommentFor(f: Finding, file: ReviewedFile, rules: readonly Rule[]
   if (usable) parts.push("", suggestionBlock(suggestion.replacement));
   if (f.fix) parts.push("", `**Fix:** ${untrusted(f.fix.description)}`);
   if (f.fix?.layout) parts.push("", layoutDetails(f, gpusPerNode));
-  parts.push("", ruleDocDetails(rules.find((r) => r.id === f.ruleId)), "", `<!-- hcp-bot:finding fp=${fp} -->`);
+  parts.push("", ruleDocDetails(rules.find((r) => r.id === f.ruleId)));
+  const url = docUrl?.(f.ruleId);
+  // The address is the operator's setting, not PR text; still, no character of it may end the link.
+  if (url) parts.push("", `[${f.ruleId} documentation](${url.replace(/[()\s<>\[\]]/g, encodeURIComponent)})`);
+  parts.push("", `<!-- hcp-bot:finding fp=${fp} -->`);
   const comment: InlineComment = { path: file.path, line, side: "RIGHT", body: parts.join("\n"), fingerprint: fp };
   if (usable) {
     comment.line = suggestion.endLine;
@@ -224,7 +230,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
       if (input.alreadyCommented.has(fp) || seen.has(fp)) continue;
       seen.add(fp);
       const file = byPath.get(f.location.file);
-      const comment = file && inlineCommentFor(f, file, input.rules, fp, gpusPerNode);
+      const comment = file && inlineCommentFor(f, file, input.rules, fp, gpusPerNode, input.docUrl);
       if (!comment) continue;
       if (inline.length < input.maxInlineComments) inline.push(comment);
       else overflow.push(f);

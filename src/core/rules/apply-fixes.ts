@@ -55,3 +55,14 @@ export function applyEdits(text: string, edits: readonly Edit[]): string {
   }
   return out;
 }
+
+/**
+ * Files `--fix` must not edit: one with a parse error (its findings were judged on what could
+ * be read), one that was not analyzed, and one that is not valid UTF-8 (a replacement
+ * character in the decoded text: writing it back would not give the original bytes).
+ */
+export function uneditablePaths(diagnostics: ReadonlyArray<{ file: string; code: string }>, files: readonly SourceFile[]): Set<string> {
+  const out = new Set(diagnostics.filter((d) => d.code === "parse-error" || d.code === "unreadable" || d.code === "too-large" || d.code === "too-complex").map((d) => d.file));
+  for (const f of files) if (f.text.includes("\uFFFD")) out.add(f.path);
+  return out;
+}

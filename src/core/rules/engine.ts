@@ -5,6 +5,7 @@ import * as z from "zod";
 import { SeveritySchema, type Finding, type ProjectFacts, type Rule, type RuleReport, type Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { ALL_RULES } from "./index.ts";
+import { shortMessage, withoutPlaces } from "./short-message.ts";
 
 export interface RunOptions {
   /** Only these rule ids (all when absent). */
@@ -62,6 +63,7 @@ function toFinding(rule: Rule, unit: ConfigUnit, report: RuleReport, regrade: Se
     ruleName: rule.name,
     severity: regrade ?? report.severity ?? rule.severity,
     message: report.message,
+    summary: report.summary ?? shortMessage(rule, report),
     location: report.location,
     unitId: unit.id,
     unitName: unit.name,
@@ -82,6 +84,7 @@ function crashFinding(rule: Rule, unit: ConfigUnit, error: unknown, regrade: Sev
     message:
       `Rule ${rule.id} (${rule.name}) failed on ${unit.name}, so this configuration is not checked for it: ${reason.slice(0, 500)}. ` +
       "It counts as the rule's own finding until the rule can decide; the other rules still ran; please report this.",
+    summary: `rule ${rule.id} failed on this configuration, so it is not checked for it; please report this`,
     location: unit.location,
     unitId: unit.id,
     unitName: unit.name,
@@ -97,13 +100,16 @@ function runOne(rule: Rule, unit: ConfigUnit, project: ProjectFacts, regrade: Se
   }
 }
 
+// The message without its places: a launch line's copy of its recipe's finding says
+// "(recipe.py:25, via recipe x)" where the recipe's says "(recipe.py:25)", and is the same finding.
+// (Not the short message: a launch line that changes CP keeps its own finding, whose one line may read the same.)
 const dedupeKey = (f: Finding): string =>
-  [f.ruleId, f.location.file, f.location.range.start.offset, f.location.range.end.offset, f.message].join("\u0000");
+  [f.ruleId, f.location.file, f.location.range.start.offset, f.location.range.end.offset, withoutPlaces(f.message)].join("\u0000");
 
 /**
- * Same rule, file, range and message is one finding. A launch line merged with its recipe
- * repeats the recipe's own findings (same origin, same text); keep the copy from the unit
- * whose file holds the location, so its fix edits that file rather than adding an override.
+ * Same rule, file, range and message (its places aside) is one finding. A launch line merged with its
+ * recipe repeats the recipe's own findings (same origin, same text); keep the copy from the
+ * unit whose file holds the location, so its fix edits that file rather than adding an override.
  */
 export function dedupeFindings(findings: readonly Finding[], units: readonly ConfigUnit[]): Finding[] {
   const unitFile = new Map(units.map((u) => [u.id, u.location.file]));

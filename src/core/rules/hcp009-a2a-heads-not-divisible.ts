@@ -72,7 +72,8 @@ function unknownTpReport(unit: ConfigUnit, where: Setting, size: number, what: s
       `${describe(where)}: ${what} splits attention heads ${size} ways, but the model has ${q.value} attention heads and ` +
       `${kv} KV heads (query groups), not divisible by ${size} for any tensor_model_parallel_size. Transformer Engine ` +
       `fails at the first forward (pure a2a: ${quote(UPSTREAM.T10(q.value, kv, size))}). Pick a size that divides the KV heads.`;
-    return reportAt(unit, where, message, { related: relatedAll(relatedTo(q.setting, "attention heads"), relatedTo(settingOf(kvRes), "KV heads (query groups)")) });
+    const summary = `${what} splits heads ${size} ways, but ${q.value} heads / ${kv} KV heads do not divide by ${size}: pick a size that divides them`;
+    return reportAt(unit, where, message, { summary, related: relatedAll(relatedTo(q.setting, "attention heads"), relatedTo(settingOf(kvRes), "KV heads (query groups)")) });
   }
   const missing = [
     q ? undefined : "num_attention_heads",
@@ -83,7 +84,10 @@ function unknownTpReport(unit: ConfigUnit, where: Setting, size: number, what: s
     `${describe(where)}: ${what} splits attention heads ${size} ways, but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} ` +
     `not known here, so divisibility cannot be checked. Make sure (num_attention_heads/TP) % ${size} == 0 and ` +
     `(num_query_groups/TP) % ${size} == 0, or Transformer Engine fails at the first forward.`;
-  return reportAt(unit, where, message, { severity: "info" });
+  // Unknown stays unknown in the one line too: not "does not divide", but "cannot be checked".
+  const short = missing.map((m) => ({ num_attention_heads: "heads", num_query_groups: "KV heads", tensor_model_parallel_size: "TP" })[m] ?? m);
+  const summary = `${what} splits heads ${size} ways; ${short.join(", ")} not known: check that ${size} divides heads/TP`;
+  return reportAt(unit, where, message, { severity: "info", summary });
 }
 
 function checkHierarchical(unit: ConfigUnit, project: ProjectFacts, typeSetting: Setting): RuleReport[] {

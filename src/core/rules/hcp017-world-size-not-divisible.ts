@@ -46,6 +46,7 @@ export const rule = defineRule({
       `need a multiple of TP × PP × CP = ${model} GPUs. ${upstream} Change TP, PP or CP, or the number of GPUs.`;
     return [
       reportAt(unit, undefined, message, {
+        summary: `${world} GPUs is not a multiple of TP × PP × CP = ${tp.value} × ${pp.value} × ${cp.value} = ${model}: change TP, PP or CP, or the GPUs`,
         related: relatedAll(relatedTo(tp.setting, "tensor parallel size"), relatedTo(pp.setting, "pipeline parallel size"), relatedTo(cp.setting, "context parallel size")),
       }),
     ];
@@ -65,5 +66,6 @@ function noPipelineSizeFits(unit: ConfigUnit, world: number, tp: Known, cp: Know
     "pipeline_model_parallel_size makes TP × PP × CP divide it (the pipeline size is not known here). Megatron-Bridge's " +
     `config validation asserts "world size (${world}) is not divisible by total_model_size" (training/config.py ` +
     "get_data_parallel_size). Change TP or CP, or the number of GPUs.";
-  return [reportAt(unit, undefined, message, { related: relatedAll(relatedTo(tp.setting, "tensor parallel size"), relatedTo(cp.setting, "context parallel size")) })];
+  const summary = `${world} GPUs, but TP × CP = ${tpcp} does not divide ${world}, so no pipeline size fits: change TP or CP, or the GPUs`;
+  return [reportAt(unit, undefined, message, { summary, related: relatedAll(relatedTo(tp.setting, "tensor parallel size"), relatedTo(cp.setting, "context parallel size")) })];
 }

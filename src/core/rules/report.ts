@@ -170,11 +170,12 @@ export function reportAt(
   unit: ConfigUnit,
   target: Setting | undefined,
   message: string,
-  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"]; involved?: ReadonlyArray<Setting | undefined> } = {},
+  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"]; involved?: ReadonlyArray<Setting | undefined>; summary?: string } = {},
 ): RuleReport {
   const location = extra.involved ? producedAt(unit, target, extra.involved) : target ? target.origin.location : unit.location;
   const report: RuleReport = { message, location };
   if (extra.severity) report.severity = extra.severity;
+  if (extra.summary) report.summary = extra.summary;
   if (extra.fix) report.fix = extra.fix;
   if (extra.related && extra.related.length > 0) report.related = extra.related;
   return report;
