@@ -182,7 +182,7 @@ export const COMMANDS: CommandHelp[] = [
       { flag: "--isolated", help: "read no settings file" },
       { flag: "--clientProcessId", value: "PID", help: "the editor's process: the server exits when it does (some LSP clients add it)" },
     ],
-    exitCodes: [[0, "the editor sent shutdown, then exit"], [1, "exit without shutdown, or the editor's end of stdin closed first"], USAGE_EXIT],
+    exitCodes: [[0, "the editor sent shutdown, then exit"], [1, "exit without shutdown, or the editor's end of stdin closed first"], [2, "bad usage (an unknown flag, a missing argument)"]],
     examples: ["server --stdio"],
   },
   {
