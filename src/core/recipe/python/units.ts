@@ -490,7 +490,7 @@ function handedSettings(cfg: ObjV, values: Map<SettingKey, V>): string[] {
  * `cfg.env_vars = {**COMMON_PERF_ENV_VARS, ..., "NVLINK_DOMAIN_SIZE": 72}` (Bridge's perf
  * recipes, e.g. perf_recipes/gpt_oss/gb200/gpt_oss.py:68 at HEAD 067f987),
  * `cfg.env_vars["NVLINK_DOMAIN_SIZE"] = 72` (recipes/nemotronh/gb200/nemotron_3_nano.py:178)
- * or `cfg.env_vars.update({...})` (docs/recipe-usage.md:312): the domain the recipe was
+ * or `cfg.env_vars.update({...})` (Bridge's recipe-usage guide, its docs folder, line 312): the domain the recipe was
  * written for. Written in the unit's own code it outranks the recipe's name; written by a
  * base it starts from (an h100 recipe reused for gb200), the name outranks it.
  */
