@@ -4,7 +4,7 @@
 //   perf_recipes/<family>/<gpu>/*.py    cfg.env_vars = {**COMMON_PERF_ENV_VARS, ..., "NVLINK_DOMAIN_SIZE": 72, ...}
 //                                       (e.g. perf_recipes/gpt_oss/gb200/gpt_oss.py:68; 175 times 72, 104 times 8)
 //   recipes/nemotronh/gb200/nemotron_3_nano.py:178   cfg.env_vars["NVLINK_DOMAIN_SIZE"] = 72
-//   docs/recipe-usage.md:305-315         cfg.env_vars.update({..., "NVLINK_DOMAIN_SIZE": 72, ...})
+//   Bridge's recipe-usage guide (docs folder, lines 305-315)   cfg.env_vars.update({..., "NVLINK_DOMAIN_SIZE": 72, ...})
 //   examples/models/stepfun/step35/slurm_pretrain.sh:95   export NVLINK_DOMAIN_SIZE=72
 // A stated value outranks the name only when the unit's own code states it: a gb200 recipe
 // that starts from an h100 builder inherits that builder's 8, and its name (72) wins.

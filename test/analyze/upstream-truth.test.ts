@@ -308,9 +308,14 @@ def b_pretrain_config():
     expect(report.findings.filter((f) => f.ruleId === "HCP001").map((f) => f.unitName)).toEqual(["a_pretrain_config"]);
   });
 
-  it("without the builder in the tree the recipe's values stay unknown, and nothing is guessed", () => {
+  it("without the builder in the tree the kwargs handed to it are judged (issue 27.10); what it may set itself stays unknown", () => {
     const report = analyze([kwargs], { python });
-    expect(report.units[0]!.settings["model.cp_comm_type"]).toBeUndefined();
-    expect(report.findings.filter((f) => f.ruleId === "HCP001")).toEqual([]);
+    const unit = report.units[0]!;
+    // a2a+p2p handed with no sizes: nothing upstream sets the sizes, so the kwargs alone decide.
+    expect(unit.settings["model.cp_comm_type"]?.value).toEqual({ known: true, value: "a2a+p2p" });
+    expect(report.findings.filter((f) => f.ruleId === "HCP001").map((f) => f.location.range.start.line)).toEqual([5]);
+    // The unseen builder may set the rest: no upstream default is assumed for it.
+    expect(unit.complete).toBe(false);
+    expect(unit.settings["model.tensor_model_parallel_size"]).toBeUndefined();
   });
 });

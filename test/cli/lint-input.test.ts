@@ -70,7 +70,7 @@ describe("hcp-bot lint input", () => {
 });
 
 describe("hcp-bot lint follows builders inside the analyzed tree", () => {
-  it("a folder with the builder module: the kwargs recipe is judged; the recipe file alone stays unknown", async () => {
+  it("a folder with the builder module: the kwargs recipe is judged; the recipe file alone is judged on the kwargs handed (issue 27.10)", async () => {
     const root = join(dir, "tree");
     const family = join(root, "src/megatron/bridge/recipes/llama");
     execFileSync("mkdir", ["-p", join(family, "h100")]);
@@ -86,9 +86,10 @@ describe("hcp-bot lint follows builders inside the analyzed tree", () => {
     const tree = await hcpBot(["lint", root]);
     expect(tree.code).toBe(1);
     expect(tree.stdout).toMatch(/llama3\.py:5:\d+: error HCP001/);
+    // Without the builder, a2a+p2p handed with no sizes still decides HCP001 (nothing upstream sets the sizes).
     const alone = await hcpBot(["lint", recipeFile]);
-    expect(alone.code).toBe(0);
-    expect(alone.stdout).not.toMatch(/HCP001/);
+    expect(alone.code).toBe(1);
+    expect(alone.stdout).toMatch(/llama3\.py:5:\d+: error HCP001/);
   });
 });
 

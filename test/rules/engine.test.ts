@@ -105,7 +105,7 @@ describe("rule catalogue", () => {
     ["HCP006", "error"], ["HCP007", "error"], ["HCP008", "error"], ["HCP009", "error"], ["HCP010", "error"],
     ["HCP011", "error"], ["HCP012", "error"], ["HCP013", "error"], ["HCP014", "error"], ["HCP016", "error"],
     ["HCP017", "error"], ["HCP018", "warning"], ["HCP020", "error"], ["HCP021", "warning"], ["HCP022", "error"], ["HCP023", "warning"],
-    ["HCP024", "error"], ["HCP100", "warning"],
+    ["HCP024", "error"], ["HCP025", "error"], ["HCP100", "warning"],
   ];
 
   it("has exactly the catalogue ids, sorted, with the catalogue severities", () => {
@@ -130,9 +130,14 @@ describe("rule catalogue", () => {
 
   it("every doc example triggers its rule when read, through the real extractors, as a recipe or launch line", async () => {
     const python = await loadPythonLanguage();
-    const pin = { path: "uv.lock", text: '[[package]]\nname = "transformer-engine"\nversion = "1.11.0"\n' };
+    // An example names the Transformer Engine it needs in a comment ("# with transformer-engine 2.9 pinned"); else 1.11.
+    const pinFor = (example: string) => {
+      const version = /transformer-engine (\d+\.\d+(?:\.\d+)?) pinned/.exec(example)?.[1] ?? "1.11.0";
+      return { path: "uv.lock", text: `[[package]]\nname = "transformer-engine"\nversion = "${version}"\n` };
+    };
     for (const rule of ALL_RULES) {
       const example = rule.doc.example;
+      const pin = pinFor(example);
       const file = /run_recipe\.py|torchrun/.test(example)
         ? { path: "scripts/example.sh", text: `${example}\n` }
         : {

@@ -194,7 +194,11 @@ function indexEntry(u: ConfigUnit, fileId: (path: string) => number | undefined)
   if (u.datasetBases !== undefined) entry.datasetBases = u.datasetBases;
   if (u.modelBuilder !== undefined) entry.modelBuilder = u.modelBuilder;
   const derived = derivedDomain(u.name, u.location.file);
-  if (u.nvlinkDomain !== undefined && (derived?.gpus !== u.nvlinkDomain.gpus || derived.source !== u.nvlinkDomain.source)) entry.nvlinkDomain = u.nvlinkDomain;
+  // Only a domain other than the name's or folder's is stored, without the generating machine's path
+  // (a stated env_vars["NVLINK_DOMAIN_SIZE"] names the file it is in).
+  if (u.nvlinkDomain !== undefined && derived?.gpus !== u.nvlinkDomain.gpus) {
+    entry.nvlinkDomain = { gpus: u.nvlinkDomain.gpus, source: u.nvlinkDomain.source.replace(/ at \S+:\d+$/, ` in ${u.name}`) };
+  }
   return entry;
 }
 

@@ -32,6 +32,7 @@ export const SETTING_KEYS = [
   "model.qkv_format",
   "model.softmax_type",
   "model.position_embedding_type",
+  "model.multi_latent_attention",
   "model.calculate_per_token_loss",
   "model.hybrid_context_parallel",
   "model.dynamic_context_parallel",

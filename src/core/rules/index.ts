@@ -22,6 +22,7 @@ import { rule as hcp021 } from "./hcp021-hybrid-cp-confusion.ts";
 import { rule as hcp022 } from "./hcp022-sft-cp-loss-settings.ts";
 import { rule as hcp023 } from "./hcp023-eval-cp-with-hcp.ts";
 import { rule as hcp024 } from "./hcp024-inexact-number.ts";
+import { rule as hcp025 } from "./hcp025-mla-cp-comm-type.ts";
 import { rule as hcp100 } from "./hcp100-unused-suppression.ts";
 
 // Ids are ASCII ("HCP001"): code-unit order is their order. Not localeCompare: its first
@@ -53,6 +54,7 @@ export const ALL_RULES: readonly Rule[] = [
   hcp022,
   hcp023,
   hcp024,
+  hcp025,
   hcp100,
 ].sort(byId);
 

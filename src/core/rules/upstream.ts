@@ -55,6 +55,10 @@ export const UPSTREAM = {
   T10: (hq: number, hkv: number, cp: number) =>
     `cp_comm_type='a2a' requires num_heads % cp_size == 0 for Q, K, V. Found num_heads_q = ${hq}, num_heads_kv = ${hkv}, cp_size = ${cp}.`,
   T12: (type: string) => `ValueError: Unsupported communication type: ${type}!`,
+  // attn_forward_func_with_cp's MLA assertion (context_parallel.py): from 2.5 (#1729) to 2.14; 2.15 drops it (#2719).
+  T13_2_5_TO_2_7: "The context parallel running configs cannot support MLA!",
+  T13_2_8_TO_2_11: "Context parallelism does not support MLA with {cp_comm_type=}!",
+  T13: (type: string) => `Context parallelism does not support MLA with cp_comm_type='${type}'!`,
 } as const;
 
 /** A message as one range of Transformer Engine releases prints it; `since` inclusive, `until` exclusive. */

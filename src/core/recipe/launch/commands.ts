@@ -119,6 +119,7 @@ interface MlmFlag {
 const MLM_FLAGS: Record<string, MlmFlag> = {
   "--context-parallel-size": { key: "model.context_parallel_size", type: "int" },
   "--cp-comm-type": { key: "model.cp_comm_type", type: "strs" },
+  "--multi-latent-attention": { key: "model.multi_latent_attention", type: "bool" },
   "--hierarchical-context-parallel-sizes": { key: "model.hierarchical_context_parallel_sizes", type: "ints" },
   "--seq-length": { key: "model.seq_length", type: "int" },
   "--tensor-model-parallel-size": { key: "model.tensor_model_parallel_size", type: "int" },

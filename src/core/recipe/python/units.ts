@@ -18,7 +18,7 @@ import type { ModuleLibrary } from "./library.ts";
 import { scanImports } from "./imports.ts";
 import { itemAt, type ClassDef, type ConstDef, type FnDef, type ModuleInfo } from "./module.ts";
 import { named, textOf, type PyNode } from "./tree.ts";
-import { toValue, type ObjV, type V } from "./values.ts";
+import { toValue, unk, type ObjV, type V } from "./values.ts";
 
 type Range = { s: number; e: number };
 type Notes = ConfigUnit["notes"];
@@ -171,6 +171,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
   let baseRecipe: string | undefined;
   let baseCall: ObjV | undefined;
   let nvlinkDomain: ConfigUnit["nvlinkDomain"];
+  let handedTo: string | undefined;
   try {
     const run = src.run();
     frame = run.frame;
@@ -193,6 +194,7 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
       // Never touched: the dataset is the one the unanalyzed builder made (`_sft_common().dataset`).
       if (!d && result.opaque !== null) datasetType = `${result.ctor}.dataset`;
     }
+    if (result?.k === "obj" && handedSettings(result, values).length > 0) handedTo = result.ctor;
     // Pre-Nov-2025 recipes pass `context_parallelism=` and friends on to code we may not see.
     for (const p of fn?.params ?? []) {
       const key = PARAMETER_KEYS.get(p.name);
@@ -223,8 +225,9 @@ function configUnit(mod: ModuleInfo, ev: Evaluator, src: UnitSource): ConfigUnit
     ...(dataset?.bases ? { datasetBases: dataset.bases } : {}),
     ...(modelBuilder !== undefined && baseRecipe === undefined ? { modelBuilder } : {}),
     ...(modelClass !== undefined && baseRecipe === undefined ? { modelClass } : {}),
-    // Built on a recipe of another module: that recipe may set what this one leaves unset.
-    complete: baseRecipe === undefined,
+    // Built on a recipe of another module, or by a builder we did not see that takes parallel settings:
+    // that code may set what this one leaves unset.
+    complete: baseRecipe === undefined && handedTo === undefined,
     ...(nvlinkDomain ? { nvlinkDomain } : {}),
     ...(baseRecipe ? { baseRecipe } : {}),
     ...(baseRecipe && baseCall ? { upstreamBase: upstreamBaseOf(mod, baseRecipe, baseCall) } : {}),
@@ -453,13 +456,41 @@ function collectNotes(mod: ModuleInfo, raw: EvalNote[]): Notes {
   return notes;
 }
 
+// ---------------------------------------------------------------- kwargs handed to unanalyzed builders
+
+/**
+ * `return some_builder(context_parallel_size=4, cp_comm_type="a2a+p2p")`, or
+ * `cfg.model = make_provider(...)`: the builder is not analyzed, but the keyword arguments it
+ * was handed under a setting's own name (recipes/utils parameters, keys.ts PARAMETER_KEYS)
+ * are what it sets. Each becomes the unit's setting unless the unit writes the key itself.
+ * Returns the argument names used.
+ */
+function handedSettings(cfg: ObjV, values: Map<SettingKey, V>): string[] {
+  const model = cfg.fields.get("model");
+  const used: string[] = [];
+  for (const source of [cfg, model?.k === "obj" ? model : undefined]) {
+    for (const [name, v] of source?.handed ?? []) {
+      const key = PARAMETER_KEYS.get(name);
+      if (!key || values.has(key)) continue;
+      values.set(key, v);
+      used.push(name);
+    }
+  }
+  // "Unset cp_comm_type means no a2a+p2p" holds for upstream's builders, not for one we did not see that takes
+  // parallel settings: it may choose the type itself. Pinned: a fix adds an override, never rewrites the call.
+  if (used.length > 0 && !values.has("model.cp_comm_type")) {
+    values.set("model.cp_comm_type", unk(`${cfg.ctor} is not analyzed and may set it`, { ...cfg.o, via: [], pinned: true }));
+  }
+  return used;
+}
+
 // ---------------------------------------------------------------- the NVLink domain a recipe states
 
 /**
  * `cfg.env_vars = {**COMMON_PERF_ENV_VARS, ..., "NVLINK_DOMAIN_SIZE": 72}` (Bridge's perf
  * recipes, e.g. perf_recipes/gpt_oss/gb200/gpt_oss.py:68 at HEAD 067f987),
  * `cfg.env_vars["NVLINK_DOMAIN_SIZE"] = 72` (recipes/nemotronh/gb200/nemotron_3_nano.py:178)
- * or `cfg.env_vars.update({...})` (docs/recipe-usage.md:312): the domain the recipe was
+ * or `cfg.env_vars.update({...})` (Bridge's recipe-usage guide, its docs folder, line 312): the domain the recipe was
  * written for. Written in the unit's own code it outranks the recipe's name; written by a
  * base it starts from (an h100 recipe reused for gb200), the name outranks it.
  */

@@ -70,6 +70,12 @@ export interface ObjV {
   auto: boolean;
   /** Base classes of the class that built it, when that class was analyzed (nearest first). */
   bases?: string[];
+  /**
+   * The keyword arguments of the unanalyzed call that made it, when they name settings
+   * (`some_builder(context_parallel_size=4, cp_comm_type="a2a+p2p")`) and no `**` splat could
+   * hide others: what the builder was handed, judged as the unit's settings.
+   */
+  handed?: Map<string, V>;
   o: Org;
 }
 export type V = Lit | Unk | ListV | DictV | ObjV;

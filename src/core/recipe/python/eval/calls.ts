@@ -13,7 +13,7 @@ import { ev } from "./expressions.ts";
 import { isScalar, MAX_CALL_DEPTH, newFrame, type Args, type Frame, type Machine, type Status } from "./machine.ts";
 import { pythonStr } from "./operators.ts";
 import { execBlock } from "./statements.ts";
-import { isSection } from "../keys.ts";
+import { isSection, PARAMETER_KEYS } from "../keys.ts";
 
 const MAX_CLASS_DEPTH = 10;
 
@@ -36,7 +36,7 @@ export function call(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
     // `model_provider(...)` where the parameter holds a class passed in by the recipe.
     const bound = f.vars.get(name);
     if (bound?.k === "unk" && bound.ctor) return construct(m, bound.ctor, args, n, kind, undefined);
-    return opaqueCall(m, callee, n, kind);
+    return opaqueCall(m, callee, n, kind, args);
   }
   if (callee.t === "attribute") {
     const method = m.text(callee.c[callee.c.length - 1] as PyNode);
@@ -58,7 +58,7 @@ export function call(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
     }
     if (/^[A-Z]/.test(method)) return construct(m, method, args, n, kind, undefined);
   }
-  return opaqueCall(m, callee, n, kind);
+  return opaqueCall(m, callee, n, kind, args);
 }
 
 function callImported(m: Machine, target: ResolvedName | undefined, name: string, args: Args, n: PyNode, kind: OriginKind): V | undefined {
@@ -359,7 +359,13 @@ function dictMethod(m: Machine, d: DictV, method: string, args: Args, n: PyNode,
  * The result of a call we do not analyze. A config handed to such a helper may be changed
  * there; that is not noted per call (perf recipes do it in every function).
  */
-function opaqueCall(m: Machine, callee: PyNode, n: PyNode, kind: OriginKind): ObjV {
+function opaqueCall(m: Machine, callee: PyNode, n: PyNode, kind: OriginKind, args?: Args): ObjV {
   const name = m.short(callee);
-  return obj(`${name}()`, `${name}(), which is not analyzed`, m.org(n, kind));
+  const result = obj(`${name}()`, `${name}(), which is not analyzed`, m.org(n, kind));
+  // A `**` splat we cannot see may hand the builder other values for the same names: then nothing is judged.
+  if (args && args.open === null) {
+    const handed = new Map([...args.kw].filter(([key]) => PARAMETER_KEYS.has(key)));
+    if (handed.size > 0) result.handed = handed;
+  }
+  return result;
 }
