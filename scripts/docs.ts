@@ -21,7 +21,8 @@ function rulesLinkBase(page: string): string {
   return page.startsWith("docs/") ? "rules/" : "docs/rules/";
 }
 
-async function generateRegion(page: string, region: Region): Promise<string> {
+/** What `npm run docs` writes into one region of a page. */
+export async function generateRegion(page: string, region: Region): Promise<string> {
   switch (region.name) {
     case "rules-table":
       return ruleTable(documentedRules().filter((r) => r.kind === "configuration"), rulesLinkBase(page));
