@@ -112,8 +112,7 @@ function textUnder(path: string): string {
 }
 
 /** The schema's names that have no meaning here, and the meanings whose names it lacks. */
-export function envProblems(): string[] {
-  const names = Object.keys(Env.shape);
+export function envProblems(names: readonly string[] = Object.keys(Env.shape)): string[] {
   const problems = names.filter((n) => !(n in SERVER_ENV)).map((n) => `${n} (src/host/settings.ts) has no line in scripts/docs/config.ts SERVER_ENV`);
   problems.push(...Object.keys(SERVER_ENV).filter((n) => !names.includes(n)).map((n) => `SERVER_ENV explains ${n}, which src/host/settings.ts no longer reads`));
   for (const g of OTHER_ENV) {
@@ -206,8 +205,12 @@ function defaultOf(s: JsonSchema): string {
   return json.length > 40 ? "see meaning" : `\`${json}\``;
 }
 
-export function repoKeyProblems(): string[] {
-  const keys = leaves(z.toJSONSchema(RepoConfigSchema, { io: "input", unrepresentable: "any" }) as JsonSchema).map(([k]) => k);
+/** The settings file's keys, dotted (`smoke.timeouts.run_minutes`), as the table lists them. */
+export function repoKeys(): string[] {
+  return leaves(z.toJSONSchema(RepoConfigSchema, { io: "input", unrepresentable: "any" }) as JsonSchema).map(([k]) => k);
+}
+
+export function repoKeyProblems(keys: readonly string[] = repoKeys()): string[] {
   return [
     ...keys.filter((k) => !(k in REPO_KEYS)).map((k) => `${k} (src/core/config) has no line in scripts/docs/config.ts REPO_KEYS`),
     ...Object.keys(REPO_KEYS).filter((k) => !keys.includes(k)).map((k) => `REPO_KEYS explains ${k}, which the repository-settings schema no longer has`),

@@ -7,6 +7,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateRegion } from "../../scripts/docs.ts";
+import { envProblems, repoKeyProblems, repoKeys } from "../../scripts/docs/config.ts";
+import { treeProblems } from "../../scripts/docs/tree.ts";
+import { Env } from "../../src/host/settings.ts";
 import { codeBlocks, fillRegions, findRegions, notRunReason, showsCommandAndOutput } from "../../scripts/docs/regions.ts";
 import { parseRepoConfigData } from "../../src/core/config/repo-config.ts";
 import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/template-version.ts";
@@ -117,6 +120,19 @@ describe("the generated docs", () => {
         expect(r.body, `${file}: ${r.args}`).not.toContain("[exit status 2]");
       }
     }
+  });
+
+  it("stop when a schema gains a setting, or a folder appears, that the docs do not explain", () => {
+    expect(envProblems()).toEqual([]);
+    expect(envProblems([...Object.keys(Env.shape), "HCP_NEW_KNOB"])).toEqual(["HCP_NEW_KNOB (src/host/settings.ts) has no line in scripts/docs/config.ts SERVER_ENV"]);
+    expect(envProblems(Object.keys(Env.shape).filter((n) => n !== "PORT"))).toEqual(["SERVER_ENV explains PORT, which src/host/settings.ts no longer reads"]);
+    expect(repoKeyProblems()).toEqual([]);
+    expect(repoKeys()).toContain("smoke.timeouts.run_minutes");
+    expect(repoKeyProblems([...repoKeys(), "review.new_key"])).toEqual(["review.new_key (src/core/config) has no line in scripts/docs/config.ts REPO_KEYS"]);
+    expect(treeProblems()).toEqual([]);
+    const folders = ["src/", "src/core/", "src/core/rules/", "src/newhost/"];
+    expect(treeProblems(folders)).toContain("src/newhost/ has no line in scripts/docs/tree.ts");
+    expect(treeProblems(folders)).toContain("scripts/docs/tree.ts describes src/github/, which git does not track");
   });
 
   it("hold one page per rule, linked from the rule index", () => {
