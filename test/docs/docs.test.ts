@@ -3,7 +3,8 @@
 // not), release-only install lines say so, every link and anchor resolves, and the pages the
 // README promises exist. Each check is also run on a broken sample, so a check that cannot fail shows.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { generateRegion } from "../../scripts/docs.ts";
@@ -158,6 +159,18 @@ describe("code blocks", () => {
   it("that install from the registry or use a release tag say that they work after the first release", () => {
     expect(PAGES.flatMap((f) => unmarkedReleaseOnly(read(f), f))).toEqual([]);
     expect(unmarkedReleaseOnly("```sh\nnpx hcp-bot lint .\n```\n", "x.md")).toEqual(["x.md:1"]);
+  });
+
+  it("the README's mistake, in a recipe function, is what `hcp-bot lint` reports as HCP001 with the fix [2, 2]", () => {
+    const snippet = codeBlocks(read("README.md")).find((b) => b.info === "python")!;
+    const dir = mkdtempSync(join(tmpdir(), "hcp-readme-"));
+    const body = snippet.body.split("\n").map((l) => `    ${l}`).join("\n");
+    writeFileSync(join(dir, "recipe.py"), `def readme_pretrain_config():\n    cfg = _pretrain_common()\n${body}\n    return cfg\n`);
+    const lint = spawnSync(process.execPath, [join(ROOT, "bin", "hcp-bot.js"), "lint", join(dir, "recipe.py")], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", HCP_BOT_CACHE_DIR: "off" } });
+    expect(lint.status).toBe(1);
+    expect(lint.stdout).toMatch(/error HCP001 \[a2a-p2p-without-sizes\]/);
+    expect(lint.stdout).toContain("fix: Set model.hierarchical_context_parallel_sizes to [2, 2]");
+    expect(read("README.md")).toContain("`hierarchical_context_parallel_sizes = [2, 2]`");
   });
 
   it("of repository settings in configuration.md pass the settings schema", () => {
