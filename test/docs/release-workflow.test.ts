@@ -61,6 +61,18 @@ describe("the release workflow", () => {
     expect(wrong.stdout).toContain("tag v1.2.4 is not package.json's v1.2.3");
   });
 
+  it("refuses to publish while package.json names another repository, or none (npm's provenance check)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hcp-release-repo-"));
+    const check = step(/names this repository/).run!;
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "hcp-bot", version: "1.2.3" }));
+    const none = runStep(check, dir, { GITHUB_REPOSITORY: "acme/hcp-bot" });
+    expect(none.status).toBe(1);
+    expect(none.stdout).toContain('package.json repository.url is "", not https://github.com/acme/hcp-bot');
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "hcp-bot", version: "1.2.3", repository: { type: "git", url: "git+https://github.com/acme/hcp-bot.git" } }));
+    expect(runStep(check, dir, { GITHUB_REPOSITORY: "acme/hcp-bot" }).status).toBe(0);
+    expect(runStep(check, dir, { GITHUB_REPOSITORY: "other/hcp-bot" }).status).toBe(1);
+  });
+
   it("moves the major tag to the released commit", () => {
     const dir = mkdtempSync(join(tmpdir(), "hcp-release-git-"));
     const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: dir, encoding: "utf8" });
