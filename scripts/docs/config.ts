@@ -17,7 +17,7 @@ interface EnvDoc {
 
 /** The variables of the hosts' schema (src/host/settings.ts `Env`). */
 const SERVER_ENV: Record<string, EnvDoc> = {
-  APP_ID: { meaning: "the GitHub App's numeric id. Without APP_ID, the key and WEBHOOK_SECRET the server serves Probot's setup flow from `app.yml` and writes the new credentials to `.env` (mode 0600)" },
+  APP_ID: { meaning: "the GitHub App's numeric id. Without APP_ID, the key and WEBHOOK_SECRET the server runs in setup mode ([github-app.md](github-app.md#registering-the-app-setup-mode)) and writes the new credentials to `.env` (mode 0600)" },
   PRIVATE_KEY: { meaning: "the App's private key (PEM; PKCS#1 as GitHub hands it out, or PKCS#8; one line with `\\n` is accepted). A key that parses but fails a test signature stops start-up" },
   PRIVATE_KEY_PATH: { meaning: "a file holding the key, instead of PRIVATE_KEY (not on Workers)" },
   WEBHOOK_SECRET: { meaning: "the App's webhook secret; every delivery's `x-hub-signature-256` is checked with it" },
@@ -25,7 +25,7 @@ const SERVER_ENV: Record<string, EnvDoc> = {
   HOST: { default: "0.0.0.0 (127.0.0.1 in setup mode)", meaning: "the address to listen on" },
   LOG_LEVEL: { default: "info", meaning: "trace, debug, info, warn, error, fatal or silent" },
   LOG_FORMAT: { default: "pretty on a terminal, json when piped", meaning: "`pretty` (one line per event) or `json` (pino's JSON lines). Either way secrets, signatures, cookies and one-time codes are written as `[Redacted]`" },
-  WEBHOOK_PROXY_URL: { meaning: "a smee.io channel that forwards GitHub's webhooks to this server (development)" },
+  WEBHOOK_PROXY_URL: { meaning: "a smee.io channel that forwards GitHub's webhooks to this server (development); in setup mode, the webhook URL the App is registered with" },
   GHE_HOST: { meaning: "GitHub Enterprise Server (or a proxy or test double): the API is `GHE_PROTOCOL://GHE_HOST/api/v3`, OAuth and links use the same host" },
   GHE_PROTOCOL: { default: "https", meaning: "`http` or `https`, with GHE_HOST" },
   WEBHOOK_PATH: { default: "/api/github/webhooks", meaning: "where GitHub posts webhooks" },
@@ -47,9 +47,9 @@ const SERVER_ENV: Record<string, EnvDoc> = {
   HCP_HEALTH_TOKEN: { meaning: "16+ characters: `/healthz` shows its details (version, store, Slack, installed workflow versions) only with this bearer token" },
   HCP_METRICS_TOKEN: { meaning: "16+ characters: turns on `/metrics` (Node), readable only with this bearer token; unset, `/metrics` answers 404" },
   HCP_RUNS_ACCESS: { default: "off", meaning: "`off` (`/runs` answers 404) or `github` (sign in with GitHub; see [github-app.md](github-app.md#the-smoke-run-history-runs))" },
-  GITHUB_CLIENT_ID: { meaning: "the GitHub App's OAuth client id, for `/runs` sign-in (Probot's setup flow writes it to `.env`)" },
+  GITHUB_CLIENT_ID: { meaning: "the GitHub App's OAuth client id, for `/runs` sign-in (setup mode writes it to `.env`)" },
   GITHUB_CLIENT_SECRET: { meaning: "the GitHub App's OAuth client secret, for `/runs` sign-in" },
-  HCP_PUBLIC_URL: { default: "the request's host", meaning: "the server's public URL; the App's Callback URL must be `HCP_PUBLIC_URL/auth/callback`" },
+  HCP_PUBLIC_URL: { default: "the request's host", meaning: "the server's public URL: in setup mode the App is registered with the webhook URL `HCP_PUBLIC_URL/api/github/webhooks`; the App's Callback URL must be `HCP_PUBLIC_URL/auth/callback`" },
   HCP_SESSION_SECRET: { default: "derived from the client secret", meaning: "32+ characters: the `/runs` session key (rotating the client secret signs everyone out otherwise)" },
 };
 
@@ -59,7 +59,7 @@ const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> 
     group: "jobs",
     where: ["src/host/settings.ts"],
     vars: {
-      HCP_JOB_LEASE_SECONDS: { default: "120", meaning: "a job's lease, renewed every third of it while the job runs" },
+      HCP_JOB_LEASE_SECONDS: { default: "120", meaning: "a job's lease, renewed every third of it while the job runs and before every write to GitHub; keep it well above GitHub's slowest answers" },
       HCP_JOB_RETRY_SECONDS: { default: "10", meaning: "the first retry's delay, doubled each time (5 runs at most)" },
       HCP_JOB_UNLEASED_SECONDS: { default: "60", meaning: "when a job nobody started is picked up" },
     },
