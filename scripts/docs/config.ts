@@ -7,7 +7,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod";
 import { RepoConfigSchema } from "../../src/core/config/repo-config.ts";
-import { Env } from "../../src/host/settings.ts";
 import { ROOT } from "./transcripts.ts";
 
 interface EnvDoc {
@@ -15,7 +14,19 @@ interface EnvDoc {
   meaning: string;
 }
 
-/** The variables of the hosts' schema (src/host/settings.ts `Env`). */
+/** The hosts' environment schema: the one module under src/ that exports `Env` (src/host/settings.ts; issue 29 moves it to src/github/). */
+async function envSchemaNames(): Promise<string[]> {
+  const modules = filesUnder("src").filter((f) => f.endsWith(".ts") && /^export const Env = z\.object\(/m.test(readFileSync(join(ROOT, f), "utf8")));
+  if (modules.length !== 1) throw new Error(`expected one module under src/ to export the environment schema Env, found ${modules.length}: ${modules.join(", ")}`);
+  const { Env } = (await import(join(ROOT, modules[0]!))) as { Env: z.ZodObject };
+  return Object.keys(Env.shape);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(ROOT.length + 1));
+}
+
+/** The variables of the hosts' schema, with their meanings. */
 const SERVER_ENV: Record<string, EnvDoc> = {
   APP_ID: { meaning: "the GitHub App's numeric id. Without APP_ID, the key and WEBHOOK_SECRET the server runs in setup mode ([github-app.md](github-app.md#registering-the-app-setup-mode)) and writes the new credentials to `.env` (mode 0600)" },
   PRIVATE_KEY: { meaning: "the App's private key (PEM; PKCS#1 as GitHub hands it out, or PKCS#8; one line with `\\n` is accepted). A key that parses but fails a test signature stops start-up" },
@@ -112,9 +123,10 @@ function textUnder(path: string): string {
 }
 
 /** The schema's names that have no meaning here, and the meanings whose names it lacks. */
-export function envProblems(names: readonly string[] = Object.keys(Env.shape)): string[] {
-  const problems = names.filter((n) => !(n in SERVER_ENV)).map((n) => `${n} (src/host/settings.ts) has no line in scripts/docs/config.ts SERVER_ENV`);
-  problems.push(...Object.keys(SERVER_ENV).filter((n) => !names.includes(n)).map((n) => `SERVER_ENV explains ${n}, which src/host/settings.ts no longer reads`));
+export async function envProblems(names?: readonly string[]): Promise<string[]> {
+  names ??= await envSchemaNames();
+  const problems = names.filter((n) => !(n in SERVER_ENV)).map((n) => `${n} (the Env schema) has no line in scripts/docs/config.ts SERVER_ENV`);
+  problems.push(...Object.keys(SERVER_ENV).filter((n) => !names.includes(n)).map((n) => `SERVER_ENV explains ${n}, which the Env schema no longer reads`));
   for (const g of OTHER_ENV) {
     const text = g.where.map(textUnder).join("\n");
     for (const n of Object.keys(g.vars)) if (!text.includes(n)) problems.push(`${n} is documented as read by ${g.where.join(", ")}, which never name it`);
@@ -122,14 +134,15 @@ export function envProblems(names: readonly string[] = Object.keys(Env.shape)): 
   return problems;
 }
 
-export function envTable(): string {
-  const problems = envProblems();
+export async function envTable(): Promise<string> {
+  const names = await envSchemaNames();
+  const problems = await envProblems(names);
   if (problems.length > 0) throw new Error(`the environment table is out of step with the code:\n  ${problems.join("\n  ")}`);
   const row = (name: string, d: EnvDoc, group: string) => `| \`${name}\` | ${group} | ${d.default ? cell(d.default) : ""} | ${cell(d.meaning)} |`;
   return [
     "| variable | read by | default | meaning |",
     "|---|---|---|---|",
-    ...Object.keys(Env.shape).map((n) => row(n, SERVER_ENV[n]!, "server")),
+    ...names.map((n) => row(n, SERVER_ENV[n]!, "server")),
     ...OTHER_ENV.flatMap((g) => Object.entries(g.vars).map(([n, d]) => row(n, d, g.group))),
     "",
   ].join("\n");
