@@ -64,11 +64,11 @@ const SERVER_ENV: Record<string, EnvDoc> = {
   HCP_SESSION_SECRET: { default: "derived from the client secret", meaning: "32+ characters: the `/runs` session key (rotating the client secret signs everyone out otherwise)" },
 };
 
-/** Variables read outside the schema; each must still appear in the sources it is listed with. */
+/** Variables read outside the schema; each must still appear in the sources it is listed with (folders, so that moving a module does not matter). */
 const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> }[] = [
   {
     group: "jobs",
-    where: ["src/host/settings.ts"],
+    where: ["src"],
     vars: {
       HCP_JOB_LEASE_SECONDS: { default: "120", meaning: "a job's lease, renewed every third of it while the job runs and before every write to GitHub; keep it well above GitHub's slowest answers" },
       HCP_JOB_RETRY_SECONDS: { default: "10", meaning: "the first retry's delay, doubled each time (5 runs at most)" },
@@ -77,7 +77,7 @@ const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> 
   },
   {
     group: "CLI",
-    where: ["src/node/code-cache.ts", "src/node/bridge-package.ts", "src/node/upstream-index.ts", "src/cli/style.ts"],
+    where: ["src"],
     vars: {
       HCP_BOT_CACHE_DIR: { default: "$XDG_CACHE_HOME/hcp-bot, else ~/.cache/hcp-bot", meaning: "where `lint` keeps its V8 code cache; `off` or empty: none. Read only from a folder the user owns that others cannot write" },
       XDG_CACHE_HOME: { meaning: "the cache's parent folder when HCP_BOT_CACHE_DIR is unset" },
