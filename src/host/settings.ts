@@ -93,7 +93,8 @@ export interface RedisSettings {
 
 export class SettingsError extends Error {}
 
-const Env = z.object({
+/** Every environment variable the hosts read at start (exported for the configuration table in docs/configuration.md). */
+export const Env = z.object({
   APP_ID: z
     .string()
     .regex(/^\d+$/, "must be the numeric App ID from the app's settings page")
