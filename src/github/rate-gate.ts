@@ -10,17 +10,12 @@
 // A pause has a scope, as GitHub's limits do: an installation token's limits are that
 // installation's, so one installation told to wait pauses only its own calls; calls made
 // as the app itself (a JWT: /app, an installation's lookup) share one app-wide pause.
+import type { GateScope, RateGate } from "../store/types.ts";
 import { rateLimitOf } from "./octokit.ts";
 
-/** Whose calls a pause holds back: one installation's, or the app's own (JWT) calls. */
-export type GateScope = `installation:${number}` | "app";
+// The gate's interface is the store's (a store that shares state between replicas offers one).
+export type { GateScope, RateGate } from "../store/types.ts";
 
-export interface RateGate {
-  /** Milliseconds before calls of `scope` may go out again (0: now). */
-  waitMs(scope: GateScope): Promise<number>;
-  /** Nobody calls in `scope` before `untilMs` (epoch ms); a later pause already set is kept. */
-  pauseUntil(scope: GateScope, untilMs: number): Promise<void>;
-}
 
 /**
  * The scope of one request: an installation client's calls are the installation's, except

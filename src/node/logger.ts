@@ -1,10 +1,10 @@
 // The Node server's logger: pino's JSON lines, or one readable line per event
-// (LOG_FORMAT=pretty). Either way the credentials of src/host/redact.ts are taken out before
+// (LOG_FORMAT=pretty). Either way the credentials of src/shared/redact.ts are taken out before
 // anything is written: the headers of the requests Probot's HTTP logger records, the
 // query's one-time codes in URLs and in the messages that quote them.
 import { pino, type Logger, type LoggerOptions } from "pino";
 import type { ServerSettings } from "./env.ts";
-import { pinoCensor, pinoRedactPaths, scrubUrl } from "../host/redact.ts";
+import { pinoCensor, pinoRedactPaths, scrubUrl } from "../shared/redact.ts";
 
 /** Fields a pretty line leaves out: pino's own, and the request/response dumps its message already sums up. */
 const NOT_SHOWN = new Set(["level", "time", "pid", "hostname", "name", "msg", "req", "res", "err", "responseTime", "reqId"]);

@@ -9,7 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { WorkRunner } from "../github/app.ts";
 import type { RetryObserver } from "../github/octokit.ts";
 import type { ReviewOutcome } from "../github/review.ts";
-import { bearsToken } from "../host/health.ts";
+import { bearsToken } from "../github/health.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { Store } from "../store/types.ts";
 import type { SlackWaitObserver } from "../slack/web-api.ts";

@@ -17,7 +17,7 @@ import type { RateGate } from "../github/rate-gate.ts";
 import { guardWebhooks } from "./webhook-guard.ts";
 import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
 import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.ts";
-import { healthReport } from "../host/health.ts";
+import { healthReport } from "../github/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { createAnalysisPool } from "./analysis-pool.ts";
 import { judgeOffThread } from "./artifact-judge.ts";

@@ -7,7 +7,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { routeBody, routesEvent } from "../github/routes.ts";
-import { MAX_WEBHOOK_BYTES } from "../host/limits.ts";
+import { MAX_WEBHOOK_BYTES } from "../shared/limits.ts";
 
 export type WebhookRefusal = "unsigned" | "too-large" | "forged" | "unreadable";
 

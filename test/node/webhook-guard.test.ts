@@ -3,7 +3,7 @@
 // past GitHub's 25 MB cap, and verified while streaming; a measured child process bounds RSS.
 import { createHmac, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_WEBHOOK_BYTES } from "../../src/host/limits.ts";
+import { MAX_WEBHOOK_BYTES } from "../../src/shared/limits.ts";
 import { startServer, type RunningServer } from "../../src/node/server.ts";
 import { FORGED, mb, sendHugeWebhook, startMemoryChild } from "../../bench/support/memory-client.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";

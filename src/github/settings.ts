@@ -2,7 +2,7 @@
 // Cloudflare Workers). A missing or malformed setting stops start-up with one line that
 // names it and says what is expected. Runtime-neutral: the host hands in how to read a file.
 import * as z from "zod";
-import type { GitHubWaits } from "../github/octokit.ts";
+import type { GitHubWaits } from "./octokit.ts";
 import { DEFAULT_JOB_POLICY, type JobPolicy } from "../jobs/runner.ts";
 
 /** Kubernetes waits 30 s (terminationGracePeriodSeconds) before SIGKILL; draining ends well before. */
