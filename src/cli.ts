@@ -59,7 +59,7 @@ async function serve(io: Io): Promise<number> {
   // The setup flow writes the new app's credentials to .env; read them like Probot does.
   if (existsSync(".env")) process.loadEnvFile(".env");
   // Loaded on demand: its zod schema would cost lint's start-up for nothing.
-  const { readServerSettings, SettingsError } = await import("./node/env.ts");
+  const { readServerSettings, SettingsError } = await import("./server/env.ts");
   let settings;
   try {
     settings = readServerSettings(process.env);
@@ -73,7 +73,7 @@ async function serve(io: Io): Promise<number> {
     throw error;
   }
   // Loaded on demand: linting should not pay for Probot's start-up.
-  const { startServer } = await import("./node/server.ts");
+  const { startServer } = await import("./server/server.ts");
   // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
   const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
   // The playground's files are built now, so the first visitor does not wait for esbuild.

@@ -3,7 +3,7 @@
 // records "not before" in a gate the replicas share (Redis), and every replica waits for it
 // before its next call, instead of each finding the limit by hitting it. Probot shares
 // limits the same way through Bottleneck over ioredis, but only inside its own throttling
-// plugin, which the bot turns off (src/node/octokit.ts); this gate sits under the bot's retry
+// plugin, which the bot turns off (src/server/octokit.ts); this gate sits under the bot's retry
 // policy (src/github/octokit.ts), which still decides whether and how long to wait on the
 // answer it got. A gate that cannot be read never blocks a call.
 //

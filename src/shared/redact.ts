@@ -2,7 +2,7 @@
 // bearer token, the runs pages' session cookie, GitHub's and Slack's signatures), the ones
 // a response sets, and the one-time codes in a URL's query (OAuth's `code`, the App
 // manifest's `code`, the setup code), which can be exchanged for a session or the App's key.
-// The Node server applies this through pino's `redact` (src/node/logger.ts), the edge
+// The Node server applies this through pino's `redact` (src/server/logger.ts), the edge
 // hosts through their console log (src/edge/log.ts). Runtime-neutral.
 
 export const REDACTED = "[Redacted]";

@@ -1,6 +1,6 @@
 // The Slack app, whatever serves it: the Web API client, the channel messages that follow
 // smoke runs, the command handlers and the request core, wired together. The Node server
-// puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
+// puts Bolt in front of it (src/server/slack.ts); edge hosts answer with `core.handle`.
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { AdviseReplies } from "../core/render/layout/advice.ts";

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type FileDigest, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
-import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
+import { readServerSettings, type ServerSettings } from "../../src/server/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
 import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/runner/init-workflow.ts";
 import { VERSION } from "../../src/version.ts";

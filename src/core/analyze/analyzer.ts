@@ -1,5 +1,5 @@
 // How a host runs the analysis for the GitHub and Slack apps: in the calling thread (edge
-// hosts, which have one) or elsewhere (the Node server's worker thread, src/node/analysis-pool.ts,
+// hosts, which have one) or elsewhere (the Node server's worker thread, src/server/analysis-pool.ts,
 // so the thread that answers webhooks and Slack never waits behind a review's parsing and rules).
 import type { Language } from "web-tree-sitter";
 import type { SourceFile } from "../model/source.ts";

@@ -9,9 +9,9 @@
 import { inThreadAnalyzer, type Analyzer, type AnalyzerOptions } from "../core/analyze/analyzer.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { inThreadAdvise, type AdviseReplies } from "../core/render/layout/advice.ts";
-import { AnalysisWorker } from "./parallel.ts";
-import { loadPythonLanguage } from "./treesitter.ts";
-import { serverUpstreamIndex } from "./upstream-index.ts";
+import { AnalysisWorker } from "../node/parallel.ts";
+import { loadPythonLanguage } from "../node/treesitter.ts";
+import { serverUpstreamIndex } from "../node/upstream-index.ts";
 
 export interface AnalysisPool {
   analyze: Analyzer;

@@ -5,7 +5,7 @@
 // Bolt routes and acks on Node, the same core answers on the edge hosts.
 import { createHmac } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { BodyTooLarge, readBodyCapped } from "./body.ts";
+import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
@@ -19,7 +19,7 @@ export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";
 
 export interface SlackNodeOptions extends Omit<SlackAppOptions, "accept" | "log"> {
   queue: KeyedQueue;
-  /** Takes a command's work durably (src/node/durable.ts); without it, the work runs from `queue`. */
+  /** Takes a command's work durably (src/server/durable.ts); without it, the work runs from `queue`. */
   accept?: SlackAppOptions["accept"];
   log: SlackLog & { error(obj: object, msg?: string): void };
 }

@@ -3,7 +3,7 @@
 // failing once on the way; the Prometheus text is parsed, not grepped.
 import { createHmac, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { FORGED, sendHugeWebhook } from "../../bench/support/memory-client.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverWebhook, instantClock, PASSING_RUN_LOG, runnerFacts, trainingLog } from "../support/bot-harness.ts";

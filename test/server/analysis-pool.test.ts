@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyze } from "../../src/core/analyze/index.ts";
-import { createAnalysisPool } from "../../src/node/analysis-pool.ts";
+import { createAnalysisPool } from "../../src/server/analysis-pool.ts";
 import { adviseReplyMarkdown, adviseReplySlack } from "../../src/core/render/layout/advice.ts";
 import { AnalysisWorker } from "../../src/node/parallel.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";

@@ -20,11 +20,11 @@ import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.t
 import { healthReport } from "../github/health.ts";
 import type { ServerSettings } from "./env.ts";
 import { createAnalysisPool } from "./analysis-pool.ts";
-import { judgeOffThread } from "./artifact-judge.ts";
+import { judgeOffThread } from "../node/artifact-judge.ts";
 import { watchAnswers, type AnswerWatch } from "./answers.ts";
-import { FROM_SOURCE } from "./package-files.ts";
+import { FROM_SOURCE } from "../node/package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
-import { mountWeb, type WebPages } from "../web/mount.ts";
+import { mountWeb, type WebPages } from "./web-mount.ts";
 import { createLogger } from "./logger.ts";
 import { writeEnvFile } from "./env-file.ts";
 import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";

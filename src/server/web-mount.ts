@@ -1,11 +1,11 @@
 // Mounts the web pages into the Node server: the handler chain gets the playground, the
 // runs pages and, in setup mode, the link from Probot's setup page.
 import type { Server } from "probot";
-import type { ServerSettings } from "../node/env.ts";
+import type { ServerSettings } from "./env.ts";
 import type { Store } from "../store/types.ts";
-import { linkFromSetupPage, nodeWebHandler } from "./node.ts";
-import { createWebHandler, isWebPath } from "./server/index.ts";
-import { createStaticFiles, type StaticFiles } from "./server/static.ts";
+import { linkFromSetupPage, nodeWebHandler } from "../web/node.ts";
+import { createWebHandler, isWebPath } from "../web/server/index.ts";
+import { createStaticFiles, type StaticFiles } from "../web/server/static.ts";
 
 export interface WebPages {
   files: StaticFiles;

@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readServerSettings } from "../../src/node/env.ts";
+import { readServerSettings } from "../../src/server/env.ts";
 import { bin, root } from "../support/cli.ts";
 
 interface Served {

@@ -4,7 +4,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_WEBHOOK_BYTES } from "../../src/shared/limits.ts";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { FORGED, mb, sendHugeWebhook, startMemoryChild } from "../../bench/support/memory-client.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverWebhook } from "../support/bot-harness.ts";

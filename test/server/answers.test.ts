@@ -2,7 +2,7 @@
 import { createServer, request, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { watchAnswers } from "../../src/node/answers.ts";
+import { watchAnswers } from "../../src/server/answers.ts";
 
 describe("watchAnswers", () => {
   it("holds a job until the request being answered is answered, and never longer than its bound", async () => {
