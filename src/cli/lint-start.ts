@@ -6,10 +6,10 @@ import { createRequire, flushCompileCache } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
-import { cacheDirFrom, enablePrivateCompileCache } from "./code-cache.ts";
-import type * as LintBundle from "../cli/lint-bundle.ts";
+import { cacheDirFrom, enablePrivateCompileCache } from "../node/code-cache.ts";
+import type * as LintBundle from "./lint-bundle.ts";
 
-export { cacheDirFrom, enablePrivateCompileCache } from "./code-cache.ts";
+export { cacheDirFrom, enablePrivateCompileCache } from "../node/code-cache.ts";
 export type { LintBundle };
 
 /**
