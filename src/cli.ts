@@ -110,9 +110,9 @@ export async function commandFlags(command: string): Promise<Flag[]> {
     case "verdict":
       return flagsOfParser((await import("./node/verdict-cli.ts")).VERDICT_OPTIONS);
     case "init-workflow":
-      return flagsOfParser((await import("./runner/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
+      return flagsOfParser((await import("./gpu/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
     case "smoke-run":
-      return flagsFromUsage((await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE);
+      return flagsFromUsage((await import("./gpu/smoke-run.ts")).SMOKE_RUN_USAGE);
     default: {
       const help = commandHelp(command);
       return help ? flagsOf(help) : [];
@@ -121,7 +121,7 @@ export async function commandFlags(command: string): Promise<Flag[]> {
 }
 
 async function helpText(command: string, style: Style): Promise<string> {
-  if (command === "smoke-run") return (await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE;
+  if (command === "smoke-run") return (await import("./gpu/smoke-run.ts")).SMOKE_RUN_USAGE;
   return formatCommandHelp(commandHelp(command)!, style);
 }
 
@@ -157,11 +157,11 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
       return explain(rest, io);
     case "smoke-run": {
       // Loaded on demand: lint must not load execa.
-      const { smokeRun } = await import("./runner/smoke-run.ts");
+      const { smokeRun } = await import("./gpu/smoke-run.ts");
       return await smokeRun(rest, { out: io.out, err: io.err, live: process.stdout, env: process.env, cwd: process.cwd() });
     }
     case "init-workflow": {
-      const { initWorkflow } = await import("./runner/init-workflow.ts");
+      const { initWorkflow } = await import("./gpu/init-workflow.ts");
       return await initWorkflow(rest, { out: io.out, err: io.err, env: process.env, cwd: process.cwd() });
     }
     default:

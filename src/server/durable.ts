@@ -18,7 +18,7 @@ import type { HostLog } from "../github/host.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { createJobRunner, deliveryClaim, type JobLease, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
 import type { SlackWork } from "../slack/commands.ts";
-import type { DeferredCommand, SlackCoreDeps } from "../slack/core.ts";
+import type { DeferredCommand, SlackCoreDeps } from "../slack/endpoint.ts";
 import type { Job, Store } from "../store/types.ts";
 
 /** A delivery as its job carries it (what Probot's `receive` takes again). */

@@ -12,7 +12,7 @@ import type { GitHubGateway } from "../github/app.ts";
 import type { KeyedQueue } from "../github/queue.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppOptions } from "../slack/app.ts";
 import type { SlackLog } from "../slack/commands.ts";
-import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/core.ts";
+import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/endpoint.ts";
 import type { SmokeRequest } from "../store/types.ts";
 
 export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";

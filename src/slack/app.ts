@@ -7,7 +7,7 @@ import type { AdviseReplies } from "../core/render/layout/advice.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
-import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./core.ts";
+import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./endpoint.ts";
 import { createSlackRuns } from "./runs.ts";
 import { createSlackWebApi, type SlackWaitObserver } from "./web-api.ts";
 

@@ -21,7 +21,8 @@
 //   cli     the `hcp-bot` command (src/cli.ts, src/main.ts, src/cli/): `serve` starts the server
 //           and `setup` checks a key with edge's reader, so it is on top.
 // The library entry src/index.ts re-exports core for `import ... from "hcp-bot"` and sits on top too.
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -48,11 +49,11 @@ function sourcesUnder(dir: string): string[] {
 }
 
 /** Every relative import of a file: import and export declarations, import() calls and `typeof import()` types. */
-function importsOf(file: string): Import[] {
+function importsOf(root: string, file: string): Import[] {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
   const found: Import[] = [];
   const add = (spec: string, typeOnly: boolean) => {
-    if (spec.startsWith(".")) found.push({ file: relative(SRC, file), spec, target: relative(SRC, resolve(dirname(file), spec)), typeOnly });
+    if (spec.startsWith(".")) found.push({ file: relative(root, file), spec, target: relative(root, resolve(dirname(file), spec)), typeOnly });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -74,22 +75,23 @@ function importsOf(file: string): Import[] {
   return found;
 }
 
-/** Folders still under their former names until the moves (issue 29) land. */
-const FORMER_FOLDERS: Record<string, Layer> = { host: "shared", runner: "gpu", node: "node" };
-
 function layerOf(path: string): Layer | undefined {
   const [top, ...rest] = path.split("/");
   if (rest.length === 0) return ROOT_FILES[top!];
-  if (top! in FORMER_FOLDERS) return FORMER_FOLDERS[top!];
   return (LAYERS as readonly string[]).includes(top!) ? (top as Layer) : undefined;
 }
 
-/** Upward imports that the moves of issue 29 remove; the list may only shrink. */
-const NOT_YET_MOVED: string[] = [];
-
 const rank = (layer: Layer) => LAYERS.indexOf(layer);
+
+/** "file: spec (from -> to)" for each import of a tree that reaches up a layer. */
+function upwardImports(imports: readonly Import[]): string[] {
+  return imports
+    .filter((i) => rank(layerOf(i.target)!) > rank(layerOf(i.file)!))
+    .map((i) => `${i.file}: ${i.spec} (${layerOf(i.file)} -> ${layerOf(i.target)})`);
+}
+
 const files = sourcesUnder(SRC);
-const imports = files.flatMap(importsOf);
+const imports = files.flatMap((f) => importsOf(SRC, f));
 
 describe("src/ is layered", () => {
   it("reads the imports of every source file, dynamic ones included", () => {
@@ -105,10 +107,32 @@ describe("src/ is layered", () => {
   });
 
   it("has no import from a lower layer to a higher one", () => {
-    const upward = imports
-      .filter((i) => rank(layerOf(i.target)!) > rank(layerOf(i.file)!))
-      .map((i) => `${i.file}: ${i.spec} (${layerOf(i.file)} -> ${layerOf(i.target)})`);
-    expect(upward).toEqual(NOT_YET_MOVED);
+    expect(upwardImports(imports)).toEqual([]);
+  });
+
+  it("names each upward import of a tree that has them, whatever form the import takes", () => {
+    const root = mkdtempSync(join(tmpdir(), "hcp-layers-"));
+    try {
+      const write = (path: string, text: string) => {
+        mkdirSync(dirname(join(root, path)), { recursive: true });
+        writeFileSync(join(root, path), text);
+      };
+      write("github/gate.ts", "export interface Gate { wait(): void }\nexport const GATE = 1;\n");
+      write("store/static.ts", 'import type { Gate } from "../github/gate.ts";\nexport type G = Gate;\n');
+      write("store/dynamic.ts", 'export const load = () => import("../github/gate.ts");\n');
+      write("shared/reexport.ts", 'export { GATE } from "../github/gate.ts";\n');
+      write("core/type-query.ts", 'export type M = typeof import("../store/static.ts");\n');
+      write("cli/down.ts", 'import { GATE } from "../github/gate.ts";\nexport const x = GATE;\n');
+      const found = sourcesUnder(root).flatMap((f) => importsOf(root, f));
+      expect(upwardImports(found).sort()).toEqual([
+        "core/type-query.ts: ../store/static.ts (core -> store)",
+        "shared/reexport.ts: ../github/gate.ts (shared -> github)",
+        "store/dynamic.ts: ../github/gate.ts (store -> github)",
+        "store/static.ts: ../github/gate.ts (store -> github)",
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-// The HCP probe (src/runner/probe/sitecustomize.py) under the real python3, against a tiny
+// The HCP probe (src/gpu/probe/sitecustomize.py) under the real python3, against a tiny
 // fake megatron.core.parallel_state (and, where ranks matter, a fake torch.distributed).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
@@ -6,7 +6,7 @@ import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createVerdictParser } from "../../src/core/verdict/parser.ts";
 import { parseProbeLine, parseProbeReports, verifyProbeMac } from "../../src/core/verdict/probe.ts";
-import { writeProbeDir, type ProbeDir } from "../../src/runner/probe.ts";
+import { writeProbeDir, type ProbeDir } from "../../src/gpu/probe.ts";
 import { fixtures, tempDir } from "./helpers.ts";
 
 const fakeMegatron = join(fixtures, "python");

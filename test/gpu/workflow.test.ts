@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { delimiter, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readTemplate, renderWorkflow } from "../../src/runner/init-workflow.ts";
+import { readTemplate, renderWorkflow } from "../../src/gpu/init-workflow.ts";
 import { VERSION } from "../../src/version.ts";
 import { baseEnv, hcpBot, tempDir } from "./helpers.ts";
 

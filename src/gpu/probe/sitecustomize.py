@@ -34,7 +34,7 @@
 # report, so a report counts only with a MAC the runner can verify. The key is in no process's
 # environment and no file at any time:
 #   - smoke-run writes one key line per rank into a socket that becomes fd 3 of the launcher
-#     (src/runner/probe/launch.py, `python -I -S`: nothing of the checkout runs there, and this
+#     (src/gpu/probe/launch.py, `python -I -S`: nothing of the checkout runs there, and this
 #     file is not loaded there). The launcher moves it to fd 0, which torchrun's ranks inherit.
 #   - HCP_PROBE_KEY_FD=0 (a marker, not the key) tells a rank's probe to read exactly one line
 #     from fd 0; then fd 0 becomes /dev/null and the marker leaves os.environ, so the script and

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageFile } from "../node/package-files.ts";
 
-export const PROBE_SOURCE_PATH = packageFile("src/runner/probe/sitecustomize.py");
-export const LAUNCHER_SOURCE_PATH = packageFile("src/runner/probe/launch.py");
+export const PROBE_SOURCE_PATH = packageFile("src/gpu/probe/sitecustomize.py");
+export const LAUNCHER_SOURCE_PATH = packageFile("src/gpu/probe/launch.py");
 
 export function readProbeSource(): Promise<string> {
   return readFile(PROBE_SOURCE_PATH, "utf8");

@@ -1,4 +1,4 @@
-// `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/runner/fixtures/fake-uv.mjs)
+// `hcp-bot smoke-run` through the real binary, with a fake `uv` (test/gpu/fixtures/fake-uv.mjs)
 // that replays real torchrun logs, records its argv and environment, and can leave a
 // grandchild behind or hang. No mocks: real processes, real signals, real files.
 import { createHash } from "node:crypto";
@@ -8,8 +8,8 @@ import { PassThrough } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseProbeReports, requestedLayout, verdictOf, verifyProbeMac } from "../../src/core/verdict/index.ts";
 import { VerdictSchema } from "../../src/core/verdict/schema.ts";
-import { HARNESS_KEYS } from "../../src/runner/overrides.ts";
-import { smokeRun } from "../../src/runner/smoke-run.ts";
+import { HARNESS_KEYS } from "../../src/gpu/overrides.ts";
+import { smokeRun } from "../../src/gpu/smoke-run.ts";
 import { baseEnv, fixtures, hcpBot as runBinary, type Run, logs, processAlive, readIf, root, startHcpBot as startBinary, tempDir, waitFor } from "./helpers.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
 

@@ -3,9 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { SmokeConfigSchema } from "../../src/core/config/repo-config.ts";
 import { parseSlackCommand, resolveSmokeRequest } from "../../src/core/commands/index.ts";
-import { buildArgv, buildEnv } from "../../src/runner/command.ts";
-import { composeOverrides, overridesFromEnv, OverrideError, parseOverrides } from "../../src/runner/overrides.ts";
-import { parseDuration } from "../../src/runner/process.ts";
+import { buildArgv, buildEnv } from "../../src/gpu/command.ts";
+import { composeOverrides, overridesFromEnv, OverrideError, parseOverrides } from "../../src/gpu/overrides.ts";
+import { parseDuration } from "../../src/gpu/process.ts";
 import { requestedLayout } from "../../src/core/verdict/index.ts";
 
 describe("override grammar", () => {

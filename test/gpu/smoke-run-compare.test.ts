@@ -1,5 +1,5 @@
 // `hcp-bot smoke-run --compare p2p` through the real binary and the fake torchrun over fake
-// torch and Megatron-Core (test/runner/fixtures): the HCP leg, then the reference leg with only
+// torch and Megatron-Core (test/gpu/fixtures): the HCP leg, then the reference leg with only
 // cp_comm_type and the sizes changed, each with its own probe key, both logs and verdicts
 // hashed in the runner's report.
 import { createHash } from "node:crypto";
