@@ -1,4 +1,4 @@
-// The layers of src/ (the architecture doc draws them): a module imports only from its own layer
+// The layers of src/ (docs/architecture.md draws them): a module imports only from its own layer
 // or one below it. The order, low to high, and why each layer sits where it does:
 //
 //   core    the pure analysis: rules, recipes, verdicts, renderers. No I/O (test/core-purity.test.ts).
