@@ -2,7 +2,7 @@
 // stdout), the way an edge deployment would. test/deno/slack.test.ts sends it signed requests.
 // Test-only routes: GET /test/scheduled (the work scheduled after acks), POST /test/shutdown.
 import { claimThenSchedule, createSlackCore, fetchAdapter } from "../../src/slack/endpoint.ts";
-import { MemoryStore } from "../../src/store/memory.ts";
+import { MemoryStore } from "../../src/store/memory/store.ts";
 
 declare const Deno: {
   args: string[];

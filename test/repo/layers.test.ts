@@ -4,7 +4,7 @@
 //   core    the pure analysis: rules, recipes, verdicts, renderers. No I/O (test/core-purity.test.ts).
 //   shared  what every host needs and that knows no feature: the one Log port, the limits,
 //           redaction, the capped body read, the package version.
-//   store   the state (types.ts with the rate gate's interface) and one module or folder per store;
+//   store   the state (types.ts with the rate gate's interface) and one folder per store;
 //           it needs only core and shared.
 //   node    Node platform helpers the CLI and the server share: tree-sitter loading, worker
 //           threads, files, the package's own files.

@@ -3,7 +3,7 @@
 // transition, a job's lease), retried when another writer got there first. Secondary keys
 // (per PR, per user, active requests, per run id, per job key) are written in the same
 // commit as the record. Counters give creation order, as SQLite's rowid does.
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, pageOfRequests, sumRuns } from "../records.ts";
 import {
   ACTIVE_STATUSES,
   StoreError,
@@ -20,7 +20,7 @@ import {
   type StoreOptions,
   type StoreStatus,
   type UpdateResult,
-} from "./types.ts";
+} from "../types.ts";
 
 // ------------------------------------------------------------ the part of Deno.Kv used here
 

@@ -2,7 +2,7 @@
 // deployments that accept losing state on restart. Records are copied in and out, so a
 // caller mutating a returned object cannot change what is stored (as with a database).
 import { randomUUID } from "node:crypto";
-import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "./records.ts";
+import { applyPatch, auditLimit, checkClaim, checkLease, closedError, isLive, leaseRefusal, listLimit, newAudit, newJob, newRequest, sumRuns } from "../records.ts";
 import {
   ACTIVE_STATUSES,
   type AuditInput,
@@ -18,7 +18,7 @@ import {
   type StoreOptions,
   type StoreStatus,
   type UpdateResult,
-} from "./types.ts";
+} from "../types.ts";
 
 export class MemoryStore implements Store {
   private readonly claims = new Map<string, { expires: number; owner: string | undefined }>();

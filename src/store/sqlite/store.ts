@@ -8,9 +8,9 @@ import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { checkClaim, closedError } from "./records.ts";
-import type { SqlDriver, SqlRow, SqlValue } from "./sql/driver.ts";
-import { SqlStore, type ClaimRequest } from "./sql/store.ts";
+import { checkClaim, closedError } from "../records.ts";
+import type { SqlDriver, SqlRow, SqlValue } from "../sql/driver.ts";
+import { SqlStore, type ClaimRequest } from "../sql/store.ts";
 import {
   StoreError,
   type AuditInput,
@@ -26,7 +26,7 @@ import {
   type StoreOptions,
   type StoreStatus,
   type UpdateResult,
-} from "./types.ts";
+} from "../types.ts";
 
 export const DB_FILE = "hcp-bot.sqlite";
 
