@@ -28,7 +28,7 @@ RUN useradd --system --uid 10001 --home-dir /app hcpbot && mkdir -p /app/data &&
 USER hcpbot
 ENV PORT=3000 HCP_DATA_DIR=/app/data
 EXPOSE 3000
-# No curl in the slim image: Node's fetch asks the server itself (test/node/server.test.ts runs this very command).
+# No curl in the slim image: Node's fetch asks the server itself (test/server/server.test.ts runs this very command).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/hcp-bot.js"]

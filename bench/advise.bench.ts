@@ -11,7 +11,7 @@ import { Agent, request } from "node:http";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { appKeys, botSettings } from "../test/support/bot-harness.ts";
-import { startServer } from "../src/node/server.ts";
+import { startServer } from "../src/server/server.ts";
 import { adviseReplyMarkdown, adviseReplySlack } from "../src/core/render/layout/advice.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";

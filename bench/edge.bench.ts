@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { buildEdge } from "../scripts/build-edge.ts";
 import { readWranglerConfig, startWorkerd } from "../scripts/start-workerd.ts";
-import { startServer } from "../src/node/server.ts";
+import { startServer } from "../src/server/server.ts";
 import { appKeys, botSettings, deliverWebhook, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../test/support/fake-github/index.ts";
 import { startEdge, type EdgeProcess } from "../test/edge/runtimes.ts";

@@ -3,7 +3,7 @@
 // API calls per review. Targets (issue 3): p99 < 300 ms for 5 files; at most 10 calls for
 // a 100-file PR with 20 findings.
 import { performance } from "node:perf_hooks";
-import { startServer } from "../src/node/server.ts";
+import { startServer } from "../src/server/server.ts";
 import { appKeys, botSettings, deliverWebhook, hcpRecipe } from "../test/support/bot-harness.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 

@@ -7,7 +7,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 import { appKeys, botSettings, smokeWorkflowFile } from "../test/support/bot-harness.ts";
-import { startServer } from "../src/node/server.ts";
+import { startServer } from "../src/server/server.ts";
 import { startFakeGitHub } from "../test/support/fake-github/index.ts";
 import { startFakeSlack } from "../test/support/fake-slack/index.ts";
 

@@ -2,7 +2,7 @@
 // The `hcp-bot` command: runs the compiled CLI in dist/ (`npm run build`; `npm ci` runs it
 // through the `prepare` script). `hcp-bot --version` is answered here, before any bundle
 // loads, so it costs about what starting Node costs; `hcp-bot lint` runs from dist/lint.cjs
-// with a V8 code cache (src/node/lint-start.ts, built to dist/lint-start.cjs), every other
+// with a V8 code cache (src/cli/lint-start.ts, built to dist/lint-start.cjs), every other
 // command from dist/main.js.
 //
 // This file is CommonJS (bin/package.json): Node starts an ES module main through its ESM

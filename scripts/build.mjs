@@ -39,7 +39,7 @@ export const LINT_BUNDLE = { lint: "src/cli/lint-bundle.ts" };
  * an ESM import of node:fs builds a facade that reads every export, fs.promises and the
  * stream getters included (~10 ms, bench:cli).
  */
-export const LINT_START = { "lint-start": "src/node/lint-start.ts" };
+export const LINT_START = { "lint-start": "src/cli/lint-start.ts" };
 
 /** Files earlier builds wrote that this one no longer does: removed, so `npm pack` cannot ship them. */
 const FORMER = ["lint-start.js"];

@@ -91,7 +91,7 @@ async function serve(io: Io): Promise<number> {
   // The setup flow writes the new app's credentials to .env; read them like Probot does.
   if (existsSync(".env")) process.loadEnvFile(".env");
   // Loaded on demand: its zod schema would cost lint's start-up for nothing.
-  const { readServerSettings, SettingsError } = await import("./node/env.ts");
+  const { readServerSettings, SettingsError } = await import("./server/env.ts");
   let settings;
   try {
     settings = readServerSettings(process.env);
@@ -105,7 +105,7 @@ async function serve(io: Io): Promise<number> {
     throw error;
   }
   // Loaded on demand: linting should not pay for Probot's start-up.
-  const { startServer } = await import("./node/server.ts");
+  const { startServer } = await import("./server/server.ts");
   // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
   const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
   // The playground's files are built now, so the first visitor does not wait for esbuild.
@@ -146,9 +146,9 @@ export async function commandFlags(command: string): Promise<Flag[]> {
     case "verdict":
       return flagsOfParser((await import("./node/verdict-cli.ts")).VERDICT_OPTIONS);
     case "init-workflow":
-      return flagsOfParser((await import("./runner/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
+      return flagsOfParser((await import("./gpu/init-workflow.ts")).INIT_WORKFLOW_OPTIONS);
     case "smoke-run":
-      return flagsFromUsage((await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE);
+      return flagsFromUsage((await import("./gpu/smoke-run.ts")).SMOKE_RUN_USAGE);
     default: {
       const help = commandHelp(command);
       return help ? flagsOf(help) : [];
@@ -157,7 +157,7 @@ export async function commandFlags(command: string): Promise<Flag[]> {
 }
 
 async function helpText(command: string, style: Style): Promise<string> {
-  if (command === "smoke-run") return (await import("./runner/smoke-run.ts")).SMOKE_RUN_USAGE;
+  if (command === "smoke-run") return (await import("./gpu/smoke-run.ts")).SMOKE_RUN_USAGE;
   return formatCommandHelp(commandHelp(command)!, style);
 }
 
@@ -178,7 +178,7 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
       return await serve(io);
     case "server": {
       // Loaded on demand: the protocol library is for editors, not for lint's start-up.
-      const { serverCommand } = await import("./lsp/server.ts");
+      const { serverCommand } = await import("./cli/lsp/server.ts");
       return await serverCommand(rest);
     }
     case "rules":
@@ -197,11 +197,11 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
       return explain(rest, io);
     case "smoke-run": {
       // Loaded on demand: lint must not load execa.
-      const { smokeRun } = await import("./runner/smoke-run.ts");
+      const { smokeRun } = await import("./gpu/smoke-run.ts");
       return await smokeRun(rest, { out: io.out, err: io.err, live: process.stdout, env: process.env, cwd: process.cwd() });
     }
     case "init-workflow": {
-      const { initWorkflow } = await import("./runner/init-workflow.ts");
+      const { initWorkflow } = await import("./gpu/init-workflow.ts");
       return await initWorkflow(rest, { out: io.out, err: io.err, env: process.env, cwd: process.cwd() });
     }
     default:

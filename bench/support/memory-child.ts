@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { join, resolve } from "node:path";
 
 const root = resolve(process.argv[2] ?? join(import.meta.dirname, "..", ".."));
-const { startServer } = (await import(pathToFileURL(join(root, "src/node/server.ts")).href)) as typeof import("../../src/node/server.ts");
+const { startServer } = (await import(pathToFileURL(join(root, "src/server/server.ts")).href)) as typeof import("../../src/server/server.ts");
 const { botSettings } = (await import(pathToFileURL(join(root, "test/support/bot-harness.ts")).href)) as typeof import("../../test/support/bot-harness.ts");
 
 export const CHILD_SECRET = "memory-bench-secret";

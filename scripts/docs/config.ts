@@ -1,5 +1,5 @@
 // docs/configuration.md's two tables: every environment variable (the hosts' zod schema in
-// src/host/settings.ts, plus the few read elsewhere) and every key of `.github/hcp-bot.yml` (the
+// src/github/settings.ts, plus the few read elsewhere) and every key of `.github/hcp-bot.yml` (the
 // repository-settings schema in src/core/config/repo-config.ts). The names, types and defaults
 // come from the schemas; the meanings are written here, and the generator stops when a schema
 // gains a name this file does not explain, or this file explains a name no schema or source has.
@@ -14,7 +14,7 @@ interface EnvDoc {
   meaning: string;
 }
 
-/** The hosts' environment schema: the one module under src/ that exports `Env` (src/host/settings.ts; issue 29 moves it to src/github/). */
+/** The hosts' environment schema: the one module under src/ that exports `Env` (src/github/settings.ts). */
 async function envSchemaNames(): Promise<string[]> {
   const modules = filesUnder("src").filter((f) => f.endsWith(".ts") && /^export const Env = z\.object\(/m.test(readFileSync(join(ROOT, f), "utf8")));
   if (modules.length !== 1) throw new Error(`expected one module under src/ to export the environment schema Env, found ${modules.length}: ${modules.join(", ")}`);
@@ -83,6 +83,7 @@ const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> 
       XDG_CACHE_HOME: { meaning: "the cache's parent folder when HCP_BOT_CACHE_DIR is unset" },
       MEGATRON_BRIDGE_DIR: { meaning: "a Megatron-Bridge checkout whose `megatron.bridge` package holds the base recipes of a user's training script (then PYTHONPATH, VIRTUAL_ENV, `python3 -c 'import megatron.bridge'`)" },
       HCP_BRIDGE_INDEX: { default: "the package's data/megatron-bridge-recipes.json", meaning: "another index of upstream recipes (`npm run index:bridge` writes one)" },
+      HCP_DOCS_URL: { default: "package.json's homepage + /docs/rules/, else none", meaning: "the http(s) folder URL of the rule pages (`HCP001.md` ...): SARIF `helpUri`, the link under each PR comment, `url` in `rules`/`explain --format json`; a fork or an Enterprise mirror sets it" },
       NO_COLOR: { meaning: "any value: no colour (as `--no-color`)" },
       FORCE_COLOR: { meaning: "colour even when piped (`--color=never` still wins)" },
     },

@@ -36,13 +36,14 @@ const SRC: Record<string, string> = {
   "src/cli/": "argument handling, help text and exit codes per command, terminal colour",
   "src/github/": "the GitHub App: events, review, smoke dispatch and completion, Octokit retries",
   "src/slack/": "the Slack app: request verification, /hcp, Block Kit messages, Web API client",
-  "src/store/": "claims, runs, audit log, durable jobs: sql/ (SQLite, Durable Object), redis/, kv.ts, memory",
-  "src/host/": "what every host shares: settings from the environment, /healthz, limits, log redaction",
+  "src/store/": "claims, runs, audit log, durable jobs: one folder per store (memory/, sqlite/, redis/, kv/) and sql/ (SQLite, Durable Object)",
+  "src/shared/": "what every layer above the core shares: the Log port, limits, log redaction, the capped body read",
   "src/jobs/": "durable jobs: lease, renew, complete, retry with delay or give up",
-  "src/node/": "the Node host: Probot server, Bolt, files, tree-sitter, worker threads, metrics",
+  "src/node/": "Node helpers the CLI and the server share: tree-sitter, worker threads, files, the package's own files",
+  "src/server/": "the Node server host: Probot, Bolt, durable jobs, metrics, the webhook guard, the web mount",
   "src/edge/": "the edge host: one fetch handler, the @octokit/app adapter, Workers and Deno entries",
   "src/web/": "the web pages: playground/, markdown/, server/ (static files, CSP, /runs, sign-in)",
-  "src/runner/": "on the GPU runner: smoke-run, the probe and launcher (probe/), init-workflow",
+  "src/gpu/": "on the GPU runner: smoke-run, the probe and launcher (probe/), init-workflow",
 };
 
 function trackedFolders(): string[] {

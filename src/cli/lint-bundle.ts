@@ -1,5 +1,5 @@
 // dist/lint.cjs: `hcp-bot lint` as one CommonJS script, the same `main` as dist/main.js, so
-// bin/hcp-bot.js can run it with a V8 code cache (src/node/lint-start.ts). Only `lint` runs
+// bin/hcp-bot.js can run it with a V8 code cache (src/cli/lint-start.ts). Only `lint` runs
 // from it: the other commands' modules are left out (scripts/build.mjs) and run from dist/main.js.
 import { takeGlobalFlags } from "./args.ts";
 

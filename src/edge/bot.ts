@@ -9,8 +9,8 @@
 import type { Language } from "web-tree-sitter";
 import { anchorScanAvailable } from "../core/verdict/scan/wasm-scanner.ts";
 import type { HostLog } from "../github/host.ts";
-import { healthReport } from "../host/health.ts";
-import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../host/settings.ts";
+import { healthReport } from "../github/health.ts";
+import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../github/settings.ts";
 import type { RunOutcome } from "../jobs/runner.ts";
 import type { Job, Store } from "../store/types.ts";
 import { checkPrivateKey } from "./key.ts";

@@ -2,7 +2,7 @@
 // JWT signing of @octokit/auth-app on Deno and Workers, imports only PKCS#8. A PKCS#1 key
 // is wrapped in the PKCS#8 envelope here (DER, no library), and the result is imported
 // once, so a malformed key is a clear error at start rather than a failed first webhook.
-import { SettingsError } from "../host/settings.ts";
+import { SettingsError } from "../github/settings.ts";
 
 const PKCS1 = /-----BEGIN RSA PRIVATE KEY-----([\s\S]*?)-----END RSA PRIVATE KEY-----/;
 const PKCS8 = /-----BEGIN PRIVATE KEY-----([\s\S]*?)-----END PRIVATE KEY-----/;

@@ -1,8 +1,8 @@
 // Logs on edge runtimes: one JSON line per entry on the console (Workers and Deno Deploy
 // collect those), with the LOG_LEVEL the Node server takes, and the same secrets taken out
-// as on Node (src/host/redact.ts): headers, tokens and one-time codes never reach the console.
+// as on Node (src/shared/redact.ts): headers, tokens and one-time codes never reach the console.
 import type { HostLog } from "../github/host.ts";
-import { redactFields, scrubUrl } from "../host/redact.ts";
+import { redactFields, scrubUrl } from "../shared/redact.ts";
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: 100 } as const;
 

@@ -4,11 +4,11 @@
 import { routeBody } from "../github/routes.ts";
 import { verifyWebhookSignature, SIGNATURE_FORM } from "../github/signature.ts";
 import type { HostLog } from "../github/host.ts";
-import { MAX_WEBHOOK_BYTES as MAX_GITHUB_WEBHOOK_BYTES } from "../host/limits.ts";
-import { discardBody, readCapped } from "../host/read-capped.ts";
+import { MAX_WEBHOOK_BYTES as MAX_GITHUB_WEBHOOK_BYTES } from "../shared/limits.ts";
+import { discardBody, readCapped } from "../shared/read-capped.ts";
 import { deliveryClaim } from "../jobs/runner.ts";
 
-/** The edge's cap on a delivery: GitHub's 25 MB, as on Node (src/host/limits.ts). */
+/** The edge's cap on a delivery: GitHub's 25 MB, as on Node (src/shared/limits.ts). */
 export const MAX_WEBHOOK_BYTES = MAX_GITHUB_WEBHOOK_BYTES;
 
 /** Writes a job with its claim and hands it on; false when the claim was taken (a redelivery). */
@@ -16,7 +16,7 @@ export type Accept = (job: { key: string; kind: string; payload: string }, claim
 
 export const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 
-/** The body as text, or undefined past `max` bytes (what follows is dropped, src/host/read-capped.ts says why). */
+/** The body as text, or undefined past `max` bytes (what follows is dropped, src/shared/read-capped.ts says why). */
 export async function readLimited(request: Request, max: number): Promise<string | undefined> {
   if (Number(request.headers.get("content-length") ?? "0") > max) {
     await discardBody(request.body, 2 * max);

@@ -6,11 +6,11 @@
 import { inThreadAnalyzer } from "../core/analyze/analyzer.ts";
 import { createApp } from "../github/app.ts";
 import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
-import type { ServerSettings } from "../host/settings.ts";
+import type { ServerSettings } from "../github/settings.ts";
 import { createJobRunner, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.ts";
 import type { SlackWork } from "../slack/commands.ts";
-import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/core.ts";
+import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/endpoint.ts";
 import type { EdgeRuntime } from "./bot.ts";
 import { createEdgeGitHub, type Delivery } from "./github.ts";
 import { json, readLimited, type Accept } from "./webhook.ts";

@@ -5,16 +5,14 @@
 import type { Octokit as CoreOctokit } from "@octokit/core";
 import type { PaginateInterface } from "@octokit/plugin-paginate-rest";
 import type { EmitterWebhookEvent, EmitterWebhookEventName } from "@octokit/webhooks";
+import type { Log } from "../shared/log.ts";
 import type { BotRest } from "./rest.ts";
 
 /** The Octokit the behaviour calls: core (request, graphql, hooks) + the REST methods of src/github/rest.ts + paginate. */
 export type BotOctokit = CoreOctokit & { rest: BotRest } & { paginate: PaginateInterface };
 
-export interface HostLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+/** The shared Log port (src/shared/log.ts), under the name the behaviour's modules use. */
+export type HostLog = Log;
 
 /**
  * One webhook delivery as a handler sees it: `id` (the delivery id, which a redelivery

@@ -3,24 +3,19 @@
 // records "not before" in a gate the replicas share (Redis), and every replica waits for it
 // before its next call, instead of each finding the limit by hitting it. Probot shares
 // limits the same way through Bottleneck over ioredis, but only inside its own throttling
-// plugin, which the bot turns off (src/node/octokit.ts); this gate sits under the bot's retry
+// plugin, which the bot turns off (src/server/octokit.ts); this gate sits under the bot's retry
 // policy (src/github/octokit.ts), which still decides whether and how long to wait on the
 // answer it got. A gate that cannot be read never blocks a call.
 //
 // A pause has a scope, as GitHub's limits do: an installation token's limits are that
 // installation's, so one installation told to wait pauses only its own calls; calls made
 // as the app itself (a JWT: /app, an installation's lookup) share one app-wide pause.
+import type { GateScope, RateGate } from "../store/types.ts";
 import { rateLimitOf } from "./octokit.ts";
 
-/** Whose calls a pause holds back: one installation's, or the app's own (JWT) calls. */
-export type GateScope = `installation:${number}` | "app";
+// The gate's interface is the store's (a store that shares state between replicas offers one).
+export type { GateScope, RateGate } from "../store/types.ts";
 
-export interface RateGate {
-  /** Milliseconds before calls of `scope` may go out again (0: now). */
-  waitMs(scope: GateScope): Promise<number>;
-  /** Nobody calls in `scope` before `untilMs` (epoch ms); a later pause already set is kept. */
-  pauseUntil(scope: GateScope, untilMs: number): Promise<void>;
-}
 
 /**
  * The scope of one request: an installation client's calls are the installation's, except

@@ -3,7 +3,7 @@
 // or give it up (its claim released, so GitHub's redelivery runs it). The host decides how
 // a job reaches `run` (a Queue message on Workers, the same process on Deno) and how often
 // `stale` is asked for jobs an evicted isolate or a killed process left behind.
-import type { HostLog } from "../github/host.ts";
+import type { Log as HostLog } from "../shared/log.ts";
 import type { Job, JobStore } from "../store/types.ts";
 import { leaseFence, LeaseLost, type JobLease } from "./fence.ts";
 

@@ -8,7 +8,7 @@ export class BodyTooLarge extends Error {
 
 /**
  * The body as text, or BodyTooLarge past `maxBytes`. What follows the cap is read and
- * dropped, up to `maxBytes` more (src/host/read-capped.ts says why: a connection closed
+ * dropped, up to `maxBytes` more (src/shared/read-capped.ts says why: a connection closed
  * with a body unread resets, and the client never reads the 413); past that it is cut.
  */
 export async function readBodyCapped(req: IncomingMessage, maxBytes: number): Promise<string> {

@@ -58,7 +58,7 @@ async function load(): Promise<Language> {
  * small analysis takes (bench:cli), while a 500 KB lint is as fast without them. Only takes
  * effect before the grammar is compiled; the server and large lints keep the optimizing tier
  * (`quick` false turns it back on where the `hcp-bot lint` start-up chose the baseline
- * compiler before knowing the input, see src/node/lint-start.ts).
+ * compiler before knowing the input, see src/cli/lint-start.ts).
  */
 export function preferQuickExit(quick = true): void {
   if (loading) return;

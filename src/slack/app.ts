@@ -1,6 +1,6 @@
 // The Slack app, whatever serves it: the Web API client, the channel messages that follow
 // smoke runs, the command handlers and the request core, wired together. The Node server
-// puts Bolt in front of it (src/node/slack.ts); edge hosts answer with `core.handle`.
+// puts Bolt in front of it (src/server/slack.ts); edge hosts answer with `core.handle`.
 import type { JobLease } from "../jobs/fence.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
@@ -8,7 +8,7 @@ import type { AdviseReplies } from "../core/render/layout/advice.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
-import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./core.ts";
+import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./endpoint.ts";
 import { createSlackRuns } from "./runs.ts";
 import { createSlackWebApi, type SlackWaitObserver } from "./web-api.ts";
 

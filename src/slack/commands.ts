@@ -15,7 +15,7 @@ import { readRepoConfig } from "../github/review.ts";
 import { repositoryRole, type RepoRef } from "../github/smoke.ts";
 import { roleRank } from "../core/smoke/policy.ts";
 import type { Store } from "../store/types.ts";
-import type { DeferredCommand } from "./core.ts";
+import type { DeferredCommand } from "./endpoint.ts";
 import type { SlashCommand } from "./payload.ts";
 import type { SlackRuns } from "./runs.ts";
 import type { SlackWebApi } from "./web-api.ts";

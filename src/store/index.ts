@@ -1,14 +1,14 @@
 // The store behind idempotency, quotas and the audit log. SQLite is the embedded
 // default (one Node process, a data folder on disk); Redis (REDIS_URL) is shared by
 // replicas; memory is for tests and edge.
-import { MemoryStore } from "./memory.ts";
-import { SqliteStore } from "./sqlite.ts";
+import { MemoryStore } from "./memory/store.ts";
+import { SqliteStore } from "./sqlite/store.ts";
 import type { RedisStoreSettings } from "./redis/store.ts";
 import type { Store, StoreOptions } from "./types.ts";
 
 export * from "./types.ts";
-export { MemoryStore } from "./memory.ts";
-export { SqliteStore, DB_FILE } from "./sqlite.ts";
+export { MemoryStore } from "./memory/store.ts";
+export { SqliteStore, DB_FILE } from "./sqlite/store.ts";
 export { utcDayStart } from "./records.ts";
 
 export type StoreSettings = { kind: "sqlite"; dataDir: string } | { kind: "memory" } | ({ kind: "redis" } & RedisStoreSettings);

@@ -5,7 +5,7 @@
 // Schemas are built on first use (z.lazy): zod schemas built at module load cost every
 // CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
-import { MAX_WEBHOOK_BYTES } from "../host/limits.ts";
+import { MAX_WEBHOOK_BYTES } from "../shared/limits.ts";
 import { CompareModeSchema } from "../core/compare/mode.ts";
 import { ComparisonSchema } from "../core/compare/schema.ts";
 import { VerdictSchema } from "../core/verdict/schema.ts";
@@ -316,3 +316,14 @@ export interface StoreOptions {
 }
 
 export const AUDIT_LIMIT_MAX = 1000;
+
+/** Whose calls a rate-limit pause holds back: one installation's, or the app's own (JWT) calls. */
+export type GateScope = `installation:${number}` | "app";
+
+/** GitHub's rate limits shared between replicas (src/github/rate-gate.ts puts it under the Octokit). */
+export interface RateGate {
+  /** Milliseconds before calls of `scope` may go out again (0: now). */
+  waitMs(scope: GateScope): Promise<number>;
+  /** Nobody calls in `scope` before `untilMs` (epoch ms); a later pause already set is kept. */
+  pauseUntil(scope: GateScope, untilMs: number): Promise<void>;
+}

@@ -1,8 +1,8 @@
 // Serves the Slack core's fetch handler with Deno.serve on a loopback port (printed as JSON on
 // stdout), the way an edge deployment would. test/deno/slack.test.ts sends it signed requests.
 // Test-only routes: GET /test/scheduled (the work scheduled after acks), POST /test/shutdown.
-import { claimThenSchedule, createSlackCore, fetchAdapter } from "../../src/slack/core.ts";
-import { MemoryStore } from "../../src/store/memory.ts";
+import { claimThenSchedule, createSlackCore, fetchAdapter } from "../../src/slack/endpoint.ts";
+import { MemoryStore } from "../../src/store/memory/store.ts";
 
 declare const Deno: {
   args: string[];

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { readSettings } from "../../src/host/settings.ts";
+import { readSettings } from "../../src/github/settings.ts";
 import { appKeys } from "../support/bot-harness.ts";
 
 interface K8s {

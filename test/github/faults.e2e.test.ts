@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Clock } from "../../src/github/octokit.ts";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
 import { PATIENCE_MS } from "../support/patience.ts";

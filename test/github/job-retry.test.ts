@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { GitHubUnavailable } from "../../src/github/octokit.ts";
 import { createJobRunner, DEFAULT_JOB_POLICY } from "../../src/jobs/runner.ts";
-import { MemoryStore } from "../../src/store/memory.ts";
+import { MemoryStore } from "../../src/store/memory/store.ts";
 
 const log = { info() {}, warn() {}, error() {} };
 

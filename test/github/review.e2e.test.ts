@@ -3,7 +3,7 @@
 // description and keeps state, so upserts and redeliveries can be seen.
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { appKeys, botSettings, deliverAndSettle, pullRequestPayload } from "../support/bot-harness.ts";
 

@@ -9,7 +9,7 @@ import { Octokit } from "@octokit/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseRepoConfig } from "../../src/core/config/repo-config.ts";
 import { DEFAULT_RETRY_POLICY, EDGE_RETRY_POLICY, nextWaitMs, rateLimitOf, retryPlugin, withWaits } from "../../src/github/octokit.ts";
-import { readServerSettings, SettingsError } from "../../src/node/env.ts";
+import { readServerSettings, SettingsError } from "../../src/server/env.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

@@ -2,7 +2,7 @@
 // PR, quotas per installation, forks and copy-pr-bot).
 import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/index.ts";
-import { startServer } from "../../src/node/server.ts";
+import { startServer } from "../../src/server/server.ts";
 import { botSettings, deliverAndSettle, smokeWorkflowFile } from "../support/bot-harness.ts";
 import { instantClock } from "../support/bot-harness.ts";
 import {

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { SqliteStore } from "../../src/store/index.ts";
 import { abArtifact } from "../support/ab-logs.ts";
 import { appKeys, botSettings } from "../support/bot-harness.ts";

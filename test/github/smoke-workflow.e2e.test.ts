@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { startServer } from "../../src/node/server.ts";
+import { startServer } from "../../src/server/server.ts";
 import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
 import { botSettings, completeSmokeRun, deliverAndSettle, runnerFacts, smokeWorkflowFile } from "../support/bot-harness.ts";
 import { visibleText } from "../support/gfm.ts";

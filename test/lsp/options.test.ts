@@ -2,7 +2,7 @@
 // is named and the defaults used, so the editor still gets diagnostics), over the command line.
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DEBOUNCE_MS, readServerFlags, readServerOptions } from "../../src/lsp/options.ts";
+import { DEFAULT_DEBOUNCE_MS, readServerFlags, readServerOptions } from "../../src/cli/lsp/options.ts";
 import { UsageError } from "../../src/cli/args.ts";
 
 const noFlags = { isolated: false };

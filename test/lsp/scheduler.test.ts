@@ -3,7 +3,7 @@
 // a closed document gets nothing. Analyses are promises the test settles itself, so the order
 // of events is the test's, not the machine's.
 import { describe, expect, it } from "vitest";
-import { AnalysisScheduler, type Snapshot } from "../../src/lsp/scheduler.ts";
+import { AnalysisScheduler, type Snapshot } from "../../src/cli/lsp/scheduler.ts";
 
 interface Pending {
   snapshot: Snapshot;

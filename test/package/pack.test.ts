@@ -34,9 +34,9 @@ const ALLOWED = [
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
   /^data\/megatron-bridge-recipes\.json$/,
-  /^src\/runner\/probe\/(sitecustomize|launch)\.py$/,
+  /^src\/gpu\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/runner/probe/sitecustomize.py", "src/runner/probe/launch.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/gpu/probe/sitecustomize.py", "src/gpu/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
@@ -133,7 +133,7 @@ describe("installed into an empty folder", () => {
     const checkout = join(app, "bridge");
     mkdirSync(join(checkout, "scripts", "training"), { recursive: true });
     writeFileSync(join(checkout, "scripts", "training", "run_recipe.py"), "");
-    const fakeUv = join(root, "test", "runner", "fixtures", "bin");
+    const fakeUv = join(root, "test", "gpu", "fixtures", "bin");
     const r = await hcpBot(["smoke-run", "--recipe", "llama32_1b_pretrain_config", "--dry-run", "--", "model.context_parallel_size=4"], checkout, { PATH: `${fakeUv}:${process.env.PATH ?? ""}` });
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout) as { argv: string[]; env: Record<string, string> };

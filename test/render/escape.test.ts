@@ -7,7 +7,7 @@ import { findingsTable } from "../../src/core/render/markdown.ts";
 import { planMarkdown, smokeCommentBody, type SmokeView } from "../../src/core/render/smoke.ts";
 import { verdictOf } from "../../src/core/verdict/index.ts";
 import { smokeReply, statusText } from "../../src/github/smoke.ts";
-import { verdictMarkdown } from "../../src/runner/report.ts";
+import { verdictMarkdown } from "../../src/gpu/report.ts";
 import type { Finding } from "../../src/core/model/finding.ts";
 import type { SmokeRequest } from "../../src/store/types.ts";
 import { HOSTILE, inspectGfm, renderGfm } from "../support/gfm.ts";

@@ -1,6 +1,6 @@
 // HCP009, HCP010, HCP011, HCP014, HCP016: attention-side constraints.
 import { describe, expect, it } from "vitest";
-import { applyFix, hydraLaunch, mlmLaunch, project, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { applyFix, hydraLaunch, mlmLaunch, project, pythonRecipe, yamlOverride } from "../support/units.ts";
 import { check, only } from "./run.ts";
 
 const recipe = (body: string, name = "llama3_8b_pretrain_config") => `def ${name}():

@@ -1,6 +1,6 @@
 // HCP012, HCP013, HCP020: cp_comm_type values.
 import { describe, expect, it } from "vitest";
-import { applyFix, hydraLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { applyFix, hydraLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../support/units.ts";
 import { check, only } from "./run.ts";
 
 const recipe = (body: string, name = "llama3_8b_pretrain_config") => `def ${name}():

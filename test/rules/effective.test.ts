@@ -12,7 +12,7 @@ import {
   usesA2aP2p,
   valueOf,
 } from "../../src/core/rules/effective.ts";
-import { hydraLaunch, project, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { hydraLaunch, project, pythonRecipe, yamlOverride } from "../support/units.ts";
 
 const complete = pythonRecipe("def r():\n    cfg = _pretrain_common()\n    return cfg\n");
 const incomplete = hydraLaunch("run_recipe.py --recipe r train.train_iters=1");

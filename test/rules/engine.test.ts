@@ -5,7 +5,7 @@ import type { Rule } from "../../src/core/model/finding.ts";
 import { FindingSchema } from "../../src/core/model/finding.ts";
 import { RuleOptionsError, runRules } from "../../src/core/rules/engine.ts";
 import { ALL_RULES, ruleById } from "../../src/core/rules/index.ts";
-import { hydraLaunch, mergeLaunch, project, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { hydraLaunch, mergeLaunch, project, pythonRecipe, yamlOverride } from "../support/units.ts";
 
 const RECIPE = `def llama3_8b_pretrain_config():
     cfg = _pretrain_common()

@@ -1,6 +1,6 @@
 // HCP006, HCP021, HCP022, HCP023.
 import { describe, expect, it } from "vitest";
-import { applyFix, hydraLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { applyFix, hydraLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../support/units.ts";
 import { check, only } from "./run.ts";
 
 const recipe = (body: string, name = "llama3_8b_pretrain_config") => `def ${name}():

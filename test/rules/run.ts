@@ -2,7 +2,7 @@
 import type { Finding, ProjectFacts } from "../../src/core/model/finding.ts";
 import type { ConfigUnit } from "../../src/core/model/settings.ts";
 import { runRules } from "../../src/core/rules/engine.ts";
-import { project } from "../helpers/units.ts";
+import { project } from "../support/units.ts";
 
 export function check(ruleId: string, unit: ConfigUnit, facts: ProjectFacts = project()): Finding[] {
   return runRules([unit], facts, { select: [ruleId] });

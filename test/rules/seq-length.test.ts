@@ -1,6 +1,6 @@
 // HCP007 and HCP008: sequence lengths.
 import { describe, expect, it } from "vitest";
-import { applyFix, hydraLaunch, mergeLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { applyFix, hydraLaunch, mergeLaunch, mlmLaunch, pythonRecipe, yamlOverride } from "../support/units.ts";
 import { analyze } from "../../src/core/analyze/index.ts";
 import { loadPythonLanguage } from "../../src/node/treesitter.ts";
 import { check, only } from "./run.ts";

@@ -1,6 +1,6 @@
 // HCP001-HCP005 and HCP018: hierarchical_context_parallel_sizes.
 import { describe, expect, it } from "vitest";
-import { applyFix, hydraLaunch, mergeLaunch, mlmLaunch, project, pythonRecipe, yamlOverride } from "../helpers/units.ts";
+import { applyFix, hydraLaunch, mergeLaunch, mlmLaunch, project, pythonRecipe, yamlOverride } from "../support/units.ts";
 import { check, only } from "./run.ts";
 
 const LLAMA = (body: string) => `def llama3_8b_pretrain_32gpu_h100_bf16_64k_config() -> ConfigContainer:

@@ -1,7 +1,7 @@
 // `/hcp advise` on Slack: answered in the ack (pure arithmetic, nothing scheduled), the text
 // grid in a code block within Slack's limits, through signed requests to the real core.
 import { describe, expect, it } from "vitest";
-import { claimThenSchedule, createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/core.ts";
+import { claimThenSchedule, createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/endpoint.ts";
 import { signSlackBody } from "../../src/slack/signature.ts";
 import { SLACK_LIMITS } from "../../src/core/render/slack.ts";
 import { MemoryStore } from "../../src/store/index.ts";

@@ -1,7 +1,7 @@
 // The Slack core as a fetch-style handler (the shape Deno and Workers serve): a signed
 // Request in, the ack Response out, the work scheduled for after the ack.
 import { describe, expect, it } from "vitest";
-import { claimThenSchedule, createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/core.ts";
+import { claimThenSchedule, createSlackCore, fetchAdapter, type DeferredCommand } from "../../src/slack/endpoint.ts";
 import { signSlackBody } from "../../src/slack/signature.ts";
 import { MemoryStore } from "../../src/store/index.ts";
 import { slashCommandForm } from "../support/slack-form.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { postWholeThenRead } from "../support/raw-http.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";
 import { startFakeSlack, type FakeSlack } from "../support/fake-slack/index.ts";

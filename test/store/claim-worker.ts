@@ -1,7 +1,7 @@
 // A separate process claiming the same keys as its siblings (test/store/sqlite.test.ts):
 // opens the store, says "ready", waits for the go file, claims every key, prints the wins.
 import { existsSync } from "node:fs";
-import { SqliteStore } from "../../src/store/sqlite.ts";
+import { SqliteStore } from "../../src/store/sqlite/store.ts";
 
 const [dir = "", goFile = "", count = "0"] = process.argv.slice(2);
 const store = SqliteStore.open(dir);

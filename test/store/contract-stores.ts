@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach } from "vitest";
 import { openKv } from "@deno/kv";
 import { MemoryStore, SqliteStore, type Store, type StoreOptions } from "../../src/store/index.ts";
-import { KvStore, type Kv } from "../../src/store/kv.ts";
+import { KvStore, type Kv } from "../../src/store/kv/store.ts";
 import { RedisStore } from "../../src/store/redis/store.ts";
 import { startRedis } from "../support/redis.ts";
 import { Clock } from "./helpers.ts";

@@ -5,9 +5,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commitmentLine, delimiterLine, digestLine, REPORTED_FILES, sha256Hex, type FileDigest, type ReportedFile } from "../../src/core/smoke/runner-report.ts";
-import { readServerSettings, type ServerSettings } from "../../src/node/env.ts";
+import { readServerSettings, type ServerSettings } from "../../src/server/env.ts";
 import type { FakeGitHub } from "./fake-github/index.ts";
-import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/runner/init-workflow.ts";
+import { renderWorkflow, TEMPLATE_PATH, type WorkflowSettings } from "../../src/gpu/init-workflow.ts";
 import { VERSION } from "../../src/version.ts";
 
 const root = join(import.meta.dirname, "..", "..");
@@ -128,7 +128,7 @@ function stamped(lines: readonly string[]): string {
 }
 
 /**
- * The job log of the smoke job as `hcp-bot smoke-run` prints it (src/runner/smoke-run.ts):
+ * The job log of the smoke job as `hcp-bot smoke-run` prints it (src/gpu/smoke-run.ts):
  * the steps before it, the report commitment, the run's output, then the nonce delimiter and
  * the SHA-256 of the files it wrote. `report: false` leaves the report out (a killed runner).
  */

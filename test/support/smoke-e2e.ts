@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
-import { startServer, type RunningServer } from "../../src/node/server.ts";
+import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { startFakeGitHub, type FakeGitHub } from "./fake-github/index.ts";
 import { appKeys, botSettings, instantClock, completeSmokeRun, deliverAndSettle, PASSING_RUN_LOG, SMOKE_RECIPE, smokeWorkflowFile, trainingLog } from "./bot-harness.ts";
 import { PATIENCE_MS } from "./patience.ts";

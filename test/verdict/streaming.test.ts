@@ -144,7 +144,7 @@ describe("probe line format", () => {
   });
 
   it("the runner's probe (sitecustomize.py) prints the same prefix and version", () => {
-    const probe = readFileSync(join(import.meta.dirname, "..", "..", "src", "runner", "probe", "sitecustomize.py"), "utf8");
+    const probe = readFileSync(join(import.meta.dirname, "..", "..", "src", "gpu", "probe", "sitecustomize.py"), "utf8");
     expect(probe).toContain(`_PREFIX = "${HCP_PROBE_PREFIX}"`);
     expect(probe).toContain(`_VERSION = ${HCP_PROBE_VERSION}`);
     expect(probe).toContain('json.dumps(report, separators=(",", ":"))');

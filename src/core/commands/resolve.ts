@@ -49,7 +49,7 @@ const HCP = "a2a+p2p";
  * Settings the harness adds to every smoke run (docs/domain.md SMOKE1): one iteration line
  * per step, a small global batch, no checkpoint to resume from (a stale one makes a
  * false pass), no validation. The batch keys may be overridden by the user. The runner
- * (src/runner/overrides.ts) sets the same fixed values again and drops exact repeats, so
+ * (src/gpu/overrides.ts) sets the same fixed values again and drops exact repeats, so
  * this list can be passed to it whole.
  */
 function harnessOverrides(iters: number, gpus: number): [string, string][] {

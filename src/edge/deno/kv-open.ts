@@ -2,7 +2,7 @@
 // module before any other), so the open (a SQLite file locally) runs while the entry's other
 // modules are evaluated. (The chunk the entry shares with its lazily imported work, zod among
 // it, is a module of its own and is evaluated before the entry.)
-import type { Kv } from "../../store/kv.ts";
+import type { Kv } from "../../store/kv/store.ts";
 
 interface DenoKvApi {
   env: { toObject(): Record<string, string> };

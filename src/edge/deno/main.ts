@@ -8,7 +8,7 @@ import { env, kvOpening } from "./kv-open.ts";
 import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { KeyedQueue } from "../../github/queue.ts";
 import type { RunOutcome } from "../../jobs/runner.ts";
-import { KvStore } from "../../store/kv.ts";
+import { KvStore } from "../../store/kv/store.ts";
 import type { Job } from "../../store/types.ts";
 import { createEdgeBot, jobPolicy, type EdgeBot } from "../bot.ts";
 import { consoleLog } from "../log.ts";

@@ -17,6 +17,7 @@ import {
   type LeaseResult,
   type NewJob,
   type NewSmokeRequest,
+  type RateGate,
   type SmokeListQuery,
   type SmokeRequest,
   type SmokeRequestPatch,
@@ -25,7 +26,6 @@ import {
   type StoreStatus,
   type UpdateResult,
 } from "../types.ts";
-import type { RateGate } from "../../github/rate-gate.ts";
 import { AUDIT, CLAIM, COUNT_RUNS, CREATE_REQUEST, END_JOB, ENQUEUE_JOB, LEASE_JOB, PAUSE_UNTIL, RENEW_JOB, SWEEP_EXPIRED, UPDATE_REQUEST } from "./scripts.ts";
 
 export interface RedisStoreSettings {

@@ -2,7 +2,7 @@
 // HCP_RUNS_ACCESS=github. A signed-in user sees the requests of the repositories their own
 // GitHub token can read (asked of GitHub, cached briefly); a request in any other
 // repository is "not found", exactly like one that does not exist.
-import type { RunsAccess } from "../../node/env.ts";
+import type { RunsAccess } from "../../github/settings.ts";
 import { SMOKE_STATUSES, type SmokeListQuery, type SmokeStatus, type Store } from "../../store/types.ts";
 import { authorizeUrl, createRepoAccess, exchangeCode, SessionExpired, userLogin, type GitHubEndpoints, type RepoAccess } from "./github-user.ts";
 import { htmlResponse } from "./headers.ts";

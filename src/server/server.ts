@@ -1,0 +1,270 @@
+// The default deployment: one HTTP server (Probot's) for GitHub webhooks at
+// /api/github/webhooks, /healthz, Slack at /slack/events and the web pages (/playground,
+// /runs). Without GitHub App credentials it serves Probot's setup flow from app.yml
+// instead, and the playground.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { Probot, Server } from "probot";
+import { createApp, type AppDeps } from "../github/app.ts";
+import type { AppHost } from "../github/host.ts";
+import { KeyedQueue } from "../github/queue.ts";
+import { openStore, type Store } from "../store/index.ts";
+import { botOctokit } from "./octokit.ts";
+import type { RateGate } from "../github/rate-gate.ts";
+import { guardWebhooks } from "./webhook-guard.ts";
+import { createMetrics, metricsHandler, type BotMetrics } from "./metrics.ts";
+import { DEFAULT_RETRY_POLICY, withWaits, type Clock } from "../github/octokit.ts";
+import { healthReport } from "../github/health.ts";
+import type { ServerSettings } from "./env.ts";
+import { createAnalysisPool } from "../node/analysis-pool.ts";
+import { judgeOffThread } from "../node/artifact-judge.ts";
+import { watchAnswers, type AnswerWatch } from "./answers.ts";
+import { FROM_SOURCE } from "../node/package-files.ts";
+import { createSlackNode, type SlackNode } from "./slack.ts";
+import { mountWeb, type WebPages } from "./web-mount.ts";
+import { createLogger } from "./logger.ts";
+import { writeEnvFile } from "./env-file.ts";
+import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
+import { createSetupDoors, type SetupDoors } from "./setup.ts";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  mode: ServerSettings["mode"];
+  /** Resolves when no webhook work is queued or running. */
+  idle(): Promise<void>;
+  /**
+   * SIGTERM: stops accepting work (webhooks 503, /healthz 503 "draining"), lets running jobs
+   * finish for up to HCP_DRAIN_SECONDS, hands the rest back to the store, then stops.
+   */
+  drain(): Promise<{ handedBack: number }>;
+  /** The playground and the smoke-run history (their static files build on first use). */
+  web: WebPages;
+  /** The counters behind /metrics (src/server/metrics.ts), for other parts of the host to feed. */
+  metrics: BotMetrics;
+  /** Setup mode: the one-time code the pages that write .env ask for (the CLI prints it on the console). */
+  setupCode?: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  onReviewed?: AppDeps["onReviewed"];
+  /** A store to use instead of the SQLite file in the data folder (tests). */
+  store?: Store;
+  /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
+  sweepIntervalMs?: number;
+  smoke?: AppDeps["smoke"];
+  onGateway?: AppDeps["onGateway"];
+  /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
+  clock?: Clock;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
+function slackHealth(settings: ServerSettings, slack: SlackNode | undefined): string {
+  if (slack) return "on";
+  if (settings.slack) return "off (the GitHub App is not set up yet)";
+  return "off (SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN not set)";
+}
+
+/**
+ * `/healthz`: `{"status":"ok"}` (or "degraded", 503) for anybody; the version, uptime, store
+ * (its path) and Slack state only with `Authorization: Bearer HCP_HEALTH_TOKEN`.
+ */
+function healthHandler(mode: ServerSettings["mode"], started: number, store: Store | undefined, slack: string, token: string | undefined, durable?: DurableWork): Handler {
+  return async (req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    // HEAD is a load balancer's or uptime checker's GET without the body (Node leaves the body out of a HEAD answer).
+    if ((req.method !== "GET" && req.method !== "HEAD") || path !== "/healthz") return false;
+    if (durable?.draining) {
+      res.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ status: "draining" }));
+      return true;
+    }
+    const github = mode === "app" ? "configured" : "setup (no credentials yet: open / to register the GitHub App)";
+    const report = await healthReport({ started, github, store, slack, authorization: req.headers.authorization, token });
+    res.writeHead(report.status, { "content-type": "application/json" }).end(JSON.stringify(report.body));
+    return true;
+  };
+}
+
+type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
+
+/** A caller's notify hook (tests), Slack's and the metrics' all hear every state change. */
+function bothNotify(first: Notify | undefined, second: Notify | undefined): Notify {
+  return async (request, state) => {
+    await first?.(request, state);
+    await second?.(request, state);
+  };
+}
+
+/** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Idle keep-alive connections stay open 65 s, longer than what sits in front keeps them (load
+ * balancers and ingresses: 60 s). With Node's 5 s default the server closed connections the
+ * proxy (or bench:load's client) still counted as open, and the next request sent on one met
+ * a reset: a lost webhook or Slack command, counted as nothing by the bot.
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
+/** The most a job waits for the server to finish answering before it runs anyway. */
+const ANSWERS_FIRST_MS = 1000;
+
+function keepIdleConnections(http: import("node:http").Server): void {
+  http.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Headers must be allowed to take longer than the idle wait, or a slow first request is cut first.
+  http.headersTimeout = KEEP_ALIVE_MS + 1000;
+}
+
+export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
+  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
+  const started = Date.now();
+  const log = await createLogger(settings);
+  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const metrics = createMetrics({ queueDepth: () => queue.size });
+  const store = opened && metrics.counted(opened);
+  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
+  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
+  const server = new Server({
+    host: settings.host,
+    port: settings.port,
+    webhookPath: settings.webhookPath,
+    log,
+    Probot:
+      settings.mode === "app"
+        ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
+        : // Probot needs some credentials to construct; the setup flow never uses them (probot#1512).
+          Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
+    // Probot's stock setup pages and their static files are not served (src/server/setup.ts has the bot's own).
+    enableStaticFiles: false,
+    // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
+    ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
+  });
+  const queue = new KeyedQueue(4, log);
+  // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
+  const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
+  // Webhook and Slack work is a durable job in the store (src/server/durable.ts).
+  // A job waits (up to ANSWERS_FIRST_MS) while requests are being answered (src/server/answers.ts).
+  let answers: AnswerWatch | undefined;
+  const durable = store ? createDurableWork({ store, policy: settings.jobs, log, beforeRun: () => answers?.quiet(ANSWERS_FIRST_MS) ?? Promise.resolve() }) : undefined;
+  const timers: ReturnType<typeof setInterval>[] = [];
+  const sweepMs = options.sweepIntervalMs ?? 60_000;
+  // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
+  const slack =
+    settings.slack && settings.mode === "app"
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, log })
+      : undefined;
+  server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
+  server.addHandler(metricsHandler(metrics, settings.metricsToken));
+  const web = mountWeb(server, settings, store, log);
+  let setup: SetupDoors | undefined;
+  if (slack) server.addHandler(slack.handler);
+  if (settings.mode === "app") {
+    const app = createApp({
+        analyze: analysis.analyze,
+        advise: analysis.advise,
+        botLogin: settings.botLogin,
+        onReviewed: (outcome) => {
+          metrics.reviewed(outcome);
+          options.onReviewed?.(outcome);
+        },
+        runner: metrics.timed(durable!.runner),
+        store: store!,
+        smoke: {
+          ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
+          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+          judgeArtifact: judgeOffThread,
+          ...options.smoke,
+          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
+        },
+        onGateway: (gateway) => {
+          slack?.setGateway(gateway);
+          options.onGateway?.(gateway);
+        },
+        schedule: (sweep) => {
+          if (sweepMs <= 0) return;
+          const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
+          timer.unref();
+          timers.push(timer);
+        },
+      });
+    await server.load((probot: Probot) => {
+      durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
+      app(probot as unknown as AppHost);
+    });
+  } else {
+    // The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console.
+    setup = createSetupDoors({
+      githubWebUrl: settings.web.githubWebUrl,
+      baseUrl: settings.baseUrl,
+      webhookPath: settings.webhookPath,
+      ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
+      ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
+      cwd: process.cwd(),
+      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
+      writeEnv: writeEnvFile,
+      log,
+    });
+    server.addHandler(setup.handle);
+  }
+  const http = await server.start();
+  keepIdleConnections(http);
+  answers = watchAnswers(http);
+  guardWebhooks(http, {
+    path: settings.webhookPath,
+    secret: baseOptions.secret,
+    onRefused: (reason) => metrics.webhook("unverified", reason),
+    onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
+  });
+  const address = http.address();
+  const port = typeof address === "object" && address ? address.port : settings.port;
+  // The built server loads the grammar on its thread now, not in the first review; from the
+  // sources (tests) a thread's start costs seconds of compiling TypeScript, so it waits for first use.
+  if (!FROM_SOURCE && settings.mode === "app") analysis.warm().catch((error: unknown) => log.warn({ err: error }, "the analysis thread did not start; it is tried again on the first analysis"));
+  durable?.start(); // jobs a stopped or killed process left behind run now
+  /** `waitForJobs` false: jobs were handed back (drain), so the process may exit under them. */
+  const stop = async (waitForJobs = true) => {
+    for (const t of timers) clearInterval(t);
+    durable?.stop();
+    // Keep-alive sockets would otherwise outlive the server and swallow the next request.
+    http.closeIdleConnections();
+    await server.stop();
+    http.closeAllConnections();
+    if (waitForJobs) {
+      await queue.idle();
+      await durable?.idle(); // let started reviews finish their posts
+    }
+    await analysis.close();
+    if (!options.store) await store?.close();
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    mode: settings.mode,
+    idle: async () => {
+      await queue.idle();
+      await durable?.idle();
+    },
+    web,
+    metrics,
+    ...(setup ? { setupCode: setup.code } : {}),
+    drain: async () => {
+      const handedBack = (await durable?.drain(settings.drainSeconds * 1000)) ?? 0;
+      await stop(handedBack === 0);
+      return { handedBack };
+    },
+    stop: () => stop(),
+  };
+}
