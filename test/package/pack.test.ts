@@ -30,7 +30,7 @@ const ALLOWED = [
   /^dist\/lint(-start)?\.cjs$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
-  /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|icon\.svg))$/,
+  /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|noscript\.css|icon\.svg))$/,
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
   /^data\/megatron-bridge-recipes\.json$/,

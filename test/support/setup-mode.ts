@@ -1,5 +1,9 @@
 // `hcp-bot serve` in setup mode, as its tests start it: what it prints on the console.
 import type { ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startHcpBot, type Started } from "./cli.ts";
 import { PATIENCE_MS } from "./patience.ts";
 
 /** The port and the one-time setup code that `serve` in setup mode prints on stderr. */
@@ -17,3 +21,15 @@ export function setupConsole(child: ChildProcess): Promise<{ port: number; code:
   });
 }
 
+
+/**
+ * `hcp-bot serve` in setup mode on a free loopback port with a fresh data folder, for the
+ * browser tests of the pages it serves (the playground, the landing page): its base URL.
+ */
+export async function servePages(name: string): Promise<{ server: Started; base: string }> {
+  const server = startHcpBot(["serve"], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), `hcp-${name}-`)) },
+  });
+  const { port } = await setupConsole(server.child);
+  return { server, base: `http://127.0.0.1:${port}` };
+}

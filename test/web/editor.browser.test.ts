@@ -2,15 +2,15 @@
 // serve`: a finding is an underline and a gutter mark with its message on hover, "Apply fix"
 // makes the text the CLI's fix makes, typing re-analyzes, and a copied link (the text in the
 // URL fragment, which no request carries) reproduces the finding in a fresh page.
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Edit } from "../../src/core/model/source.ts";
 import { CHROMIUM, launchBrowser, onPage } from "../support/browser.ts";
-import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
+import { hcpBot, root, type Started } from "../support/cli.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { servePages } from "../support/setup-mode.ts";
 
 const EXAMPLES = join(root, "fixtures", "playground");
 const EDITOR = "#source .cm-content";
@@ -20,19 +20,7 @@ let base = "";
 let browser: Browser;
 
 beforeAll(async () => {
-  server = startHcpBot(["serve"], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-editor-")) },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let err = "";
-    server.child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /localhost:(\d+)\//.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  base = `http://127.0.0.1:${port}`;
+  ({ server, base } = await servePages("editor"));
   if (CHROMIUM) browser = await launchBrowser();
 });
 

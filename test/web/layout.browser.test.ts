@@ -1,34 +1,21 @@
 // The playground's "Rank layout" section in a real browser: the hcp018 example's fix
 // proposes sizes, and the page draws that layout's groups (the same text grid as
 // `hcp-bot advise`), with nothing added to the page but text.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rankGrid } from "../../src/core/advise/ranks.ts";
 import { CHROMIUM, launchBrowser, onPage } from "../support/browser.ts";
-import { startHcpBot, type Started } from "../support/cli.ts";
+import { type Started } from "../support/cli.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { servePages } from "../support/setup-mode.ts";
 
 let server: Started;
 let base = "";
 let browser: Browser;
 
 beforeAll(async () => {
-  server = startHcpBot(["serve"], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-layout-")) },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let err = "";
-    server.child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /localhost:(\d+)\//.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  base = `http://127.0.0.1:${port}`;
+  ({ server, base } = await servePages("layout"));
   if (CHROMIUM) browser = await launchBrowser();
 });
 

@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Edit } from "../../src/core/model/source.ts";
 import { ANALYSIS_TIMEOUT_MS } from "../../src/web/playground/input.ts";
 import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
-import { hcpBot, root, startHcpBot, type Started } from "../support/cli.ts";
+import { hcpBot, root, type Started } from "../support/cli.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { servePages } from "../support/setup-mode.ts";
 
 const EXAMPLES = join(root, "fixtures", "playground");
 
@@ -22,21 +23,7 @@ let base = "";
 let browser: Browser;
 
 beforeAll(async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "hcp-playground-"));
-  server = startHcpBot(["serve"], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: dataDir },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let err = "";
-    server.child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /localhost:(\d+)\//.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-    setTimeout(() => reject(new Error(`no start-up line: ${err}`)), PATIENCE_MS);
-  });
-  base = `http://127.0.0.1:${port}`;
+  ({ server, base } = await servePages("playground"));
   if (CHROMIUM) browser = await launchBrowser();
 });
 

@@ -1,20 +1,22 @@
 // The playground on every screen and without a mouse, in a real browser (Chromium): at 375
-// and 1280 px nothing is wider than the viewport (screenshots of both go to docs/), the
+// and 1280 px nothing is wider than the viewport (screenshots of both go to test-results/screenshots, or to docs/ with HCP_UPDATE_SCREENSHOTS=1), the
 // severity is a word in its colour, keyboard focus moves in reading order and is visible,
 // axe-core finds no serious or critical violation, and with JavaScript off the page says
 // what it needs and where the same checks run.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM, launchBrowser, onPage } from "../support/browser.ts";
-import { root, startHcpBot, type Started } from "../support/cli.ts";
+import { CHROMIUM, launchBrowser, onPage, SCREENSHOTS } from "../support/browser.ts";
+import { root, type Started } from "../support/cli.ts";
 import { PATIENCE_MS } from "../support/patience.ts";
+import { servePages } from "../support/setup-mode.ts";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const DOCS = join(root, "docs");
+// The pictures in docs/ are rewritten only when asked (HCP_UPDATE_SCREENSHOTS=1), so a test run
+// leaves the checkout as it was; every run writes them under test-results/screenshots.
+const PICTURES = process.env.HCP_UPDATE_SCREENSHOTS === "1" ? join(root, "docs") : SCREENSHOTS;
 const WIDTHS = [375, 1280] as const;
 
 let server: Started;
@@ -22,19 +24,7 @@ let base = "";
 let browser: Browser;
 
 beforeAll(async () => {
-  server = startHcpBot(["serve"], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_SMEE_SETUP: "true", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", HCP_DATA_DIR: mkdtempSync(join(tmpdir(), "hcp-responsive-")) },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let err = "";
-    server.child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /localhost:(\d+)\//.exec(err);
-      if (m) resolve(Number(m[1]));
-    });
-    server.child.on("exit", (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
-  });
-  base = `http://127.0.0.1:${port}`;
+  ({ server, base } = await servePages("responsive"));
   if (CHROMIUM) browser = await launchBrowser();
 });
 
@@ -81,7 +71,7 @@ describe.skipIf(!CHROMIUM)("the playground on every screen", () => {
         expect(finding.x).toBeGreaterThanOrEqual(0);
         expect(finding.x + finding.width).toBeLessThanOrEqual(review.x + review.width);
         expect(await page.locator("#summary tbody td:last-child").evaluate((el) => el.closest(".table-wrap")!.scrollWidth <= el.closest(".table-wrap")!.clientWidth)).toBe(true);
-        await page.screenshot({ path: join(DOCS, width >= 1280 ? "playground.png" : `playground-${width}.png`), fullPage: true });
+        await page.screenshot({ path: join(PICTURES, width >= 1280 ? "playground.png" : `playground-${width}.png`), fullPage: true });
         expect(problems).toEqual([]);
       });
     });
