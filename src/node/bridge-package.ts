@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { SourceFile } from "../core/model/source.ts";
 import { candidatePaths, scanImports } from "../core/recipe/python/imports.ts";
+import { rememberedRoot, rememberRoot, type PythonAnswer } from "./python-probe-cache.ts";
 
 const MAX_FILES = 400;
 const MAX_DEPTH = 6;
@@ -43,26 +44,60 @@ function sitePackages(venv: string): string[] {
   }
 }
 
-const PYTHON_PROBE = ["-c", "import megatron.bridge as b, os; print(os.path.dirname(os.path.dirname(os.path.dirname(b.__file__))))"];
+// One line of JSON: the package's root (null when it is not importable) and sys.path, whose
+// folders tell the cache (python-probe-cache.ts) when an install may have changed the answer.
+const PYTHON_PROBE = [
+  "-c",
+  "import json, os, sys\ntry:\n import megatron.bridge as b; r = os.path.dirname(os.path.dirname(os.path.dirname(b.__file__)))\nexcept Exception:\n r = None\nprint(json.dumps({'root': r, 'path': sys.path}))",
+];
 const PROBE_TIMEOUT_MS = 10_000;
 
 function fromPython(env: NodeJS.ProcessEnv): string | undefined {
+  const known = rememberedRoot(env, process.cwd());
+  if (known) return usableRoot(known.root);
+  let out = "";
   try {
-    const out = execFileSync("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS, stdio: ["ignore", "pipe", "ignore"] }).trim();
-    return out && holdsBridge(out) ? out : undefined;
+    out = execFileSync("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS, stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    return undefined; // no python3, or it failed: asked again next time
+  }
+  return answered(env, out);
+}
+
+function fromPythonAsync(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const cwd = process.cwd();
+  const known = rememberedRoot(env, cwd);
+  if (known) return Promise.resolve(usableRoot(known.root));
+  return new Promise((resolve) => {
+    const child = execFile("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout) => {
+      resolve(error ? undefined : answered(env, stdout, cwd));
+    });
+    child.stdin?.end();
+  });
+}
+
+/** python3's answer read, remembered and checked; anything but the probe's own line is no answer. */
+function answered(env: NodeJS.ProcessEnv, stdout: string, cwd = process.cwd()): string | undefined {
+  const answer = parseAnswer(stdout.trim().split("\n").at(-1) ?? "");
+  if (!answer) return undefined;
+  rememberRoot(env, cwd, answer);
+  return usableRoot(answer.root);
+}
+
+function parseAnswer(line: string): PythonAnswer | undefined {
+  try {
+    const data: unknown = JSON.parse(line);
+    if (typeof data !== "object" || data === null) return undefined;
+    const { root, path } = data as Record<string, unknown>;
+    if (!(root === null || typeof root === "string") || !Array.isArray(path) || !path.every((p) => typeof p === "string")) return undefined;
+    return { root, path };
   } catch {
     return undefined;
   }
 }
 
-function fromPythonAsync(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const child = execFile("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout) => {
-      const out = error ? "" : stdout.trim();
-      resolve(out && holdsBridge(out) ? out : undefined);
-    });
-    child.stdin?.end();
-  });
+function usableRoot(root: string | null): string | undefined {
+  return root !== null && holdsBridge(root) ? root : undefined;
 }
 
 /** Whether a file imports from megatron.bridge (only then is the environment searched). */

@@ -32,7 +32,7 @@ export function enablePrivateCompileCache(dir: string | undefined): string | und
 }
 
 /** True when `dir` is a real folder owned by this user that no one else may write to. */
-function privateDir(dir: string): boolean {
+export function privateDir(dir: string): boolean {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const info = lstatSync(dir);

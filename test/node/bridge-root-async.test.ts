@@ -15,7 +15,8 @@ beforeAll(() => {
   mkdirSync(join(site, "megatron", "bridge"), { recursive: true });
   writeFileSync(join(site, "megatron", "bridge", "__init__.py"), "");
   mkdirSync(join(dir, "bin"));
-  writeFileSync(join(dir, "bin", "python3"), `#!/bin/sh\necho ${JSON.stringify(site)}\n`);
+  // The probe's own answer: one line of JSON with the root and sys.path.
+  writeFileSync(join(dir, "bin", "python3"), `#!/bin/sh\necho '${JSON.stringify({ root: site, path: ["", site] })}'\n`);
   chmodSync(join(dir, "bin", "python3"), 0o755);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +29,7 @@ describe("findBridgePackageRoot", () => {
   });
 
   it("asks the python3 on the PATH as lint does", async () => {
-    const env = { PATH: join(dir, "bin") };
+    const env = { PATH: join(dir, "bin"), HCP_BOT_CACHE_DIR: "off" };
     expect(bridgePackageRoot(env)).toBe(site);
     expect(await findBridgePackageRoot(env)).toBe(site);
   });
