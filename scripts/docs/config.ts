@@ -79,7 +79,7 @@ const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> 
     group: "CLI",
     where: ["src"],
     vars: {
-      HCP_BOT_CACHE_DIR: { default: "$XDG_CACHE_HOME/hcp-bot, else ~/.cache/hcp-bot", meaning: "where `lint` keeps its V8 code cache; `off` or empty: none. Read only from a folder the user owns that others cannot write" },
+      HCP_BOT_CACHE_DIR: { default: "$XDG_CACHE_HOME/hcp-bot, else ~/.cache/hcp-bot", meaning: "where `lint` keeps its V8 code cache and where python3 said megatron.bridge is installed (asked again after an hour or when a folder on Python's path changes); `off` or empty: none, python3 asked every time. Read only from a folder the user owns that others cannot write" },
       XDG_CACHE_HOME: { meaning: "the cache's parent folder when HCP_BOT_CACHE_DIR is unset" },
       MEGATRON_BRIDGE_DIR: { meaning: "a Megatron-Bridge checkout whose `megatron.bridge` package holds the base recipes of a user's training script (then PYTHONPATH, VIRTUAL_ENV, `python3 -c 'import megatron.bridge'`)" },
       HCP_BRIDGE_INDEX: { default: "the package's data/megatron-bridge-recipes.json", meaning: "another index of upstream recipes (`npm run index:bridge` writes one)" },
