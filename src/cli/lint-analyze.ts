@@ -6,7 +6,7 @@ import { compareFindings } from "../core/rules/engine.ts";
 import { lintRunOptions } from "../core/config/lint-options.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { ConfigFinder, type FoundConfig } from "../node/lint-config.ts";
-import { bridgeModules, bridgePackageRoot, importsBridge } from "../node/bridge-package.ts";
+import { bridgePackageRoot, importsBridge, installedUpstream } from "../node/bridge-package.ts";
 import { InputError } from "../node/files.ts";
 import { loadUpstreamIndex } from "../node/upstream-index.ts";
 import type { UpstreamRecipes } from "../core/analyze/bridge-index.ts";
@@ -72,7 +72,7 @@ function joinReports(reports: readonly AnalysisReport[]): AnalysisReport {
 function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes } {
   if (!importsBridge(files)) return { library: [] };
   const root = bridgePackageRoot();
-  if (root) return { library: bridgeModules(files, root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
+  if (root) return installedUpstream(files, root);
   const loaded = loadUpstreamIndex();
   if ("error" in loaded) throw new InputError(`${loaded.error}; regenerate it with npm run index:bridge, or unset HCP_BRIDGE_INDEX to use the package's own`);
   return { library: [], upstream: loaded };

@@ -5,6 +5,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { UpstreamRecipes } from "../core/analyze/bridge-index.ts";
 import type { SourceFile } from "../core/model/source.ts";
 import { candidatePaths, scanImports } from "../core/recipe/python/imports.ts";
 import { rememberedRoot, rememberRoot, type PythonAnswer } from "./python-probe-cache.ts";
@@ -103,6 +104,15 @@ function usableRoot(root: string | null): string | undefined {
 /** Whether a file imports from megatron.bridge (only then is the environment searched). */
 export function importsBridge(files: readonly SourceFile[]): boolean {
   return files.some((f) => f.path.endsWith(".py") && /^\s*(?:from|import)\s+megatron\.bridge\b/m.test(f.text) && !f.path.includes("megatron/bridge/"));
+}
+
+/**
+ * The installed Bridge as the upstream of `files` (lint's and the editor server's reading):
+ * its modules they import, and no index over it: a base the user's own version does not
+ * define stays unknown, with this reason.
+ */
+export function installedUpstream(files: readonly SourceFile[], root: string): { library: SourceFile[]; upstream: UpstreamRecipes } {
+  return { library: bridgeModules(files, root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
 }
 
 /** The package's modules that `files` import, directly or through their own imports. */

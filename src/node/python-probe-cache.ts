@@ -5,7 +5,7 @@
 // module path and their modification times. An install or uninstall adds or removes an entry
 // in one of those folders and so changes its time; then, or after an hour, or when anything in
 // the entry cannot be read back, python3 is asked again. No cache folder: asked every time.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cacheDirFrom, privateDir } from "./code-cache.ts";
 
@@ -60,15 +60,10 @@ export function rememberRoot(env: NodeJS.ProcessEnv, cwd: string, answer: Python
   }
 }
 
+/** The private cache folder (made if missing, as lint's compile cache is), or undefined: none. */
 function cacheFolder(env: NodeJS.ProcessEnv): string | undefined {
   const dir = cacheDirFrom(env);
-  if (dir === undefined) return undefined;
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch {
-    return undefined;
-  }
-  return privateDir(dir) ? dir : undefined;
+  return dir !== undefined && privateDir(dir) ? dir : undefined;
 }
 
 // Checked by hand, not with a zod schema: lint loads zod only for files that need it (the

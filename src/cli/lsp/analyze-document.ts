@@ -10,7 +10,7 @@ import type { AnalysisReport } from "../../core/analyze/index.ts";
 import type { AnalyzerOptions } from "../../core/analyze/analyzer.ts";
 import type { SourceFile } from "../../core/model/source.ts";
 import { createAnalysisPool, type AnalysisPool } from "../../node/analysis-pool.ts";
-import { bridgeModules, findBridgePackageRoot, importsBridge } from "../../node/bridge-package.ts";
+import { findBridgePackageRoot, importsBridge, installedUpstream } from "../../node/bridge-package.ts";
 import { ConfigFinder, type ConfigChoice, type FoundConfig } from "../../node/lint-config.ts";
 
 export type DocumentAnalysis =
@@ -58,5 +58,5 @@ async function upstreamFor(file: SourceFile, bridge: () => Promise<string | unde
   if (!importsBridge([file])) return {};
   const root = await bridge();
   if (!root) return {};
-  return { library: bridgeModules([file], root), upstream: { unavailable: `the megatron.bridge found at ${root}, which is read before hcp-bot's index, did not define it` } };
+  return installedUpstream([file], root);
 }
