@@ -2,6 +2,7 @@
 // deflate-raw compressed by the browser's CompressionStream and base64url-encoded. A browser
 // never sends the fragment to a server, so a shared link keeps the promise that nothing
 // pasted leaves the page: only whoever opens the link sees the text.
+import { fromBase64Url, toBase64Url } from "../base64url.ts";
 import { INPUT_KINDS, MAX_INPUT_CHARS, type InputKind } from "./input.ts";
 
 export interface SharedState {
@@ -12,22 +13,6 @@ export interface SharedState {
 }
 
 const PREFIX = "code=";
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
-}
 
 async function readAll(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
   const reader = stream.getReader();

@@ -3,6 +3,7 @@
 // shows), HttpOnly, SameSite=Lax, Secure on https. Nothing is stored on the server, so any
 // replica can read any session. WebCrypto only: runtime-neutral.
 import * as z from "zod";
+import { fromBase64Url, toBase64Url } from "../base64url.ts";
 
 export const SessionSchema = z.object({
   login: z.string().min(1).max(100),
@@ -24,23 +25,8 @@ export type OAuthState = z.infer<typeof OAuthStateSchema>;
 export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 export const STATE_TTL_MS = 10 * 60 * 1000;
 
-function base64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64url(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
-  try {
-    return Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
-}
-
 export function randomToken(bytes = 24): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
 /** Seals and opens small JSON values under one key derived from the configured secret. */
@@ -68,13 +54,13 @@ export class Sealer {
     const out = new Uint8Array(iv.length + sealed.length);
     out.set(iv);
     out.set(sealed, iv.length);
-    return base64url(out);
+    return toBase64Url(out);
   }
 
   /** The value, or undefined when the text was not sealed by us for this purpose, is malformed or expired. */
   async open<T extends { exp: number }>(purpose: string, text: string | undefined, schema: z.ZodType<T>): Promise<T | undefined> {
     if (!text || text.length > 4096) return undefined;
-    const bytes = fromBase64url(text);
+    const bytes = fromBase64Url(text);
     if (!bytes || bytes.length < 12 + 16) return undefined;
     try {
       const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: new TextEncoder().encode(purpose) }, await this.key, bytes.slice(12));
