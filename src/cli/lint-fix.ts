@@ -36,7 +36,8 @@ export async function fixInRounds(files: readonly SourceFile[], first: LintAnaly
   let fixed = 0;
   let unsettled = true;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const result = applyFixes(analysis.report.findings, current, uneditablePaths(analysis.report.diagnostics, current));
+    const blocked = round === 0 ? uneditable : uneditablePaths(analysis.report.diagnostics, current);
+    const result = applyFixes(analysis.report.findings, current, blocked);
     if (result.texts.size === 0) {
       unsettled = false;
       break;
