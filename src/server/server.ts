@@ -7,6 +7,7 @@ import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
+import { createSmokeService, type SmokeGitHub, type SmokeListener, type SmokeService, type SmokeTuning } from "../github/smoke/index.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
@@ -53,8 +54,8 @@ export interface StartOptions {
   store?: Store;
   /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
   sweepIntervalMs?: number;
-  smoke?: AppDeps["smoke"];
-  onGateway?: AppDeps["onGateway"];
+  /** Smoke-dispatch tuning (tests), and one more listener told of every smoke state change. */
+  smoke?: SmokeTuning & { notify?: SmokeListener };
   /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
   clock?: Clock;
 }
@@ -87,14 +88,14 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
   };
 }
 
-type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
-
-/** A caller's notify hook (tests), Slack's and the metrics' all hear every state change. */
-function bothNotify(first: Notify | undefined, second: Notify | undefined): Notify {
-  return async (request, state) => {
-    await first?.(request, state);
-    await second?.(request, state);
-  };
+/**
+ * Probot makes its app instance inside `server.load`, after Slack and the smoke service are
+ * made; the service's GitHub access waits for it (no request reaches either before the server starts).
+ */
+function probotAccess(): { github: SmokeGitHub; loaded(probot: AppHost): void } {
+  let loaded!: (probot: AppHost) => void;
+  const host = new Promise<AppHost>((resolve) => (loaded = resolve));
+  return { github: { auth: async (installationId) => (await host).auth(installationId) }, loaded };
 }
 
 /** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
@@ -161,10 +162,25 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const durable = store ? createDurableWork({ store, policy: settings.jobs, log, beforeRun: () => answers?.quiet(ANSWERS_FIRST_MS) ?? Promise.resolve() }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
+  // The smoke service, made once and handed to the GitHub handlers and to Slack; the metrics, a
+  // caller's listener (tests) and Slack's channel messages hear every state change, in this order.
+  const probot = settings.mode === "app" ? probotAccess() : undefined;
+  const smoke: SmokeService | undefined = probot
+    ? createSmokeService({
+        store: store!,
+        analyze: analysis.analyze,
+        github: probot.github,
+        log,
+        ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
+        // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+        tuning: { ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}), judgeArtifact: judgeOffThread, ...options.smoke },
+        notify: [async (_request, state) => metrics.smokeState(state), options.smoke?.notify, async (request, state): Promise<void> => slack?.notify(request, state)],
+      })
+    : undefined;
   // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
-  const slack =
-    settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, log })
+  const slack: SlackNode | undefined =
+    settings.slack && smoke
+      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, smoke, log })
       : undefined;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
@@ -182,17 +198,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
         },
         runner: metrics.timed(durable!.runner),
         store: store!,
-        smoke: {
-          ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
-          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
-          judgeArtifact: judgeOffThread,
-          ...options.smoke,
-          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
-        },
-        onGateway: (gateway) => {
-          slack?.setGateway(gateway);
-          options.onGateway?.(gateway);
-        },
+        smoke,
         schedule: (sweep) => {
           if (sweepMs <= 0) return;
           const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
@@ -200,9 +206,12 @@ export async function startServer(settings: ServerSettings, options: StartOption
           timers.push(timer);
         },
       });
+    const probotReady = probot!;
     await server.load((probot: Probot) => {
       durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
-      app(probot as unknown as AppHost);
+      const host = probot as unknown as AppHost;
+      probotReady.loaded(host);
+      app(host);
     });
   } else {
     // The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console.
