@@ -120,6 +120,23 @@ function pullTarget(
   };
 }
 
+/**
+ * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
+ * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
+ */
+function reviewer(reviewDeps: ReviewDeps, onReviewed: AppDeps["onReviewed"]): (octokit: BotOctokit, target: PullTarget) => Promise<void> {
+  return async (octokit, target) => {
+    let outcome: Awaited<ReturnType<typeof reviewPullRequest>>;
+    try {
+      outcome = await reviewPullRequest(octokit, target, reviewDeps);
+    } catch (error) {
+      await reportReviewNotDone(octokit, target, error, reviewDeps.log);
+      throw error;
+    }
+    onReviewed?.(outcome);
+  };
+}
+
 export function createApp(deps: AppDeps): (app: AppHost) => void {
   return (app: AppHost) => {
     const runner = deps.runner ?? inProcessRunner(new KeyedQueue(4, app.log), app.log);
@@ -147,21 +164,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       }
     }
 
-    /**
-     * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
-     * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
-     */
-    async function review(octokit: BotOctokit, target: PullTarget): Promise<void> {
-      let outcome: Awaited<ReturnType<typeof reviewPullRequest>>;
-      try {
-        outcome = await reviewPullRequest(octokit, target, reviewDeps);
-      } catch (error) {
-        await reportReviewNotDone(octokit, target, error, app.log);
-        throw error;
-      }
-      deps.onReviewed?.(outcome);
-    }
-
+    const review = reviewer(reviewDeps, deps.onReviewed);
     const comments = commentCommands({ smoke, store: deps.store, analyze: deps.analyze, review, ...(deps.advise ? { advise: deps.advise } : {}) });
 
     // Each handler's key (and whether it acts at all) comes from src/github/routes.ts, which an

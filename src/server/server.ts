@@ -7,7 +7,7 @@ import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
-import { createSmokeService, type SmokeGitHub, type SmokeListener, type SmokeService, type SmokeTuning } from "../github/smoke/index.ts";
+import { createSmokeService, type SmokeGitHub, type SmokeListener, type SmokeTuning } from "../github/smoke/index.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
@@ -59,6 +59,8 @@ export interface StartOptions {
   /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
   clock?: Clock;
 }
+
+type SetupDoorsLog = Parameters<typeof createSetupDoors>[0]["log"];
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
@@ -128,21 +130,77 @@ function keepIdleConnections(http: import("node:http").Server): void {
   http.headersTimeout = KEEP_ALIVE_MS + 1000;
 }
 
-export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
-  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
-  const started = Date.now();
-  const log = await createLogger(settings);
-  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
-  const metrics = createMetrics({ queueDepth: () => queue.size });
-  const store = opened && metrics.counted(opened);
-  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
-  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
-  const server = new Server({
+interface AppPartsInput {
+  settings: ServerSettings;
+  options: StartOptions;
+  store: Store;
+  analysis: ReturnType<typeof createAnalysisPool>;
+  queue: KeyedQueue;
+  durable: DurableWork;
+  metrics: BotMetrics;
+  log: Awaited<ReturnType<typeof createLogger>>;
+}
+
+/**
+ * The smoke service, made once and handed to the GitHub handlers and to Slack; the metrics, a
+ * caller's listener (tests) and Slack's channel messages hear every state change, in this order.
+ * Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
+ */
+function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(d: Pick<AppDeps, "schedule">): (app: AppHost) => void; probotLoaded(probot: AppHost): void } {
+  const { settings, options, metrics } = p;
+  const probot = probotAccess();
+  const smoke = createSmokeService({
+    store: p.store,
+    analyze: p.analysis.analyze,
+    github: probot.github,
+    log: p.log,
+    ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
+    // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+    tuning: { ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}), judgeArtifact: judgeOffThread, ...options.smoke },
+    notify: [async (_request, state) => metrics.smokeState(state), options.smoke?.notify, async (request, state): Promise<void> => slack?.notify(request, state)],
+  });
+  const slack: SlackNode | undefined = settings.slack
+    ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: p.store, queue: p.queue, accept: p.durable.slackAccept, analyze: p.analysis.analyze, advise: p.analysis.advise, slackWaits: metrics.slack, smoke, log: p.log })
+    : undefined;
+  const app = (d: Pick<AppDeps, "schedule">) =>
+    createApp({
+      analyze: p.analysis.analyze,
+      advise: p.analysis.advise,
+      botLogin: settings.botLogin,
+      onReviewed: (outcome) => {
+        metrics.reviewed(outcome);
+        options.onReviewed?.(outcome);
+      },
+      runner: metrics.timed(p.durable.runner),
+      store: p.store,
+      smoke,
+      ...d,
+    });
+  return { slack, app, probotLoaded: probot.loaded };
+}
+
+/** The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console. */
+function setupDoors(settings: ServerSettings, log: SetupDoorsLog): SetupDoors {
+  return createSetupDoors({
+    githubWebUrl: settings.web.githubWebUrl,
+    baseUrl: settings.baseUrl,
+    webhookPath: settings.webhookPath,
+    ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
+    ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
+    cwd: process.cwd(),
+    // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
+    writeEnv: writeEnvFile,
+    log,
+  });
+}
+
+/** Probot's HTTP server, with the app's credentials (or, in setup mode, placeholders it never uses). */
+function probotServer(settings: ServerSettings, baseOptions: Parameters<typeof Probot.defaults>[0] & { log: Awaited<ReturnType<typeof createLogger>> }): Server {
+  return new Server({
     host: settings.host,
     port: settings.port,
     webhookPath: settings.webhookPath,
-    log,
+    log: baseOptions.log,
     Probot:
       settings.mode === "app"
         ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
@@ -153,6 +211,19 @@ export async function startServer(settings: ServerSettings, options: StartOption
     // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
+}
+
+export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
+  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
+  const started = Date.now();
+  const log = await createLogger(settings);
+  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const metrics = createMetrics({ queueDepth: () => queue.size });
+  const store = opened && metrics.counted(opened);
+  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
+  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
+  const server = probotServer(settings, baseOptions);
   const queue = new KeyedQueue(4, log);
   // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
   const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
@@ -162,70 +233,30 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const durable = store ? createDurableWork({ store, policy: settings.jobs, log, beforeRun: () => answers?.quiet(ANSWERS_FIRST_MS) ?? Promise.resolve() }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
-  // The smoke service, made once and handed to the GitHub handlers and to Slack; the metrics, a
-  // caller's listener (tests) and Slack's channel messages hear every state change, in this order.
-  const probot = settings.mode === "app" ? probotAccess() : undefined;
-  const smoke: SmokeService | undefined = probot
-    ? createSmokeService({
-        store: store!,
-        analyze: analysis.analyze,
-        github: probot.github,
-        log,
-        ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
-        // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
-        tuning: { ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}), judgeArtifact: judgeOffThread, ...options.smoke },
-        notify: [async (_request, state) => metrics.smokeState(state), options.smoke?.notify, async (request, state): Promise<void> => slack?.notify(request, state)],
-      })
-    : undefined;
-  // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
-  const slack: SlackNode | undefined =
-    settings.slack && smoke
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, smoke, log })
-      : undefined;
+  const parts = settings.mode === "app" ? appParts({ settings, options, store: store!, analysis, queue, durable: durable!, metrics, log }) : undefined;
+  const slack = parts?.slack;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
   const web = mountWeb(server, settings, store, log);
   let setup: SetupDoors | undefined;
   if (slack) server.addHandler(slack.handler);
-  if (settings.mode === "app") {
-    const app = createApp({
-        analyze: analysis.analyze,
-        advise: analysis.advise,
-        botLogin: settings.botLogin,
-        onReviewed: (outcome) => {
-          metrics.reviewed(outcome);
-          options.onReviewed?.(outcome);
-        },
-        runner: metrics.timed(durable!.runner),
-        store: store!,
-        smoke,
-        schedule: (sweep) => {
-          if (sweepMs <= 0) return;
-          const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
-          timer.unref();
-          timers.push(timer);
-        },
-      });
-    const probotReady = probot!;
+  if (parts) {
+    const app = parts.app({
+      schedule: (sweep) => {
+        if (sweepMs <= 0) return;
+        const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
+        timer.unref();
+        timers.push(timer);
+      },
+    });
     await server.load((probot: Probot) => {
       durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
       const host = probot as unknown as AppHost;
-      probotReady.loaded(host);
+      parts.probotLoaded(host);
       app(host);
     });
   } else {
-    // The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console.
-    setup = createSetupDoors({
-      githubWebUrl: settings.web.githubWebUrl,
-      baseUrl: settings.baseUrl,
-      webhookPath: settings.webhookPath,
-      ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
-      ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
-      cwd: process.cwd(),
-      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
-      writeEnv: writeEnvFile,
-      log,
-    });
+    setup = setupDoors(settings, log);
     server.addHandler(setup.handle);
   }
   const http = await server.start();

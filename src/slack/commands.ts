@@ -11,7 +11,7 @@ import { readRecipe } from "../core/commands/grammar.ts";
 import { CONFIG_PATH, type RepoConfig, type SlackConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { dryRunMessage, findingsMessage, mrkdwn, refusedMessage, statusMessage, textMessage, type SlackMessage } from "../core/render/slack.ts";
-import type { FoundRepository, RepoRef, SmokeService } from "../github/smoke/index.ts";
+import type { FoundRepository, NamedSmokeOutcome, RepoRef, SmokeService } from "../github/smoke/index.ts";
 import { roleRank } from "../core/smoke/policy.ts";
 import type { Store } from "../store/types.ts";
 import type { DeferredCommand } from "./endpoint.ts";
@@ -76,7 +76,8 @@ async function orgConfig(smoke: SmokeService, octokit: BotOctokit, owner: string
 
 const slackUserOf = (p: SlashCommand) => `${p.team_id}:${p.user_id}`;
 
-export function createSlackCommands(deps: SlackCommandDeps) {
+/** Answers and the checks every command that names a repository passes first. */
+function slackAccess(deps: SlackCommandDeps) {
   async function reply(work: SlackWork, message: SlackMessage): Promise<void> {
     try {
       await deps.web.respond(work.payload.response_url, message);
@@ -125,6 +126,12 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     return false;
   }
 
+  return { reply, deny, access, readAccess };
+}
+
+export function createSlackCommands(deps: SlackCommandDeps) {
+  const { reply, access, readAccess } = slackAccess(deps);
+
   /** Parses again with the repository's extra override keys (the ack only knew the built-in ones). */
   function reparse(work: SlackWork, config: RepoConfig): Command | string {
     const parsed = parseSlackCommand(work.payload.text, { allowedKeys: config.smoke.allowed_keys });
@@ -141,31 +148,8 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     deps.runs.expect(work.deliveryId, { channel: work.payload.channel_id, slackUser: work.payload.user_id });
     try {
       const outcome = await deps.smoke.requestNamed({ ...target, requester, command: command as SmokeCommand, origin: { source: "slack", deliveryId: work.deliveryId }, ...(lease ? { lease } : {}) });
-      const repoFull = `${target.owner}/${target.repo}`;
-      switch (outcome.kind) {
-        case "not-installed":
-          return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(repoFull)}.`));
-        case "bad-config":
-          return reply(work, textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`));
-        case "refused":
-          // silent: past REFUSAL_LIMITS (src/github/refusals.ts), neither answered nor recorded.
-          return outcome.silent ? undefined : reply(work, refusedMessage(outcome.reason, outcome.findings));
-        case "failed":
-          return reply(work, textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`));
-        case "dry-run":
-          return reply(work, dryRunMessage({ requestId: "dry-run", requester: a.login, sha: outcome.sha, plan: outcome.plan, repo: repoFull, pr: target.pr }, outcome.plan.launchLine()));
-        case "dispatched": {
-          const posted = await deps.runs.posted(outcome.request.id);
-          return reply(
-            work,
-            textMessage(
-              posted
-                ? `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}; this channel's message follows it.`
-                : `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}, but hcp-bot could not post in this channel (invite it with \`/invite @hcp-bot\`). Follow it with \`/hcp status ${mrkdwn(repoFull)}#${target.pr}\`.`,
-            ),
-          );
-        }
-      }
+      const message = await smokeOutcomeMessage(outcome, { ...target, login: a.login }, (id) => deps.runs.posted(id));
+      if (message) await reply(work, message);
     } finally {
       deps.runs.forget(work.deliveryId);
     }
@@ -236,6 +220,30 @@ export function createSlackCommands(deps: SlackCommandDeps) {
       await reply(work, textMessage(`:octagonal_sign: hcp-bot could not finish that command: ${mrkdwn((error as Error).message ?? String(error)).slice(0, 500)}`));
     }
   };
+}
+
+/** The reply to a `/hcp smoke` outcome; undefined: none (a refusal past REFUSAL_LIMITS). */
+async function smokeOutcomeMessage(outcome: NamedSmokeOutcome, target: { owner: string; repo: string; pr: number; login: string }, posted: (requestId: string) => Promise<boolean>): Promise<SlackMessage | undefined> {
+  const repoFull = `${target.owner}/${target.repo}`;
+  switch (outcome.kind) {
+    case "not-installed":
+      return textMessage(`hcp-bot is not installed on ${mrkdwn(repoFull)}.`);
+    case "bad-config":
+      return textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`);
+    case "refused":
+      // silent: past REFUSAL_LIMITS (src/github/refusals.ts), neither answered nor recorded.
+      return outcome.silent ? undefined : refusedMessage(outcome.reason, outcome.findings);
+    case "failed":
+      return textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`);
+    case "dry-run":
+      return dryRunMessage({ requestId: "dry-run", requester: target.login, sha: outcome.sha, plan: outcome.plan, repo: repoFull, pr: target.pr }, outcome.plan.launchLine());
+    case "dispatched":
+      return textMessage(
+        (await posted(outcome.request.id))
+          ? `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}; this channel's message follows it.`
+          : `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}, but hcp-bot could not post in this channel (invite it with \`/invite @hcp-bot\`). Follow it with \`/hcp status ${mrkdwn(repoFull)}#${target.pr}\`.`,
+      );
+  }
 }
 
 export interface CheckSpec {

@@ -68,19 +68,7 @@ export function createSmokeService(o: SmokeServiceOptions): SmokeService {
   };
   const repositories = namedRepositories(o.github);
 
-  async function latestSmoke(repoFull: string, pr: number): Promise<SmokeRequest | undefined> {
-    const log = await o.store.auditLog({ repo: repoFull, limit: 200 });
-    const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
-    return id ? o.store.getSmokeRequest(id) : undefined;
-  }
-
-  /** A stored request's repository as GitHub has it now, with its settings (the defaults when they cannot be read). */
-  async function repoOf(octokit: BotOctokit, request: SmokeRequest): Promise<{ ref: RepoRef; config: RepoConfig }> {
-    const [owner, repo] = request.repo.split("/") as [string, string];
-    const { data } = await octokit.rest.repos.get({ owner, repo });
-    const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
-    return { ref: { owner, repo, defaultBranch: data.default_branch, installationId: request.installationId! }, config: result.ok ? result.config : defaultRepoConfig() };
-  }
+  const latestSmoke = (repoFull: string, pr: number) => latestRequest(o.store, repoFull, pr);
 
   const service: SmokeService = {
     botLogin,
@@ -158,6 +146,21 @@ export function createSmokeService(o: SmokeServiceOptions): SmokeService {
     },
   };
   return service;
+}
+
+/** The PR's latest smoke request, by the audit log (which records refusals too). */
+async function latestRequest(store: Store, repoFull: string, pr: number): Promise<SmokeRequest | undefined> {
+  const log = await store.auditLog({ repo: repoFull, limit: 200 });
+  const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
+  return id ? store.getSmokeRequest(id) : undefined;
+}
+
+/** A stored request's repository as GitHub has it now, with its settings (the defaults when they cannot be read). */
+async function repoOf(octokit: BotOctokit, request: SmokeRequest): Promise<{ ref: RepoRef; config: RepoConfig }> {
+  const [owner, repo] = request.repo.split("/") as [string, string];
+  const { data } = await octokit.rest.repos.get({ owner, repo });
+  const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
+  return { ref: { owner, repo, defaultBranch: data.default_branch, installationId: request.installationId! }, config: result.ok ? result.config : defaultRepoConfig() };
 }
 
 /** Repositories named by a command (Slack's): their installation (kept a minute), Octokit, default branch and settings. */
