@@ -1,5 +1,6 @@
-// The GitHub App's behaviour: which events start a review, which comments are commands,
-// which workflow events finish a smoke run. Written against a small host interface
+// The GitHub App's handlers: which events start a review, which comments are commands (answered
+// by src/github/comments.ts), which go to the smoke service (src/github/smoke/: the check run's
+// button, the workflow events that finish a smoke run). Written against a small host interface
 // (src/github/host.ts) that Probot satisfies on Node and an @octokit/app adapter on edge
 // runtimes, so the same handlers run on both.
 import type { Analyzer } from "../core/analyze/analyzer.ts";
