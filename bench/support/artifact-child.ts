@@ -16,7 +16,7 @@ import { pathToFileURL } from "node:url";
 const [rootArg, apiUrl, token, full, runId] = process.argv.slice(2) as [string, string, string, string, string];
 const root = resolve(rootArg);
 const load = async <T>(path: string) => (await import(pathToFileURL(join(root, path)).href)) as T;
-const { verdictForRun } = await load<typeof import("../../src/github/run-verdict.ts")>("src/github/run-verdict.ts");
+const { verdictForRun } = await load<typeof import("../../src/github/smoke/verdict.ts")>("src/github/smoke/verdict.ts");
 const threaded = existsSync(join(root, "src/node/artifact-judge.ts"));
 const judge = threaded ? (await load<typeof import("../../src/node/artifact-judge.ts")>("src/node/artifact-judge.ts")).judgeOffThread : undefined;
 const [owner, repo] = full.split("/") as [string, string];

@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 
 const [rootArg, apiUrl, token, full, runId] = process.argv.slice(2) as [string, string, string, string, string];
 const root = resolve(rootArg);
-const { verdictForRun } = (await import(pathToFileURL(join(root, "src/github/run-verdict.ts")).href)) as typeof import("../../src/github/run-verdict.ts");
+const { verdictForRun } = (await import(pathToFileURL(join(root, "src/github/smoke/verdict.ts")).href)) as typeof import("../../src/github/smoke/verdict.ts");
 const [owner, repo] = full.split("/") as [string, string];
 const octokit = new (Octokit.plugin(restEndpointMethods, paginateRest))({ baseUrl: apiUrl, auth: token });
 

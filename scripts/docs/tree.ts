@@ -34,7 +34,7 @@ const SRC: Record<string, string> = {
   "src/core/crypto/": "HMAC-SHA256 of webhook bodies (GitHub, Slack) on WebCrypto",
   "src/core/zip/": "reads the log out of an Actions artifact, streaming, with caps",
   "src/cli/": "argument handling, help text and exit codes per command, terminal colour",
-  "src/github/": "the GitHub App: events, review, smoke dispatch and completion, Octokit retries",
+  "src/github/": "the GitHub App: events, review, Octokit retries; smoke/ is the smoke service (dispatch, following, verdict)",
   "src/slack/": "the Slack app: request verification, /hcp, Block Kit messages, Web API client",
   "src/store/": "claims, runs, audit log, durable jobs: one folder per store (memory/, sqlite/, redis/, kv/) and sql/ (SQLite, Durable Object)",
   "src/shared/": "what every layer above the core shares: the Log port, limits, log redaction, the capped body read",

@@ -5,6 +5,7 @@
 // queue-timeout sweep. Everything is the same modules Node runs.
 import { inThreadAnalyzer } from "../core/analyze/analyzer.ts";
 import { createApp } from "../github/app.ts";
+import { createSmokeService } from "../github/smoke/index.ts";
 import { EDGE_RETRY_POLICY, withWaits } from "../github/octokit.ts";
 import type { ServerSettings } from "../github/settings.ts";
 import { createJobRunner, type JobPolicy, type RunOutcome } from "../jobs/runner.ts";
@@ -35,6 +36,16 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
   const analyze = inThreadAnalyzer(runtime.python, () => NO_INDEX_ON_EDGE);
   const gh = createEdgeGitHub({ appId: settings.appId!, privateKey, baseUrl: settings.baseUrl, policy: withWaits(EDGE_RETRY_POLICY, settings.githubWaits), log });
 
+  // The smoke service, made once for the GitHub handlers and Slack; Slack's channel messages hear its state changes.
+  const smoke = createSmokeService({
+    store,
+    analyze,
+    github: gh.host,
+    log,
+    ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
+    tuning: settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {},
+    notify: [async (request, state): Promise<void> => slack?.notify(request, state)],
+  });
   const slack: SlackApp | undefined = settings.slack
     ? createSlackApp({
         ...settings.slack,
@@ -42,6 +53,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
         store,
         analyze,
         log,
+        smoke,
         accept: (claim, key, work, command) => accept({ key, kind: "slack", payload: JSON.stringify({ work, command }) }, claim),
       })
     : undefined;
@@ -52,8 +64,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     botLogin: settings.botLogin,
     store,
     runner: gh.runner,
-    smoke: { ...(slack ? { notify: slack.notify } : {}), ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}) },
-    onGateway: (gateway) => slack?.setGateway(gateway),
+    smoke,
     schedule: (s) => {
       sweep = s;
     },

@@ -1,37 +1,17 @@
-// The GitHub App's behaviour: which events start a review, which comments are commands,
-// which workflow events finish a smoke run. Written against a small host interface
+// The GitHub App's handlers: which events start a review, which comments are commands (answered
+// by src/github/comments.ts), which go to the smoke service (src/github/smoke/: the check run's
+// button, the workflow events that finish a smoke run). Written against a small host interface
 // (src/github/host.ts) that Probot satisfies on Node and an @octokit/app adapter on edge
 // runtimes, so the same handlers run on both.
-import { fenceWrites, type Hookable, type JobLease } from "../jobs/fence.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
-import { checkSource, helpText, parseCommentCommands, type Command } from "../core/commands/index.ts";
-import { defaultRepoConfig, type ConfigResult, type RepoConfig } from "../core/config/repo-config.ts";
-import { findingsTable, untrusted } from "../core/render/markdown.ts";
-import { inThreadAdvise, type AdviseReplies } from "../core/render/layout/advice.ts";
-import { adviseBudget } from "./refusals.ts";
-import type { SmokeRequest, Store } from "../store/types.ts";
-import type { AppHost, BotOctokit, HostLog, WebhookContext } from "./host.ts";
-import { requestSmokeAfterCrashes, sweepStuck } from "./crash-recovery.ts";
+import type { AdviseReplies } from "../core/render/layout/advice.ts";
+import type { AppHost, BotOctokit, HostLog } from "./host.ts";
 import { KeyedQueue } from "./queue.ts";
-import { replier } from "./writes.ts";
-import { repoInstallations } from "./installations.ts";
-import { installedWorkflowStatus, workflowStatusNote } from "./workflow-file.ts";
-import { readRepoConfig, reportReviewNotDone, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
-import { CHECK_NAME, ROUTES } from "./routes.ts";
-import {
-  cancelSmoke,
-  expireQueued,
-  followRun,
-  smokeReply,
-  statusText,
-  type RepoRef,
-  type Requester,
-  type SmokeDeps,
-  type SmokeOrigin,
-  type SmokeOutcome,
-} from "./smoke.ts";
-import type { SmokeCommand } from "../core/commands/index.ts";
-import type { WorkflowStatus } from "../core/smoke/workflow.ts";
+import { reportReviewNotDone, reviewPullRequest, type PullTarget, type ReviewDeps } from "./review.ts";
+import { ROUTES } from "./routes.ts";
+import { commentCommands } from "./comments.ts";
+import { createSmokeService, type RepoRef, type SmokeService } from "./smoke/index.ts";
+import type { Store } from "../store/types.ts";
 
 export interface AppDeps {
   /** The analysis (src/core/analyze/analyzer.ts): in this thread, or on the Node server's worker thread. */
@@ -49,10 +29,11 @@ export interface AppDeps {
   store: Store;
   /** Registers the periodic sweep for queue timeouts; the server owns the timer. */
   schedule?: (sweep: () => Promise<void>) => void;
-  /** Smoke-dispatch tuning for tests, and who else hears about a run's progress (Slack). */
-  smoke?: Pick<SmokeDeps, "runLookup" | "now" | "notify" | "maxArtifactBytes" | "artifactCaps" | "judgeArtifact" | "maxActive">;
-  /** Receives the gateway other front doors (Slack) use to act on GitHub as this app. */
-  onGateway?: (gateway: GitHubGateway) => void;
+  /**
+   * The smoke service (src/github/smoke/), made once by the host and handed to Slack too.
+   * Default: one of its own over this host's GitHub access (tests that need no other front door).
+   */
+  smoke?: SmokeService;
   /** Renders `/hcp advise` replies: in this thread by default, on a worker thread on the Node server. */
   advise?: AdviseReplies;
 }
@@ -102,18 +83,6 @@ export function inProcessRunner(queue: KeyedQueue, log: HostLog): WorkRunner {
   };
 }
 
-/** What another front door (Slack) may do on GitHub, with the same checks as a PR comment. */
-export interface GitHubGateway {
-  /** The repository's installation, default branch and `.github/hcp-bot.yml`; undefined when the app is not installed there. */
-  /** With a job's lease, every write of the Octokit it hands out is fenced by it (src/jobs/fence.ts). */
-  repository(owner: string, repo: string, lease?: JobLease): Promise<{ octokit: BotOctokit; ref: RepoRef; config: ConfigResult } | undefined>;
-  /** `lease`: the lease of the job the command runs in; its writes (the check run, the dispatch) are fenced by it. */
-  requestSmoke(owner: string, repo: string, pr: number, requester: Requester, command: SmokeCommand, origin: SmokeOrigin, lease?: JobLease): Promise<SmokeOutcome | { kind: "not-installed" } | { kind: "bad-config"; reason: string }>;
-  cancelSmoke(owner: string, repo: string, pr: number, requester: Requester, lease?: JobLease): Promise<string>;
-  /** The latest smoke request and the latest "HCP review" check run of the PR. */
-  status(owner: string, repo: string, pr: number): Promise<{ smoke?: SmokeRequest; review?: { conclusion: string | null; title: string | null; url: string | null }; headSha?: string; workflow?: WorkflowStatus } | undefined>;
-}
-
 // A comment id (or a button's delivery id) is claimed for a month: long enough that no
 // redelivery can dispatch twice.
 const COMMENT_CLAIM_SECONDS = 30 * 24 * 60 * 60;
@@ -136,21 +105,6 @@ export class DeliveryLog {
   }
 }
 
-function loginResolver(app: AppHost, fixed: string | undefined): (octokit: BotOctokit) => Promise<string> {
-  let cached: Promise<string> | undefined = fixed ? Promise.resolve(fixed) : undefined;
-  return async () => {
-    cached ??= (async () => {
-      const appOctokit = await app.auth();
-      const { data } = await appOctokit.rest.apps.getAuthenticated();
-      return `${data?.slug ?? "hcp-bot"}[bot]`;
-    })().catch((error: unknown) => {
-      cached = undefined;
-      throw error;
-    });
-    return cached;
-  };
-}
-
 /** What a review needs to know about a pull request, from a webhook's or the API's PR object. */
 function pullTarget(
   repository: { owner: { login: string }; name: string; default_branch: string },
@@ -167,14 +121,28 @@ function pullTarget(
   };
 }
 
-/** What the helpers below use of a delivery's context. */
-type Delivery = Pick<WebhookContext<"issue_comment">, "id" | "octokit">;
+/**
+ * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
+ * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
+ */
+function reviewer(reviewDeps: ReviewDeps, onReviewed: AppDeps["onReviewed"]): (octokit: BotOctokit, target: PullTarget) => Promise<void> {
+  return async (octokit, target) => {
+    let outcome: Awaited<ReturnType<typeof reviewPullRequest>>;
+    try {
+      outcome = await reviewPullRequest(octokit, target, reviewDeps);
+    } catch (error) {
+      await reportReviewNotDone(octokit, target, error, reviewDeps.log);
+      throw error;
+    }
+    onReviewed?.(outcome);
+  };
+}
 
 export function createApp(deps: AppDeps): (app: AppHost) => void {
   return (app: AppHost) => {
     const runner = deps.runner ?? inProcessRunner(new KeyedQueue(4, app.log), app.log);
-    const reviewDeps: ReviewDeps = { analyze: deps.analyze, botLogin: loginResolver(app, deps.botLogin), log: app.log };
-    const smokeDeps: SmokeDeps = { store: deps.store, analyze: deps.analyze, log: app.log, botLogin: reviewDeps.botLogin, ...deps.smoke };
+    const smoke = deps.smoke ?? createSmokeService({ store: deps.store, analyze: deps.analyze, github: app, log: app.log, ...(deps.botLogin ? { botLogin: deps.botLogin } : {}) });
+    const reviewDeps: ReviewDeps = { analyze: deps.analyze, botLogin: (octokit) => smoke.botLogin(octokit), log: app.log };
 
     /** The work runs after the answer, one job at a time per PR; a durable runner records it first. */
     async function once(context: RunnerContext, key: string, work: () => Promise<void>): Promise<void> {
@@ -197,20 +165,8 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       }
     }
 
-    /**
-     * A review that GitHub kept failing leaves a check run saying so (best effort: one try), then
-     * fails, so the delivery is released: a redelivery, the next push or the check's Re-run runs it.
-     */
-    async function review(context: Delivery, target: PullTarget): Promise<void> {
-      let outcome: Awaited<ReturnType<typeof reviewPullRequest>>;
-      try {
-        outcome = await reviewPullRequest(context.octokit, target, reviewDeps);
-      } catch (error) {
-        await reportReviewNotDone(context.octokit, target, error, app.log);
-        throw error;
-      }
-      deps.onReviewed?.(outcome);
-    }
+    const review = reviewer(reviewDeps, deps.onReviewed);
+    const comments = commentCommands({ smoke, store: deps.store, analyze: deps.analyze, review, ...(deps.advise ? { advise: deps.advise } : {}) });
 
     // Each handler's key (and whether it acts at all) comes from src/github/routes.ts, which an
     // edge host also routes deliveries with before loading this module.
@@ -218,7 +174,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const key = ROUTES.review.key(context.payload);
       if (key === undefined) return;
       const { pull_request: pr, repository } = context.payload;
-      await once(context, key, () => review(context, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }));
+      await once(context, key, () => review(context.octokit, { ...pullTarget(repository, pr), opened: context.payload.action === "opened" }));
     });
 
     app.on([...ROUTES.rerequest.events], async (context) => {
@@ -229,7 +185,7 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
         for (const ref of run.pull_requests) {
           const { data: pr } = await context.octokit.rest.pulls.get({ owner: repository.owner.login, repo: repository.name, pull_number: ref.number });
           if (pr.head.sha !== run.head_sha || pr.state !== "open") continue;
-          await review(context, pullTarget(repository, pr));
+          await review(context.octokit, pullTarget(repository, pr));
         }
       });
     });
@@ -240,81 +196,11 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const { comment, issue, repository, sender } = context.payload;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId: context.payload.installation!.id };
       await once(context, key, async () => {
-        await claimed(context, `comment:${comment.id}`, () => runCommands(context, r, issue.number, { login: sender.login, isBot: false }, { id: comment.id, createdAt: new Date(comment.created_at) }, comment.body));
+        await claimed(context, `comment:${comment.id}`, () =>
+          comments.run({ octokit: context.octokit, deliveryId: context.id, ref: r, pr: issue.number, requester: { login: sender.login, isBot: false }, comment: { id: comment.id, createdAt: new Date(comment.created_at) }, body: comment.body }),
+        );
       });
     });
-
-    async function runCommands(context: Delivery, r: RepoRef, pr: number, requester: { login: string; isBot: boolean }, comment: { id: number; createdAt: Date }, body: string): Promise<void> {
-      const octokit = context.octokit;
-      const say = replier(octokit, r, pr, `comment:${comment.id}`, () => reviewDeps.botLogin(octokit));
-      const configResult = await readRepoConfig(octokit, r);
-      if (!configResult.ok) {
-        await say(`hcp-bot cannot act on commands here: ${untrusted(configResult.problem)}`);
-        return;
-      }
-      const config = configResult.config;
-      for (const parsed of parseCommentCommands(body, { allowedKeys: config.smoke.allowed_keys })) {
-        if (!parsed.ok) {
-          await say(`@${untrusted(requester.login)} line ${parsed.line}: ${untrusted(parsed.error)}`);
-          continue;
-        }
-        await runCommand(context, r, config, pr, requester, comment, parsed.command, say);
-      }
-    }
-
-    async function runCommand(
-      context: Delivery,
-      r: RepoRef,
-      config: RepoConfig,
-      pr: number,
-      requester: { login: string; isBot: boolean },
-      comment: { id: number; createdAt: Date },
-      command: Command,
-      say: (text: string) => Promise<unknown>,
-    ): Promise<void> {
-      const octokit = context.octokit;
-      switch (command.kind) {
-        case "help":
-          await say(helpText({ surface: "github", smoke: config.smoke }));
-          return;
-        case "advise":
-          // Anyone who may comment may ask (nothing is read or run), within ADVISE_LIMITS; past them, silence.
-          if (!(await adviseBudget(deps.store, { installationId: r.installationId, login: requester.login, repo: `${r.owner}/${r.repo}`, pr }))) return;
-          await say(await (deps.advise ?? inThreadAdvise).markdown(command));
-          return;
-        case "smoke": {
-          const outcome = await requestSmokeAfterCrashes(octokit, r, config.smoke.workflow, [octokit, r, config, pr, requester, command, { source: "github-comment", deliveryId: context.id, commentId: comment.id, commentCreatedAt: comment.createdAt }, smokeDeps], smokeDeps);
-          const text = smokeReply(outcome, requester.login);
-          if (text) await say(text);
-          return;
-        }
-        case "cancel": {
-          const text = await cancelSmoke(octokit, r, config, pr, requester, smokeDeps);
-          if (text) await say(text); // empty: a refusal past REFUSAL_LIMITS
-          return;
-        }
-        case "status":
-          // The installed workflow's version is said too (a failed read leaves it out; the status still answers).
-          await say([statusText(await latestSmoke(`${r.owner}/${r.repo}`, pr)), await workflowStatusNote(octokit, r, config).catch(() => null)].filter(Boolean).join("\n\n"));
-          return;
-        case "check": {
-          if (command.input.form === "pr") {
-            const { data } = await octokit.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: pr });
-            await review(context, pullTarget({ owner: { login: r.owner }, name: r.repo, default_branch: r.defaultBranch }, data));
-            return;
-          }
-          const source = checkSource(command.input);
-          if (!source) return;
-          const report = await deps.analyze([source], { gpusPerNode: config.gpus_per_node });
-          await say(
-            report.findings.length
-              ? `hcp-bot checked that configuration:\n\n${findingsTable(report.findings)}`
-              : "hcp-bot checked that configuration: no HCP problems found (settings the recipe itself sets were not visible to this check).",
-          );
-          return;
-        }
-      }
-    }
 
     app.on([...ROUTES.button.events], async (context) => {
       const key = ROUTES.button.key(context.payload);
@@ -322,125 +208,21 @@ export function createApp(deps: AppDeps): (app: AppHost) => void {
       const { check_run: run, repository, sender } = context.payload;
       const pr = run.pull_requests[0]!;
       const r: RepoRef = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch, installationId: context.payload.installation!.id };
-      await once(context, key, () =>
-        claimed(context, `delivery:${context.id}`, async () => {
-          const octokit = context.octokit;
-          const configResult = await readRepoConfig(octokit, r);
-          const say = replier(octokit, r, pr.number, `delivery:${context.id}`, () => reviewDeps.botLogin(octokit));
-          if (!configResult.ok) {
-            await say(`hcp-bot cannot start a smoke run here: ${untrusted(configResult.problem)}`);
-            return;
-          }
-          const command: Command = { kind: "smoke", overrides: [], dryRun: false };
-          const outcome = await requestSmokeAfterCrashes(octokit, r, configResult.config.smoke.workflow, [octokit, r, configResult.config, pr.number, { login: sender.login, isBot: false }, command, { source: "check-run-button", deliveryId: context.id }, smokeDeps], smokeDeps);
-          const text = smokeReply(outcome, sender.login);
-          if (text) await say(text);
-        }),
-      );
+      await once(context, key, () => claimed(context, `delivery:${context.id}`, () => smoke.button({ octokit: context.octokit, ref: r, pr: pr.number, login: sender.login, deliveryId: context.id })));
     });
 
     app.on([...ROUTES.run.events], async (context) => {
       const key = ROUTES.run.key(context.payload)!;
       const { workflow_run: run, repository } = context.payload;
-      await once(context, key, async () => {
-        const r = { owner: repository.owner.login, repo: repository.name, defaultBranch: repository.default_branch };
-        const smokeWorkflow = async () => {
-          const config = await readRepoConfig(context.octokit, r);
-          return config.ok ? config.config.smoke.workflow : defaultRepoConfig().smoke.workflow;
-        };
-        await followRun(context.octokit, { ...r, smokeWorkflow }, run, smokeDeps);
-      });
+      await once(context, key, () => smoke.followRun(context.octokit, repository, run));
     });
 
     app.on([...ROUTES.job.events], async (context) => {
       const key = ROUTES.job.key(context.payload)!;
       const { workflow_job: job, repository } = context.payload;
-      await once(context, key, async () => {
-        await followRun(context.octokit, { owner: repository.owner.login, repo: repository.name }, { id: job.run_id, status: "in_progress", conclusion: null, html_url: job.html_url ?? "" }, smokeDeps);
-      });
+      await once(context, key, () => smoke.followJob(context.octokit, repository, job));
     });
 
-    async function repoOf(octokit: BotOctokit, request: SmokeRequest): Promise<{ ref: RepoRef; config: RepoConfig }> {
-      const [owner, repo] = request.repo.split("/") as [string, string];
-      const { data } = await octokit.rest.repos.get({ owner, repo });
-      const result = await readRepoConfig(octokit, { owner, repo, defaultBranch: data.default_branch });
-      return { ref: { owner, repo, defaultBranch: data.default_branch, installationId: request.installationId! }, config: result.ok ? result.config : defaultRepoConfig() };
-    }
-
-    deps.schedule?.(async () => {
-      await expireQueued((installationId) => app.auth(installationId), async (octokit, request) => (await repoOf(octokit, request)).config, smokeDeps);
-      // Requests a crash left half-made (src/github/crash-recovery.ts).
-      await sweepStuck(
-        (installationId) => app.auth(installationId),
-        async (octokit, request) => {
-          const { ref, config } = await repoOf(octokit, request);
-          return { ref, workflow: config.smoke.workflow };
-        },
-        smokeDeps,
-      );
-    });
-
-    async function latestSmoke(repoFull: string, pr: number): Promise<SmokeRequest | undefined> {
-      const log = await deps.store.auditLog({ repo: repoFull, limit: 200 });
-      const id = log.find((a) => a.pr === pr && a.requestId)?.requestId;
-      return id ? deps.store.getSmokeRequest(id) : undefined;
-    }
-
-    const installations = repoInstallations(async (owner, repo) => {
-      const appOctokit = await app.auth();
-      try {
-        return (await appOctokit.rest.apps.getRepoInstallation({ owner, repo })).data.id;
-      } catch (error) {
-        if ((error as { status?: number }).status === 404) return undefined;
-        throw error;
-      }
-    });
-
-    const gateway: GitHubGateway = {
-      async repository(owner, repo, lease) {
-        const installationId = await installations.get(owner, repo);
-        if (installationId === undefined) return undefined;
-        try {
-          const octokit = await app.auth(installationId);
-          // A client made for this call (Probot and @octokit/app make one per auth), so the fence stays with it.
-          if (lease) fenceWrites(octokit as unknown as Hookable, lease);
-          const { data } = await octokit.rest.repos.get({ owner, repo });
-          const ref: RepoRef = { owner, repo, defaultBranch: data.default_branch, installationId };
-          return { octokit, ref, config: await readRepoConfig(octokit, ref) };
-        } catch (error) {
-          // The App may have been uninstalled or the repository moved since the lookup was kept.
-          installations.forget(owner, repo);
-          throw error;
-        }
-      },
-      async requestSmoke(owner, repo, pr, requester, command, origin, lease) {
-        const found = await gateway.repository(owner, repo, lease);
-        if (!found) return { kind: "not-installed" };
-        if (!found.config.ok) return { kind: "bad-config", reason: found.config.problem };
-        return requestSmokeAfterCrashes(found.octokit, found.ref, found.config.config.smoke.workflow, [found.octokit, found.ref, found.config.config, pr, requester, command, origin, smokeDeps], smokeDeps);
-      },
-      async cancelSmoke(owner, repo, pr, requester, lease) {
-        const found = await gateway.repository(owner, repo, lease);
-        if (!found) return `hcp-bot is not installed on ${owner}/${repo}.`;
-        if (!found.config.ok) return found.config.problem;
-        return cancelSmoke(found.octokit, found.ref, found.config.config, pr, requester, smokeDeps);
-      },
-      async status(owner, repo, pr) {
-        const found = await gateway.repository(owner, repo);
-        if (!found) return undefined;
-        const { data: pull } = await found.octokit.rest.pulls.get({ owner, repo, pull_number: pr });
-        const { data: checks } = await found.octokit.rest.checks.listForRef({ owner, repo, ref: pull.head.sha, check_name: CHECK_NAME, per_page: 1 });
-        const run = checks.check_runs[0];
-        // As on GitHub's /hcp status: a failed read leaves the workflow out, the status still answers.
-        const workflow = found.config.ok ? await installedWorkflowStatus(found.octokit, found.ref, found.config.config).catch(() => undefined) : undefined;
-        return {
-          smoke: await latestSmoke(`${owner}/${repo}`, pr),
-          headSha: pull.head.sha,
-          ...(workflow ? { workflow } : {}),
-          ...(run ? { review: { conclusion: run.conclusion, title: run.output.title ?? null, url: run.html_url } } : {}),
-        };
-      },
-    };
-    deps.onGateway?.(gateway);
+    deps.schedule?.(() => smoke.sweep());
   };
 }

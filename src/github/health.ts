@@ -5,7 +5,7 @@
 // operator's HCP_HEALTH_TOKEN.
 import { VERSION } from "../version.ts";
 import type { Store, StoreStatus } from "../store/types.ts";
-import { installedWorkflowReport } from "./workflow-seen.ts";
+import { installedWorkflowReport } from "./smoke/workflow-seen.ts";
 
 export interface HealthInput {
   started: number;

@@ -7,6 +7,7 @@ import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps } from "../github/app.ts";
 import type { AppHost } from "../github/host.ts";
+import { createSmokeService, type SmokeGitHub, type SmokeListener, type SmokeTuning } from "../github/smoke/index.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
@@ -53,11 +54,13 @@ export interface StartOptions {
   store?: Store;
   /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
   sweepIntervalMs?: number;
-  smoke?: AppDeps["smoke"];
-  onGateway?: AppDeps["onGateway"];
+  /** Smoke-dispatch tuning (tests), and one more listener told of every smoke state change. */
+  smoke?: SmokeTuning & { notify?: SmokeListener };
   /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
   clock?: Clock;
 }
+
+type SetupDoorsLog = Parameters<typeof createSetupDoors>[0]["log"];
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
@@ -87,14 +90,14 @@ function healthHandler(mode: ServerSettings["mode"], started: number, store: Sto
   };
 }
 
-type Notify = NonNullable<NonNullable<AppDeps["smoke"]>["notify"]>;
-
-/** A caller's notify hook (tests), Slack's and the metrics' all hear every state change. */
-function bothNotify(first: Notify | undefined, second: Notify | undefined): Notify {
-  return async (request, state) => {
-    await first?.(request, state);
-    await second?.(request, state);
-  };
+/**
+ * Probot makes its app instance inside `server.load`, after Slack and the smoke service are
+ * made; the service's GitHub access waits for it (no request reaches either before the server starts).
+ */
+function probotAccess(): { github: SmokeGitHub; loaded(probot: AppHost): void } {
+  let loaded!: (probot: AppHost) => void;
+  const host = new Promise<AppHost>((resolve) => (loaded = resolve));
+  return { github: { auth: async (installationId) => (await host).auth(installationId) }, loaded };
 }
 
 /** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
@@ -127,21 +130,77 @@ function keepIdleConnections(http: import("node:http").Server): void {
   http.headersTimeout = KEEP_ALIVE_MS + 1000;
 }
 
-export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
-  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
-  const started = Date.now();
-  const log = await createLogger(settings);
-  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
-  const metrics = createMetrics({ queueDepth: () => queue.size });
-  const store = opened && metrics.counted(opened);
-  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
-  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
-  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
-  const server = new Server({
+interface AppPartsInput {
+  settings: ServerSettings;
+  options: StartOptions;
+  store: Store;
+  analysis: ReturnType<typeof createAnalysisPool>;
+  queue: KeyedQueue;
+  durable: DurableWork;
+  metrics: BotMetrics;
+  log: Awaited<ReturnType<typeof createLogger>>;
+}
+
+/**
+ * The smoke service, made once and handed to the GitHub handlers and to Slack; the metrics, a
+ * caller's listener (tests) and Slack's channel messages hear every state change, in this order.
+ * Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
+ */
+function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(d: Pick<AppDeps, "schedule">): (app: AppHost) => void; probotLoaded(probot: AppHost): void } {
+  const { settings, options, metrics } = p;
+  const probot = probotAccess();
+  const smoke = createSmokeService({
+    store: p.store,
+    analyze: p.analysis.analyze,
+    github: probot.github,
+    log: p.log,
+    ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
+    // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+    tuning: { ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}), judgeArtifact: judgeOffThread, ...options.smoke },
+    notify: [async (_request, state) => metrics.smokeState(state), options.smoke?.notify, async (request, state): Promise<void> => slack?.notify(request, state)],
+  });
+  const slack: SlackNode | undefined = settings.slack
+    ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: p.store, queue: p.queue, accept: p.durable.slackAccept, analyze: p.analysis.analyze, advise: p.analysis.advise, slackWaits: metrics.slack, smoke, log: p.log })
+    : undefined;
+  const app = (d: Pick<AppDeps, "schedule">) =>
+    createApp({
+      analyze: p.analysis.analyze,
+      advise: p.analysis.advise,
+      botLogin: settings.botLogin,
+      onReviewed: (outcome) => {
+        metrics.reviewed(outcome);
+        options.onReviewed?.(outcome);
+      },
+      runner: metrics.timed(p.durable.runner),
+      store: p.store,
+      smoke,
+      ...d,
+    });
+  return { slack, app, probotLoaded: probot.loaded };
+}
+
+/** The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console. */
+function setupDoors(settings: ServerSettings, log: SetupDoorsLog): SetupDoors {
+  return createSetupDoors({
+    githubWebUrl: settings.web.githubWebUrl,
+    baseUrl: settings.baseUrl,
+    webhookPath: settings.webhookPath,
+    ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
+    ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
+    cwd: process.cwd(),
+    // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
+    writeEnv: writeEnvFile,
+    log,
+  });
+}
+
+/** Probot's HTTP server, with the app's credentials (or, in setup mode, placeholders it never uses). */
+function probotServer(settings: ServerSettings, baseOptions: Parameters<typeof Probot.defaults>[0] & { log: Awaited<ReturnType<typeof createLogger>> }): Server {
+  return new Server({
     host: settings.host,
     port: settings.port,
     webhookPath: settings.webhookPath,
-    log,
+    log: baseOptions.log,
     Probot:
       settings.mode === "app"
         ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
@@ -152,6 +211,19 @@ export async function startServer(settings: ServerSettings, options: StartOption
     // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
     ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
   });
+}
+
+export async function startServer(settings: ServerSettings, options: StartOptions = {}): Promise<RunningServer> {
+  if (settings.port === 0) settings = { ...settings, port: await freePort(settings.host) };
+  const started = Date.now();
+  const log = await createLogger(settings);
+  const opened = settings.mode === "app" ? (options.store ?? (await openStore(settings.redis ? { kind: "redis", ...settings.redis } : { kind: "sqlite", dataDir: settings.dataDir }))) : undefined;
+  const metrics = createMetrics({ queueDepth: () => queue.size });
+  const store = opened && metrics.counted(opened);
+  // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
+  const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
+  const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
+  const server = probotServer(settings, baseOptions);
   const queue = new KeyedQueue(4, log);
   // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
   const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
@@ -161,62 +233,30 @@ export async function startServer(settings: ServerSettings, options: StartOption
   const durable = store ? createDurableWork({ store, policy: settings.jobs, log, beforeRun: () => answers?.quiet(ANSWERS_FIRST_MS) ?? Promise.resolve() }) : undefined;
   const timers: ReturnType<typeof setInterval>[] = [];
   const sweepMs = options.sweepIntervalMs ?? 60_000;
-  // Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
-  const slack =
-    settings.slack && settings.mode === "app"
-      ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: store!, queue, accept: durable!.slackAccept, analyze: analysis.analyze, advise: analysis.advise, slackWaits: metrics.slack, log })
-      : undefined;
+  const parts = settings.mode === "app" ? appParts({ settings, options, store: store!, analysis, queue, durable: durable!, metrics, log }) : undefined;
+  const slack = parts?.slack;
   server.addHandler(healthHandler(settings.mode, started, store, slackHealth(settings, slack), settings.healthToken, durable));
   server.addHandler(metricsHandler(metrics, settings.metricsToken));
   const web = mountWeb(server, settings, store, log);
   let setup: SetupDoors | undefined;
   if (slack) server.addHandler(slack.handler);
-  if (settings.mode === "app") {
-    const app = createApp({
-        analyze: analysis.analyze,
-        advise: analysis.advise,
-        botLogin: settings.botLogin,
-        onReviewed: (outcome) => {
-          metrics.reviewed(outcome);
-          options.onReviewed?.(outcome);
-        },
-        runner: metrics.timed(durable!.runner),
-        store: store!,
-        smoke: {
-          ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
-          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
-          judgeArtifact: judgeOffThread,
-          ...options.smoke,
-          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
-        },
-        onGateway: (gateway) => {
-          slack?.setGateway(gateway);
-          options.onGateway?.(gateway);
-        },
-        schedule: (sweep) => {
-          if (sweepMs <= 0) return;
-          const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
-          timer.unref();
-          timers.push(timer);
-        },
-      });
+  if (parts) {
+    const app = parts.app({
+      schedule: (sweep) => {
+        if (sweepMs <= 0) return;
+        const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
+        timer.unref();
+        timers.push(timer);
+      },
+    });
     await server.load((probot: Probot) => {
       durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
-      app(probot as unknown as AppHost);
+      const host = probot as unknown as AppHost;
+      parts.probotLoaded(host);
+      app(host);
     });
   } else {
-    // The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console.
-    setup = createSetupDoors({
-      githubWebUrl: settings.web.githubWebUrl,
-      baseUrl: settings.baseUrl,
-      webhookPath: settings.webhookPath,
-      ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
-      ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
-      cwd: process.cwd(),
-      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
-      writeEnv: writeEnvFile,
-      log,
-    });
+    setup = setupDoors(settings, log);
     server.addHandler(setup.handle);
   }
   const http = await server.start();

@@ -122,61 +122,45 @@ ${body}
 `.text;
 }
 
-export function createSetupDoors(o: SetupOptions): SetupDoors {
-  const code = newSetupCode();
-  const expected = Buffer.from(normalizeCode(code));
-  let wrong = 0;
-  let spent = false;
-  /** `state` values handed to GitHub: each good once, for STATE_MS. */
-  const states = new Map<string, number>();
-  const manifest = readManifest(o.cwd);
-  o.log.info({}, "hcp-bot is in setup mode: no GitHub App credentials yet, so no webhook is received");
-  o.log.info({}, "open the setup page to register the App (or import one); it asks for the one-time setup code printed on the console, then writes .env; restart hcp-bot serve afterwards");
+/** What the pages need of the options. */
+type Page = Pick<SetupOptions, "publicUrl" | "webhookProxyUrl" | "webhookPath" | "githubWebUrl">;
 
-  /** Why the code given is refused, or undefined when it is the code. */
-  function refusal(given: string | undefined): string | undefined {
-    if (spent) return "Setup is done: the App's credentials are in .env. Restart hcp-bot serve to run as that App.";
-    if (wrong >= MAX_WRONG_CODES) return "Too many wrong setup codes: the code is retired. Restart hcp-bot serve for a new one.";
-    const typed = Buffer.from(normalizeCode(given ?? ""));
-    if (typed.length === expected.length && timingSafeEqual(typed, expected)) return undefined;
-    wrong++;
-    return "That is not the setup code. It is the XXXX-XXXX-XXXX code hcp-bot serve printed on its console when it started.";
-  }
+/** This server as the browser reached it (the public URL when that is the host asked for). */
+function localBase(o: Page, req: IncomingMessage): string {
+  const host = req.headers.host ?? "127.0.0.1";
+  if (o.publicUrl && new URL(o.publicUrl).host === host) return o.publicUrl;
+  return `http://${host}`;
+}
 
-  const localBase = (req: IncomingMessage) => {
-    const host = req.headers.host ?? "127.0.0.1";
-    if (o.publicUrl && new URL(o.publicUrl).host === host) return o.publicUrl;
-    return `http://${host}`;
+
+/** app.yml, with the URLs of this deployment in place of its placeholders. */
+function manifestFor(o: Page, manifest: Record<string, unknown>, req: IncomingMessage): Record<string, unknown> {
+  const base = localBase(o, req);
+  const hook = webhookTarget(o, base);
+  const { callback_urls: _placeholder, ...rest } = manifest;
+  return {
+    ...rest,
+    url: typeof rest.url === "string" ? rest.url : base,
+    hook_attributes: { ...(typeof rest.hook_attributes === "object" ? rest.hook_attributes : {}), url: hook.url },
+    redirect_url: `${base}/probot/setup`,
+    // The sign-in of the smoke-run history comes back to /auth/callback on the public URL.
+    ...(o.publicUrl ? { callback_urls: [`${o.publicUrl}/auth/callback`] } : {}),
   };
+}
 
-  /** app.yml, with the URLs of this deployment in place of its placeholders. */
-  function manifestFor(req: IncomingMessage): Record<string, unknown> {
-    const base = localBase(req);
-    const hook = webhookTarget(o, base);
-    const { callback_urls: _placeholder, ...rest } = manifest;
-    return {
-      ...rest,
-      url: typeof rest.url === "string" ? rest.url : base,
-      hook_attributes: { ...(typeof rest.hook_attributes === "object" ? rest.hook_attributes : {}), url: hook.url },
-      redirect_url: `${base}/probot/setup`,
-      // The sign-in of the smoke-run history comes back to /auth/callback on the public URL.
-      ...(o.publicUrl ? { callback_urls: [`${o.publicUrl}/auth/callback`] } : {}),
-    };
-  }
-
-  function webhookSection(req: IncomingMessage): Html {
-    const hook = webhookTarget(o, localBase(req));
-    return html`<h2>1. Where GitHub sends webhooks</h2>
+function webhookSection(o: Page, req: IncomingMessage): Html {
+  const hook = webhookTarget(o, localBase(o, req));
+  return html`<h2>1. Where GitHub sends webhooks</h2>
 <p>The App is registered with the webhook URL <code>${hook.url}</code> (from ${hook.source}).</p>
 ${hook.reachable ? "" : html`<p class="warn">GitHub cannot reach this address from the internet. Set <code>HCP_PUBLIC_URL</code> to the server's public https URL, or <code>WEBHOOK_PROXY_URL</code> to a smee.io channel, then restart <code>hcp-bot serve</code> before you register; or change the App's webhook URL on GitHub afterwards.</p>`}`;
-  }
+}
 
-  function home(req: IncomingMessage): string {
-    const shown = manifestFor(req);
-    return shell(
-      "Register hcp-bot as a GitHub App",
-      html`<p>hcp-bot has no GitHub App credentials yet. This page registers the App from <code>app.yml</code> (or takes the credentials of one you registered by hand) and writes them to <code>.env</code>, readable by you only. Then restart <code>hcp-bot serve</code> and install the App on your repositories.</p>
-${webhookSection(req)}
+function home(o: Page, manifest: Record<string, unknown>, req: IncomingMessage): string {
+  const shown = manifestFor(o, manifest, req);
+  return shell(
+    "Register hcp-bot as a GitHub App",
+    html`<p>hcp-bot has no GitHub App credentials yet. This page registers the App from <code>app.yml</code> (or takes the credentials of one you registered by hand) and writes them to <code>.env</code>, readable by you only. Then restart <code>hcp-bot serve</code> and install the App on your repositories.</p>
+${webhookSection(o, req)}
 <h2>2. The setup code</h2>
 <p>Type the one-time setup code <code>hcp-bot serve</code> printed on its console when it started. Nobody without it can set the App's credentials.</p>
 <form method="post" action="/probot/register">
@@ -188,14 +172,14 @@ ${webhookSection(req)}
 <h2>What the App asks for</h2>
 <p>The events and permissions in <code>app.yml</code>; GitHub shows them again before you create the App.</p>
 <pre>${JSON.stringify({ default_events: shown.default_events, default_permissions: shown.default_permissions }, null, 2)}</pre>`,
-    );
-  }
+  );
+}
 
-  function importPage(req: IncomingMessage, problem?: string): string {
-    return shell(
-      "Use an App you registered by hand",
-      html`${problem ? html`<p class="warn">${problem}</p>` : ""}
-${webhookSection(req)}
+function importPage(o: Page, req: IncomingMessage, problem?: string): string {
+  return shell(
+    "Use an App you registered by hand",
+    html`${problem ? html`<p class="warn">${problem}</p>` : ""}
+${webhookSection(o, req)}
 <p>On the App's settings page (<a href="${o.githubWebUrl}/settings/apps" rel="noreferrer">${o.githubWebUrl}/settings/apps</a>) set the webhook URL to the one above and a webhook secret, and generate a private key.</p>
 <h2>2. The credentials</h2>
 <form method="post" action="/probot/import">
@@ -205,36 +189,100 @@ ${webhookSection(req)}
 <label for="pem">Private key (the .pem file's text)</label><textarea id="pem" name="pem" rows="8" required></textarea>
 <button type="submit">Write .env</button>
 </form>`,
-    );
-  }
+  );
+}
 
-  function done(what: string): string {
-    return shell("Done", html`<p>${what} The credentials are in <code>.env</code> (readable by you only). Restart <code>hcp-bot serve</code>: it then runs as the App.</p>`);
-  }
+function done(what: string): string {
+  return shell("Done", html`<p>${what} The credentials are in <code>.env</code> (readable by you only). Restart <code>hcp-bot serve</code>: it then runs as the App.</p>`);
+}
 
-  async function readForm(req: IncomingMessage): Promise<Record<string, unknown>> {
-    const text = await readBodyCapped(req, MAX_FORM_BYTES);
-    if ((req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(text));
-    const parsed: unknown = JSON.parse(text); // Probot's own import page sends JSON
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  }
+async function readForm(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = await readBodyCapped(req, MAX_FORM_BYTES);
+  if ((req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(text));
+  const parsed: unknown = JSON.parse(text); // Probot's own import page sends JSON
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+/**
+ * The one-time setup code: it answers until it is spent (the credentials are written) or
+ * MAX_WRONG_CODES wrong ones retire it; the comparison takes the same time for every guess.
+ */
+function setupCodeGate(code: string): { refusal(given: string | undefined): string | undefined; spend(): void; readonly spent: boolean } {
+  const expected = Buffer.from(normalizeCode(code));
+  let wrong = 0;
+  let spent = false;
+  return {
+    get spent() {
+      return spent;
+    },
+    spend() {
+      spent = true;
+    },
+    /** Why the code given is refused, or undefined when it is the code. */
+    refusal(given) {
+      if (spent) return "Setup is done: the App's credentials are in .env. Restart hcp-bot serve to run as that App.";
+      if (wrong >= MAX_WRONG_CODES) return "Too many wrong setup codes: the code is retired. Restart hcp-bot serve for a new one.";
+      const typed = Buffer.from(normalizeCode(given ?? ""));
+      if (typed.length === expected.length && timingSafeEqual(typed, expected)) return undefined;
+      wrong++;
+      return "That is not the setup code. It is the XXXX-XXXX-XXXX code hcp-bot serve printed on its console when it started.";
+    },
+  };
+}
+
+/** `state` values handed to GitHub: each good once, for STATE_MS. */
+function oneTimeStates(): { issue(): string; take(state: string | null): boolean } {
+  const states = new Map<string, number>();
+  return {
+    issue() {
+      const state = randomUUID();
+      states.set(state, Date.now() + STATE_MS);
+      return state;
+    },
+    /** A `state` this server handed to GitHub, good once and not expired. */
+    take(state) {
+      if (!state) return false;
+      const until = states.get(state);
+      states.delete(state);
+      return until !== undefined && until > Date.now();
+    },
+  };
+}
+
+/** The page that posts the manifest to GitHub's App registration. */
+function continuePage(action: string, manifest: Record<string, unknown>): string {
+  return shell(
+    "Continue on GitHub",
+    html`<p>GitHub shows the App's name, events and permissions, creates it, and sends you back here; the credentials are then written to <code>.env</code>.</p>
+<form method="post" action="${action}"><input type="hidden" name="manifest" value="${JSON.stringify(manifest)}"><button type="submit">Create the App on GitHub</button></form>`,
+  );
+}
+
+export function createSetupDoors(o: SetupOptions): SetupDoors {
+  const code = newSetupCode();
+  const gate = setupCodeGate(code);
+  const refusal = (given: string | undefined) => gate.refusal(given);
+  const states = oneTimeStates();
+  const manifest = readManifest(o.cwd);
+  o.log.info({}, "hcp-bot is in setup mode: no GitHub App credentials yet, so no webhook is received");
+  o.log.info({}, "open the setup page to register the App (or import one); it asks for the one-time setup code printed on the console, then writes .env; restart hcp-bot serve afterwards");
 
   async function importCredentials(req: IncomingMessage, res: ServerResponse): Promise<true> {
     let form: Record<string, unknown>;
     try {
       form = await readForm(req);
     } catch (error) {
-      return send(res, error instanceof BodyTooLarge ? 413 : 400, importPage(req, "The form could not be read."));
+      return send(res, error instanceof BodyTooLarge ? 413 : 400, importPage(o, req, "The form could not be read."));
     }
     const refused = refusal(typeof form.setup_code === "string" ? form.setup_code : undefined);
     if (refused) {
       o.log.warn({ door: "import" }, "setup: credentials refused (no or wrong setup code)");
-      return send(res, 403, importPage(req, refused));
+      return send(res, 403, importPage(o, req, refused));
     }
     const parsed = ImportForm.safeParse(form);
-    if (!parsed.success) return send(res, 400, importPage(req, `Not written: ${parsed.error.issues[0]!.message}.`));
+    if (!parsed.success) return send(res, 400, importPage(o, req, `Not written: ${parsed.error.issues[0]!.message}.`));
     o.writeEnv({ APP_ID: parsed.data.appId, PRIVATE_KEY: `"${parsed.data.pem}"`, WEBHOOK_SECRET: parsed.data.webhook_secret });
-    spent = true;
+    gate.spend();
     o.log.info({ appId: parsed.data.appId }, "setup: imported App credentials written to .env; restart to run as the App");
     return send(res, 200, done(`App ${parsed.data.appId} is set up.`));
   }
@@ -248,31 +296,12 @@ ${webhookSection(req)}
     }
     const refused = refusal(typeof form.setup_code === "string" ? form.setup_code : undefined);
     if (refused) return send(res, 403, shell("Not registered", html`<p class="warn">${refused}</p><p><a href="/probot">Back</a></p>`));
-    const state = randomUUID();
-    states.set(state, Date.now() + STATE_MS);
-    const action = `${o.githubWebUrl}/settings/apps/new?state=${state}`;
-    return send(
-      res,
-      200,
-      shell(
-        "Continue on GitHub",
-        html`<p>GitHub shows the App's name, events and permissions, creates it, and sends you back here; the credentials are then written to <code>.env</code>.</p>
-<form method="post" action="${action}"><input type="hidden" name="manifest" value="${JSON.stringify(manifestFor(req))}"><button type="submit">Create the App on GitHub</button></form>`,
-      ),
-    );
-  }
-
-  /** A `state` this server handed to GitHub, good once and not expired. */
-  function takeState(state: string | null): boolean {
-    if (!state) return false;
-    const until = states.get(state);
-    states.delete(state);
-    return until !== undefined && until > Date.now();
+    return send(res, 200, continuePage(`${o.githubWebUrl}/settings/apps/new?state=${states.issue()}`, manifestFor(o, manifest, req)));
   }
 
   async function callback(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<true> {
-    if (spent) return send(res, 410, shell("Setup is done", html`<p>${refusal(undefined)!}</p>`));
-    if (!takeState(query.get("state"))) {
+    if (gate.spent) return send(res, 410, shell("Setup is done", html`<p>${refusal(undefined)!}</p>`));
+    if (!states.take(query.get("state"))) {
       o.log.warn({ door: "manifest" }, "setup: a manifest callback without a state this server handed out was refused");
       return send(res, 403, shell("Not registered", html`<p class="warn">This address is GitHub's way back after registering the App from this server's page. It needs the one-time state that page handed to GitHub: start again from <a href="/probot">the setup page</a> with the setup code.</p>`));
     }
@@ -292,7 +321,7 @@ ${webhookSection(req)}
       GITHUB_CLIENT_ID: app.client_id,
       GITHUB_CLIENT_SECRET: app.client_secret,
     });
-    spent = true;
+    gate.spend();
     o.log.info({ appId: app.id }, "setup: the new App's credentials were written to .env; restart to run as the App");
     return send(res, 302, done(`App ${app.id} is registered.`), { location: `${app.html_url}/installations/new` });
   }
@@ -304,13 +333,13 @@ ${webhookSection(req)}
       case "GET /":
         return send(res, 302, "", { location: "/probot" });
       case "GET /probot":
-        return send(res, 200, home(req));
+        return send(res, 200, home(o, manifest, req));
       case "POST /probot/register":
         return register(req, res);
       case "GET /probot/setup":
         return callback(req, res, url.searchParams);
       case "GET /probot/import":
-        return send(res, 200, importPage(req));
+        return send(res, 200, importPage(o, req));
       case "POST /probot/import":
         return importCredentials(req, res);
       default:

@@ -7,13 +7,11 @@ import { createHmac } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
-import type { SmokeState } from "../core/render/smoke.ts";
-import type { GitHubGateway } from "../github/app.ts";
+import type { SmokeListener } from "../github/smoke/index.ts";
 import type { KeyedQueue } from "../github/queue.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppOptions } from "../slack/app.ts";
 import type { SlackLog } from "../slack/commands.ts";
 import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/endpoint.ts";
-import type { SmokeRequest } from "../store/types.ts";
 
 export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";
 
@@ -28,8 +26,7 @@ export interface SlackNode {
   /** Runs an acknowledged command's work (a durable job's run). */
   run: SlackApp["run"];
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
-  setGateway(gateway: GitHubGateway): void;
-  notify(request: SmokeRequest, state: SmokeState): Promise<void>;
+  notify: SmokeListener;
 }
 
 export function createSlackNode(options: SlackNodeOptions): SlackNode {
@@ -51,7 +48,6 @@ export function createSlackNode(options: SlackNodeOptions): SlackNode {
 
   return {
     run: (work, command, lease) => slack.run(work, command, lease),
-    setGateway: (g) => slack.setGateway(g),
     notify: (request, state) => slack.notify(request, state),
     async handler(req, res) {
       const path = (req.url ?? "").split("?")[0];

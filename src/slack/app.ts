@@ -5,7 +5,7 @@ import type { JobLease } from "../jobs/fence.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
 import type { AdviseReplies } from "../core/render/layout/advice.ts";
-import type { GitHubGateway } from "../github/app.ts";
+import type { SmokeListener, SmokeService } from "../github/smoke/index.ts";
 import type { SmokeRequest, Store } from "../store/types.ts";
 import { createSlackCommands, effectiveSlackConfig, type SlackLog, type SlackWork } from "./commands.ts";
 import { createSlackCore, type DeferredCommand, type SlackCore, type SlackCoreDeps } from "./endpoint.ts";
@@ -34,6 +34,8 @@ export interface SlackAppOptions {
   slackWaits?: SlackWaitObserver;
   /** Renders `/hcp advise` replies (default: this thread). */
   advise?: AdviseReplies;
+  /** The smoke service the commands act through (made once by the host; src/github/smoke/service.ts). */
+  smoke: SmokeService;
 }
 
 export interface SlackApp {
@@ -43,9 +45,8 @@ export interface SlackApp {
    * are fenced by the lease of the job that runs it (src/jobs/fence.ts), when there is one.
    */
   run(work: SlackWork, command: DeferredCommand, lease?: JobLease): Promise<void>;
-  setGateway(gateway: GitHubGateway): void;
-  /** SmokeDeps.notify: the channel message follows the run. */
-  notify(request: SmokeRequest, state: SmokeState): Promise<void>;
+  /** A listener for the smoke service: the channel message follows the run. */
+  notify: SmokeListener;
 }
 
 export function githubWebUrl(apiUrl: string): string {
@@ -55,7 +56,6 @@ export function githubWebUrl(apiUrl: string): string {
 }
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
-  let gateway: GitHubGateway | undefined;
   const web = createSlackWebApi({ token: options.botToken, apiUrl: options.apiUrl, ...options.slackWaits });
   const notifyChannels = new Map<string, { at: number; channel: Promise<string | undefined> }>();
 
@@ -65,16 +65,16 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     if (hit && Date.now() - hit.at < 60_000) return hit.channel;
     const [owner, repo] = repoFull.split("/") as [string, string];
     const channel = (async () => {
-      const found = await gateway?.repository(owner, repo);
+      const found = await options.smoke.repository(owner, repo);
       if (!found?.config.ok) return undefined;
-      return (await effectiveSlackConfig(found, found.config.config)).notify_channel ?? undefined;
+      return (await effectiveSlackConfig(options.smoke, found, found.config.config)).notify_channel ?? undefined;
     })().catch(() => undefined);
     notifyChannels.set(repoFull, { at: Date.now(), channel });
     return channel;
   }
 
   const runs = createSlackRuns({ web, store: options.store, webUrl: githubWebUrl(options.githubApiUrl), notifyChannel, log: options.log });
-  const run = createSlackCommands({ web, store: options.store, gateway: () => gateway, analyze: options.analyze, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
+  const run = createSlackCommands({ web, store: options.store, smoke: options.smoke, analyze: options.analyze, runs, log: options.log, ...(options.teamId ? { teamId: options.teamId } : {}) });
   const core = createSlackCore({
     signingSecret: options.signingSecret,
     accept: options.accept,
@@ -86,9 +86,6 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   return {
     core,
     run,
-    setGateway(g) {
-      gateway = g;
-    },
     notify: (request, state) => runs.notify(request, state),
   };
 }

@@ -1,6 +1,7 @@
 // What `/hcp` does in Slack once the request has been acknowledged: find the repository,
 // map the Slack user to a GitHub login from the repository's (or the org's) config, and
-// act through the GitHub gateway with the same checks as a PR comment.
+// act through the smoke service (src/github/smoke/) with the same checks as a PR comment.
+// Only github's types are imported: the service is handed in at construction.
 import type { JobLease } from "../jobs/fence.ts";
 import type { BotOctokit } from "../github/host.ts";
 import type { Analyzer } from "../core/analyze/analyzer.ts";
@@ -10,9 +11,7 @@ import { readRecipe } from "../core/commands/grammar.ts";
 import { CONFIG_PATH, type RepoConfig, type SlackConfig } from "../core/config/repo-config.ts";
 import type { Finding } from "../core/model/finding.ts";
 import { dryRunMessage, findingsMessage, mrkdwn, refusedMessage, statusMessage, textMessage, type SlackMessage } from "../core/render/slack.ts";
-import type { GitHubGateway } from "../github/app.ts";
-import { readRepoConfig } from "../github/review.ts";
-import { repositoryRole, type RepoRef } from "../github/smoke.ts";
+import type { FoundRepository, NamedSmokeOutcome, RepoRef, SmokeService } from "../github/smoke/index.ts";
 import { roleRank } from "../core/smoke/policy.ts";
 import type { Store } from "../store/types.ts";
 import type { DeferredCommand } from "./endpoint.ts";
@@ -28,8 +27,8 @@ export interface SlackLog {
 export interface SlackCommandDeps {
   web: SlackWebApi;
   store: Store;
-  /** Set once the GitHub App has loaded; undefined before (the command is answered with an error). */
-  gateway: () => GitHubGateway | undefined;
+  /** The smoke service, which also finds a named repository and reads settings and roles on GitHub. */
+  smoke: SmokeService;
   analyze: Analyzer;
   runs: SlackRuns;
   log: SlackLog;
@@ -43,7 +42,7 @@ export interface SlackWork {
   deliveryId: string;
 }
 
-type Found = NonNullable<Awaited<ReturnType<GitHubGateway["repository"]>>>;
+type Found = FoundRepository;
 interface Access {
   found: Found;
   config: RepoConfig;
@@ -51,10 +50,10 @@ interface Access {
 }
 
 /** The repository's `slack:` section, with each empty key taken from the org's `.github` repository. */
-export async function effectiveSlackConfig(found: Found, config: RepoConfig): Promise<SlackConfig> {
+export async function effectiveSlackConfig(smoke: SmokeService, found: Found, config: RepoConfig): Promise<SlackConfig> {
   const own = config.slack;
   if (Object.keys(own.users).length > 0 && own.channels.length > 0 && own.notify_channel && own.team_id) return own;
-  const org = await orgConfig(found.octokit, found.ref.owner);
+  const org = await orgConfig(smoke, found.octokit, found.ref.owner);
   if (!org) return own;
   return {
     users: Object.keys(own.users).length > 0 ? own.users : org.slack.users,
@@ -65,10 +64,10 @@ export async function effectiveSlackConfig(found: Found, config: RepoConfig): Pr
 }
 
 /** `OWNER/.github`'s `.github/hcp-bot.yml` on its default branch; undefined when absent, unreadable or invalid. */
-async function orgConfig(octokit: BotOctokit, owner: string): Promise<RepoConfig | undefined> {
+async function orgConfig(smoke: SmokeService, octokit: BotOctokit, owner: string): Promise<RepoConfig | undefined> {
   try {
     const { data } = await octokit.rest.repos.get({ owner, repo: ".github" });
-    const result = await readRepoConfig(octokit, { owner, repo: ".github", defaultBranch: data.default_branch });
+    const result = await smoke.readConfig(octokit, { owner, repo: ".github", defaultBranch: data.default_branch });
     return result.ok && result.source === "file" ? result.config : undefined;
   } catch {
     return undefined; // not there, or the installation cannot see it
@@ -77,7 +76,8 @@ async function orgConfig(octokit: BotOctokit, owner: string): Promise<RepoConfig
 
 const slackUserOf = (p: SlashCommand) => `${p.team_id}:${p.user_id}`;
 
-export function createSlackCommands(deps: SlackCommandDeps) {
+/** Answers and the checks every command that names a repository passes first. */
+function slackAccess(deps: SlackCommandDeps) {
   async function reply(work: SlackWork, message: SlackMessage): Promise<void> {
     try {
       await deps.web.respond(work.payload.response_url, message);
@@ -95,13 +95,11 @@ export function createSlackCommands(deps: SlackCommandDeps) {
   /** Installed, a valid config, an allowlisted channel, a mapped user: or a reply saying which is missing. */
   async function access(work: SlackWork, owner: string, repo: string): Promise<Access | undefined> {
     const full = `${owner}/${repo}`;
-    const gateway = deps.gateway();
-    if (!gateway) return deny(work, full, "github not ready", "hcp-bot's GitHub side is not ready yet; try again in a minute.");
-    const found = await gateway.repository(owner, repo);
+    const found = await deps.smoke.repository(owner, repo);
     if (!found) return deny(work, full, "not installed", `hcp-bot is not installed on ${mrkdwn(full)} (or the repository does not exist).`);
     if (!found.config.ok) return deny(work, full, "bad config", `hcp-bot cannot act on ${mrkdwn(full)}: ${mrkdwn(found.config.problem)}`);
     const config = found.config.config;
-    const slack = await effectiveSlackConfig(found, config);
+    const slack = await effectiveSlackConfig(deps.smoke, found, config);
     const { channel_id: channel, user_id: user } = work.payload;
     if (slack.channels.length > 0 && !slack.channels.includes(channel)) {
       const where = slack.channels.map((c) => `<#${c}>`).join(", ");
@@ -122,11 +120,17 @@ export function createSlackCommands(deps: SlackCommandDeps) {
   }
 
   async function readAccess(work: SlackWork, a: Access, action: string): Promise<boolean> {
-    const role = await repositoryRole(a.found.octokit, a.found.ref, a.login);
+    const role = await deps.smoke.role(a.found.octokit, a.found.ref, a.login);
     if (role !== undefined && roleRank(role) >= roleRank("read")) return true;
     await deny(work, `${a.found.ref.owner}/${a.found.ref.repo}`, `role ${role ?? "unknown"}`, `${mrkdwn(a.login)} (your linked GitHub login) cannot read ${mrkdwn(`${a.found.ref.owner}/${a.found.ref.repo}`)}, so hcp-bot will not ${action} it.`);
     return false;
   }
+
+  return { reply, deny, access, readAccess };
+}
+
+export function createSlackCommands(deps: SlackCommandDeps) {
+  const { reply, access, readAccess } = slackAccess(deps);
 
   /** Parses again with the repository's extra override keys (the ack only knew the built-in ones). */
   function reparse(work: SlackWork, config: RepoConfig): Command | string {
@@ -140,36 +144,12 @@ export function createSlackCommands(deps: SlackCommandDeps) {
     const command = reparse(work, a.config);
     if (typeof command === "string") return reply(work, textMessage(`:warning: ${mrkdwn(command)}`));
     if (command.kind !== "smoke") return;
-    const gateway = deps.gateway()!;
     const requester = { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) };
     deps.runs.expect(work.deliveryId, { channel: work.payload.channel_id, slackUser: work.payload.user_id });
     try {
-      const outcome = await gateway.requestSmoke(target.owner, target.repo, target.pr, requester, command as SmokeCommand, { source: "slack", deliveryId: work.deliveryId }, lease);
-      const repoFull = `${target.owner}/${target.repo}`;
-      switch (outcome.kind) {
-        case "not-installed":
-          return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(repoFull)}.`));
-        case "bad-config":
-          return reply(work, textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`));
-        case "refused":
-          // silent: past REFUSAL_LIMITS (src/github/refusals.ts), neither answered nor recorded.
-          return outcome.silent ? undefined : reply(work, refusedMessage(outcome.reason, outcome.findings));
-        case "failed":
-          return reply(work, textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`));
-        case "dry-run":
-          return reply(work, dryRunMessage({ requestId: "dry-run", requester: a.login, sha: outcome.sha, plan: outcome.plan, repo: repoFull, pr: target.pr }, outcome.plan.launchLine()));
-        case "dispatched": {
-          const posted = await deps.runs.posted(outcome.request.id);
-          return reply(
-            work,
-            textMessage(
-              posted
-                ? `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}; this channel's message follows it.`
-                : `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}, but hcp-bot could not post in this channel (invite it with \`/invite @hcp-bot\`). Follow it with \`/hcp status ${mrkdwn(repoFull)}#${target.pr}\`.`,
-            ),
-          );
-        }
-      }
+      const outcome = await deps.smoke.requestNamed({ ...target, requester, command: command as SmokeCommand, origin: { source: "slack", deliveryId: work.deliveryId }, ...(lease ? { lease } : {}) });
+      const message = await smokeOutcomeMessage(outcome, { ...target, login: a.login }, (id) => deps.runs.posted(id));
+      if (message) await reply(work, message);
     } finally {
       deps.runs.forget(work.deliveryId);
     }
@@ -178,7 +158,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
   async function status(work: SlackWork, target: { owner: string; repo: string; pr: number }): Promise<void> {
     const a = await access(work, target.owner, target.repo);
     if (!a || !(await readAccess(work, a, "show the status of"))) return;
-    const s = await deps.gateway()!.status(target.owner, target.repo, target.pr);
+    const s = await deps.smoke.statusNamed(target.owner, target.repo, target.pr);
     if (!s) return reply(work, textMessage(`hcp-bot is not installed on ${mrkdwn(`${target.owner}/${target.repo}`)}.`));
     await reply(work, statusMessage({ repo: `${target.owner}/${target.repo}`, pr: target.pr, ...(s.headSha ? { headSha: s.headSha } : {}), ...(s.review ? { review: s.review } : {}), ...(s.smoke ? { smoke: s.smoke } : {}), ...(s.workflow ? { workflow: s.workflow } : {}) }));
   }
@@ -186,7 +166,7 @@ export function createSlackCommands(deps: SlackCommandDeps) {
   async function cancel(work: SlackWork, target: { owner: string; repo: string; pr: number }, lease: JobLease | undefined): Promise<void> {
     const a = await access(work, target.owner, target.repo);
     if (!a) return;
-    const text = await deps.gateway()!.cancelSmoke(target.owner, target.repo, target.pr, { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) }, lease);
+    const text = await deps.smoke.cancelNamed({ ...target, requester: { login: a.login, isBot: false, slackUser: slackUserOf(work.payload) }, ...(lease ? { lease } : {}) });
     if (text) await reply(work, textMessage(mrkdwn(text))); // empty: a refusal past REFUSAL_LIMITS
   }
 
@@ -240,6 +220,30 @@ export function createSlackCommands(deps: SlackCommandDeps) {
       await reply(work, textMessage(`:octagonal_sign: hcp-bot could not finish that command: ${mrkdwn((error as Error).message ?? String(error)).slice(0, 500)}`));
     }
   };
+}
+
+/** The reply to a `/hcp smoke` outcome; undefined: none (a refusal past REFUSAL_LIMITS). */
+async function smokeOutcomeMessage(outcome: NamedSmokeOutcome, target: { owner: string; repo: string; pr: number; login: string }, posted: (requestId: string) => Promise<boolean>): Promise<SlackMessage | undefined> {
+  const repoFull = `${target.owner}/${target.repo}`;
+  switch (outcome.kind) {
+    case "not-installed":
+      return textMessage(`hcp-bot is not installed on ${mrkdwn(repoFull)}.`);
+    case "bad-config":
+      return textMessage(`hcp-bot cannot act on ${mrkdwn(repoFull)}: ${mrkdwn(outcome.reason)}`);
+    case "refused":
+      // silent: past REFUSAL_LIMITS (src/github/refusals.ts), neither answered nor recorded.
+      return outcome.silent ? undefined : refusedMessage(outcome.reason, outcome.findings);
+    case "failed":
+      return textMessage(`:octagonal_sign: The smoke run could not start: ${mrkdwn(outcome.reason)}`);
+    case "dry-run":
+      return dryRunMessage({ requestId: "dry-run", requester: target.login, sha: outcome.sha, plan: outcome.plan, repo: repoFull, pr: target.pr }, outcome.plan.launchLine());
+    case "dispatched":
+      return textMessage(
+        (await posted(outcome.request.id))
+          ? `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}; this channel's message follows it.`
+          : `:rocket: Smoke run \`${outcome.request.id}\` dispatched on ${mrkdwn(repoFull)}#${target.pr}, but hcp-bot could not post in this channel (invite it with \`/invite @hcp-bot\`). Follow it with \`/hcp status ${mrkdwn(repoFull)}#${target.pr}\`.`,
+      );
+  }
 }
 
 export interface CheckSpec {

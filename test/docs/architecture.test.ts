@@ -16,7 +16,7 @@ describe("docs/architecture.md", () => {
   const paths = namedPaths(doc);
 
   it("names the files of the three flows", () => {
-    expect(paths).toEqual(expect.arrayContaining(["src/server/webhook-guard.ts", "src/github/smoke.ts", "src/cli/lint-start.ts"]));
+    expect(paths).toEqual(expect.arrayContaining(["src/server/webhook-guard.ts", "src/github/smoke/request.ts", "src/cli/lint-start.ts"]));
   });
 
   it.each(paths)("names %s, which exists", (path) => {

@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** What a webhook's answer needs, and what only its job does. */
 const ANSWER = ["src/github/routes.ts", "src/github/signature.ts", "src/edge/webhook.ts", "src/core/crypto/hmac.ts"];
-const WORK = ["src/github/app.ts", "src/edge/work.ts", "src/github/review.ts", "src/core/review/plan.ts", "src/github/smoke.ts"];
+const WORK = ["src/github/app.ts", "src/edge/work.ts", "src/github/review.ts", "src/core/review/plan.ts", "src/github/smoke/request.ts"];
 const WORK_PACKAGES = [/node_modules\/@octokit\//, /node_modules\/web-tree-sitter\//];
 
 describe.each(["worker", "deno"] as const)("the %s entry's first request", (entry) => {

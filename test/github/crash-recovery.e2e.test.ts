@@ -1,4 +1,4 @@
-// The states a crash mid-dispatch can leave (src/github/crash-recovery.ts), each made as the
+// The states a crash mid-dispatch can leave (src/github/smoke/recovery.ts), each made as the
 // crash leaves it (the store's record, and on the fake GitHub the check run the dead process
 // had created), then resolved through the real server: by the next command on the PR or by
 // the periodic sweep. State C (a run GitHub created, answer lost) is tested with a real
@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { STUCK_AFTER_MS } from "../../src/github/crash-recovery.ts";
+import { STUCK_AFTER_MS } from "../../src/github/smoke/recovery.ts";
 import { startServer, type RunningServer } from "../../src/server/server.ts";
 import { SqliteStore, type SmokeRequest } from "../../src/store/index.ts";
 import { appKeys, botSettings, deliverAndSettle } from "../support/bot-harness.ts";

@@ -1,4 +1,4 @@
-// src/github/workflow-file.ts against the fake GitHub with a real Octokit: the installed smoke
+// src/github/smoke/workflow-file.ts against the fake GitHub with a real Octokit: the installed smoke
 // workflow is read through the contents API at a given commit, each blob parsed once (the same
 // blob gives the same reading; a new commit of the file a new one), a missing file is "missing",
 // and the report /healthz shows lists the repositories whose workflow is older.
@@ -7,7 +7,7 @@ import { paginateRest } from "@octokit/plugin-paginate-rest";
 import { restEndpointMethods } from "@octokit/plugin-rest-endpoint-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BotOctokit } from "../../src/github/host.ts";
-import { installedWorkflowReport, readInstalledWorkflow } from "../../src/github/workflow-file.ts";
+import { installedWorkflowReport, readInstalledWorkflow } from "../../src/github/smoke/workflow-file.ts";
 import { WORKFLOW_TEMPLATE_VERSION } from "../../src/core/smoke/workflow.ts";
 import { smokeWorkflowFile } from "../support/bot-harness.ts";
 import { startFakeGitHub, type FakeGitHub } from "../support/fake-github/index.ts";

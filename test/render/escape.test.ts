@@ -6,7 +6,7 @@ import { codeBlock, codeSpan, mdText } from "../../src/core/render/escape.ts";
 import { findingsTable } from "../../src/core/render/markdown.ts";
 import { planMarkdown, smokeCommentBody, type SmokeView } from "../../src/core/render/smoke.ts";
 import { verdictOf } from "../../src/core/verdict/index.ts";
-import { smokeReply, statusText } from "../../src/github/smoke.ts";
+import { smokeReply, statusText } from "../../src/github/smoke/story.ts";
 import { verdictMarkdown } from "../../src/gpu/report.ts";
 import type { Finding } from "../../src/core/model/finding.ts";
 import type { SmokeRequest } from "../../src/store/types.ts";

@@ -308,7 +308,7 @@ describe("a process killed mid-review", () => {
   });
 });
 
-describe("a crash mid-dispatch (src/github/crash-recovery.ts, state C)", () => {
+describe("a crash mid-dispatch (src/github/smoke/recovery.ts, state C)", () => {
   it("binds the run GitHub created before the answer arrived: no second GPU run, the check run follows it to the verdict", async () => {
     const victim = await startReplica(options("dispatch-victim"));
     extra.push(victim);

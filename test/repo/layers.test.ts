@@ -13,8 +13,8 @@
 //   jobs    the durable job runner over the store; it logs through shared's Log.
 //   github  the GitHub App's behaviour: routes, reviews, smoke requests, verdicts, and the
 //           settings and health report every host reads (settings name the job policy, so above jobs).
-//   slack   the Slack app; it asks github to read a repository's settings and a user's role, and
-//           otherwise uses github's types only (the second test below).
+//   slack   the Slack app; it acts on GitHub through the smoke service it is handed, and imports
+//           github's types only (the second test below).
 //   web     the web pages (runs, playground) over store and node.
 //   server  the Node server host: Probot, Bolt, durable jobs, metrics, the webhook guard, the web mount.
 //   edge    the Deno and Cloudflare Workers hosts (they never load server or node).
@@ -137,10 +137,10 @@ describe("src/ is layered", () => {
 });
 
 /**
- * Value imports from slack into github that remain until the smoke service (issue 29's next step)
- * hands Slack what it needs by construction. The list may only shrink.
+ * Value imports from slack into github: none, since the smoke service (src/github/smoke/) hands
+ * Slack what it needs (settings, roles, the requests) by construction. The list may only shrink.
  */
-const SLACK_VALUE_IMPORTS_FROM_GITHUB = ["slack/commands.ts: ../github/review.ts", "slack/commands.ts: ../github/smoke.ts"];
+const SLACK_VALUE_IMPORTS_FROM_GITHUB: string[] = [];
 
 describe("slack uses github's types", () => {
   const fromSlack = imports.filter((i) => layerOf(i.file) === "slack" && layerOf(i.target) === "github");

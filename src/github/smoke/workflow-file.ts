@@ -3,10 +3,10 @@
 // each parsed file by its blob SHA (a file is parsed once however often it is dispatched), and
 // remembers the version each repository has installed, for `/hcp status` and /healthz. The
 // same module serves the Node and the edge hosts.
-import type { BotOctokit } from "./host.ts";
-import type { SmokePlan } from "../core/commands/index.ts";
-import type { RepoConfig } from "../core/config/repo-config.ts";
-import { untrusted } from "../core/render/markdown.ts";
+import type { BotOctokit } from "../host.ts";
+import type { SmokePlan } from "../../core/commands/index.ts";
+import type { RepoConfig } from "../../core/config/repo-config.ts";
+import { untrusted } from "../../core/render/markdown.ts";
 import {
   fitInputs,
   INIT_COMMAND,
@@ -19,7 +19,7 @@ import {
   type SmokeWorkflow,
   type WorkflowReading,
   type WorkflowStatus,
-} from "../core/smoke/workflow.ts";
+} from "../../core/smoke/workflow.ts";
 import { recordWorkflowVersion, remember } from "./workflow-seen.ts";
 
 export { installedWorkflowReport } from "./workflow-seen.ts";

@@ -2,13 +2,13 @@
 // job's and the "Smoke run" step's conclusions), the job log (the runner's report: its nonce
 // delimiter and the SHA-256 of the files it wrote), and the log artifact. The log decides;
 // the facts around it can only make the verdict worse (src/core/smoke/run-facts.ts).
-import type { BotOctokit } from "./host.ts";
-import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../core/smoke/run-facts.ts";
-import { createRunnerReportScanner, type ScannedReport } from "../core/smoke/runner-report.ts";
-import { artifactHasLog, endWith, judgeArtifact, noRunnerHint, parserFor, type ArtifactCaps, type ArtifactJob, type ArtifactOutcome, type LegParser, type RunnerHint } from "../core/smoke/artifact.ts";
-import type { Verdict } from "../core/verdict/index.ts";
-import { missingComparison, type Comparison, type ReferenceMode } from "../core/compare/index.ts";
-import type { SmokeRequest } from "../store/types.ts";
+import type { BotOctokit } from "../host.ts";
+import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../../core/smoke/run-facts.ts";
+import { createRunnerReportScanner, type ScannedReport } from "../../core/smoke/runner-report.ts";
+import { artifactHasLog, endWith, judgeArtifact, noRunnerHint, parserFor, type ArtifactCaps, type ArtifactJob, type ArtifactOutcome, type LegParser, type RunnerHint } from "../../core/smoke/artifact.ts";
+import type { Verdict } from "../../core/verdict/index.ts";
+import { missingComparison, type Comparison, type ReferenceMode } from "../../core/compare/index.ts";
+import type { SmokeRequest } from "../../store/types.ts";
 
 type Octokit = BotOctokit;
 

@@ -7,8 +7,8 @@
 // - started by the app (`triggering_actor` is the bot's login), not by a person;
 // - its job carries the dispatched inputs: templates/hcp-smoke.yml names the job
 //   `hcp smoke <request_id> <sha>`, and the jobs API shows that name.
-import type { BotOctokit } from "./host.ts";
-import type { SmokeRequest } from "../store/types.ts";
+import type { BotOctokit } from "../host.ts";
+import type { SmokeRequest } from "../../store/types.ts";
 
 type Octokit = BotOctokit;
 
@@ -62,4 +62,21 @@ export async function whyNotOurRun(octokit: Octokit, c: BindContext, request: Sm
   const { data: jobs } = await octokit.rest.actions.listJobsForWorkflowRun({ owner: c.owner, repo: c.repo, run_id: runId, per_page: 100 });
   if (!jobs.jobs.some((j) => j.name === smokeJobName(request))) return "its job does not carry this request's id and commit";
   return null;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Finds the run a dispatch created (when GitHub returned no id): by the request id in its
+ * run-name, then only if GitHub's facts about it say it is ours (whyNotOurRun above).
+ */
+export async function findRun(octokit: Octokit, c: BindContext, request: SmokeRequest, lookup: { attempts: number; delayMs: number }) {
+  for (let attempt = 0; attempt < lookup.attempts; attempt++) {
+    const { data } = await octokit.rest.actions.listWorkflowRuns({ owner: c.owner, repo: c.repo, workflow_id: c.workflow, event: "workflow_dispatch", branch: c.defaultBranch, per_page: 30 });
+    for (const run of data.workflow_runs.filter((w) => (w.display_title ?? w.name ?? "").includes(request.id))) {
+      if ((await whyNotOurRun(octokit, c, request, run.id)) === null) return { id: run.id, url: run.html_url };
+    }
+    await sleep(lookup.delayMs);
+  }
+  return undefined;
 }

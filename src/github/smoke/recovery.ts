@@ -8,7 +8,7 @@
 //  B. `requested`, a queued check run, no workflow run: nothing ran -> `failed`, and the
 //     check run completed saying so (it would otherwise stay queued for ever).
 //  C. `requested`, a check run, and a run GitHub created whose answer never arrived: the run
-//     is bound only when GitHub's facts say it is ours (run-binding.ts) -> `dispatched` with
+//     is bound only when GitHub's facts say it is ours (binding.ts) -> `dispatched` with
 //     the run id and the check run id; the run's current state is followed at once (a run
 //     that started or finished meanwhile is caught up: its events were ignored while the
 //     request was `requested`), and the story comment is posted.
@@ -22,11 +22,15 @@
 // nor leaves the first half-made; any other `requested` request of the PR counts as a run
 // under way until it is STUCK_AFTER_MS old, after which the new command and the periodic
 // sweep resolve it. A live dispatch takes seconds, so a request that old has no process.
-import { SMOKE_CHECK_NAME } from "../core/render/smoke.ts";
-import { untrusted } from "../core/render/markdown.ts";
-import type { SmokeRequest } from "../store/types.ts";
-import type { BotOctokit } from "./host.ts";
-import { findRun, followRun, postStory, requestSmoke, type RepoRef, type SmokeDeps, type SmokeOutcome } from "./smoke.ts";
+import { SMOKE_CHECK_NAME } from "../../core/render/smoke.ts";
+import { untrusted } from "../../core/render/markdown.ts";
+import type { SmokeRequest } from "../../store/types.ts";
+import type { BotOctokit } from "../host.ts";
+import { findRun } from "./binding.ts";
+import { followRun } from "./follow.ts";
+import { requestSmoke } from "./request.ts";
+import { postStory } from "./story.ts";
+import type { RepoRef, SmokeAsk, SmokeDeps, SmokeOutcome } from "./types.ts";
 
 type Octokit = BotOctokit;
 
@@ -75,10 +79,11 @@ async function requestedForPr(deps: SmokeDeps, repo: string, pr: number): Promis
  * job runs again after a crash), others once they are STUCK_AFTER_MS old. A younger one of
  * another origin is a dispatch under way: the new command waits for it.
  */
-export async function requestSmokeAfterCrashes(octokit: Octokit, r: RepoRef, workflow: string, args: Parameters<typeof requestSmoke>, deps: SmokeDeps): Promise<SmokeOutcome> {
-  const [, , , prNumber, , , origin] = args;
+export async function requestSmokeAfterCrashes(ask: SmokeAsk, deps: SmokeDeps): Promise<SmokeOutcome> {
+  const { octokit, repo: r, origin } = ask;
+  const workflow = ask.config.smoke.workflow;
   const now = (deps.now ?? (() => new Date()))().getTime();
-  for (const request of await requestedForPr(deps, `${r.owner}/${r.repo}`, prNumber)) {
+  for (const request of await requestedForPr(deps, `${r.owner}/${r.repo}`, ask.pr)) {
     const sameOrigin = origin.deliveryId !== null && request.deliveryId === origin.deliveryId;
     if (!sameOrigin && now - request.createdAt.getTime() < STUCK_AFTER_MS) {
       return { kind: "refused", reason: `smoke request \`${request.id}\` for this PR is being dispatched; wait for it (or for its check run) before asking again` };
@@ -89,7 +94,7 @@ export async function requestSmokeAfterCrashes(octokit: Octokit, r: RepoRef, wor
       return { kind: "refused", reason: `smoke run \`${resolved.id}\` is already under way for this PR${resolved.runUrl ? ` (${resolved.runUrl})` : ""}` };
     }
   }
-  return requestSmoke(...args);
+  return requestSmoke(ask, deps);
 }
 
 /** The periodic sweep: every `requested` request older than STUCK_AFTER_MS, resolved. */

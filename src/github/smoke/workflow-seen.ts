@@ -1,7 +1,7 @@
 // The version of the smoke workflow each repository has installed, as this process last read
 // it (workflow-file.ts records every reading), for /healthz. Apart from the reader so that
 // /healthz loads neither it nor its YAML parser.
-import { WORKFLOW_TEMPLATE_VERSION } from "../core/smoke/template-version.ts";
+import { WORKFLOW_TEMPLATE_VERSION } from "../../core/smoke/template-version.ts";
 
 /** The latest reading of each repository's smoke workflow. */
 const lastSeen = new Map<string, { path: string; version: number | null; checkedAt: string }>();
