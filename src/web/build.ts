@@ -50,6 +50,7 @@ async function inputsHash(): Promise<string> {
     ...(await filesUnder(RULE_DOCS_DIR)),
     join(ROOT, "src", "web", "server", "html.ts"),
     join(ROOT, "src", "web", "server", "rule-pages.ts"),
+    join(ROOT, "src", "web", "server", "paths.ts"),
     fileURLToPath(import.meta.url),
     ...Object.values(wasmFiles()),
   ];

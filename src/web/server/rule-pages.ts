@@ -5,17 +5,9 @@
 // markup of the page text reaches the browser, and served as static files on every host.
 // Pure: the build hands the Markdown in.
 import { html, markdown, page } from "./html.ts";
+import { RULE_PAGES_PATH, rulePagePath } from "./paths.ts";
 
-/** Where the pages live on this server. */
-export const RULE_PAGES_PATH = "/docs/rules";
-
-/** A rule id as the pages name them (HCP001, AB002): the only names a request may ask for. */
-export const RULE_ID = /^[A-Z]{2,4}\d{3}$/;
-
-/** The page of one rule on this server (root-relative). */
-export function rulePagePath(id: string): string {
-  return `${RULE_PAGES_PATH}/${encodeURIComponent(id)}`;
-}
+export { RULE_ID, RULE_PAGES_PATH, rulePagePath } from "./paths.ts";
 
 /**
  * The pages link each other as files (`HCP001.md`, `README.md`) and the rule's source as a
