@@ -5,13 +5,16 @@
 // a first request needs stays in the entry and its static chunks, and what the entry imports
 // dynamically (the webhook and Slack work, tree-sitter) is a chunk of its own, worker-*.js or
 // deno-*.js, that a runtime loads on first need (Deno) or at least does not evaluate (workerd
-// compiles every module of a worker up front). Prints the sizes the budgets are about.
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+// compiles every module of a worker up front). The web pages' built files (dist/web, built
+// first when stale) go to dist/edge-web/, named in the edge:web-files module written
+// here (webFilesPlugin). Prints the sizes the budgets are about.
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build, type Metafile, type Plugin } from "esbuild";
 import { ANCHOR_SCAN_WASM_BASE64 } from "../src/core/verdict/scan/anchor-scan.wasm.ts";
+import { ensureWebBuild } from "../src/web/build.ts";
 
 const root = join(import.meta.dirname, "..");
 export const EDGE_DIR = join(root, "dist", "edge");
@@ -35,6 +38,37 @@ function nodeOnlyImports(target: "workerd" | "deno"): Plugin {
     setup(b) {
       b.onResolve({ filter: /^(module|fs\/promises)$/ }, (args) => (target === "deno" ? { path: `node:${args.path}`, external: true } : { path: args.path, namespace: "node-only" }));
       b.onLoad({ filter: /.*/, namespace: "node-only" }, () => ({ contents: "export default {};", loader: "js" }));
+    },
+  };
+}
+
+/**
+ * The folder beside dist/edge that holds the web pages' files, dist/edge-web: wrangler.toml's
+ * [assets] directory, read by Deno from beside its bundle. Not inside dist/edge, where wrangler
+ * would attach every file as a module of the worker (its upload budget is the worker's code).
+ */
+export function webFilesDir(dir = EDGE_DIR): string {
+  return `${dir}-web`;
+}
+
+/** Every file of a folder, as paths relative to it. */
+function filesIn(dir: string, under = dir): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesIn(join(dir, e.name), under) : [relative(under, join(dir, e.name))]))
+    .sort();
+}
+
+/**
+ * `edge:web-files` (src/edge/web-files.d.ts): the names of the web build's files and its hash.
+ * The entries read only these names: a request never names a path to read.
+ */
+function webFilesPlugin(names: readonly string[], hash: string, folder: string): Plugin {
+  const contents = `export const hash = ${JSON.stringify(hash)};\nexport const names = ${JSON.stringify(names)};\nexport const folder = ${JSON.stringify(folder)};\n`;
+  return {
+    name: "edge-web-files",
+    setup(b) {
+      b.onResolve({ filter: /^edge:web-files$/ }, () => ({ path: "web-files", namespace: "edge-web-files" }));
+      b.onLoad({ filter: /.*/, namespace: "edge-web-files" }, () => ({ contents, loader: "js" }));
     },
   };
 }
@@ -77,6 +111,12 @@ function staticClosure(metafile: Metafile, entryOutput: string): { files: string
 export async function buildEdge(quiet = false, dir = EDGE_DIR): Promise<EdgeSizes> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  const web = await ensureWebBuild();
+  const webDir = webFilesDir(dir);
+  rmSync(webDir, { recursive: true, force: true });
+  cpSync(web.dir, webDir, { recursive: true, filter: (src) => !src.endsWith("build.json") });
+  const webNames = filesIn(webDir);
+  const webFolder = `../${basename(webDir)}/`;
   const entries = { worker: "src/edge/workers/main.ts", deno: "src/edge/deno/main.ts" };
   const firstRequest = {} as EdgeSizes["firstRequest"];
   const sources = {} as EdgeSizes["sources"];
@@ -96,7 +136,7 @@ export async function buildEdge(quiet = false, dir = EDGE_DIR): Promise<EdgeSize
       minify: true,
       legalComments: "none",
       external: ["*.wasm", "cloudflare:workers"],
-      plugins: [nodeOnlyImports(name === "worker" ? "workerd" : "deno")],
+      plugins: [nodeOnlyImports(name === "worker" ? "workerd" : "deno"), webFilesPlugin(webNames, web.hash, webFolder)],
       logLevel: quiet ? "silent" : "warning",
       metafile: true,
     });

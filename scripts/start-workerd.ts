@@ -17,6 +17,7 @@ interface WranglerConfig {
   queues: { producers: { binding: string; queue: string }[]; consumers: { queue: string; max_batch_size?: number; max_batch_timeout?: number; max_retries?: number }[] };
   triggers?: { crons?: string[] };
   vars?: Record<string, string>;
+  assets?: { directory: string; binding: string; run_worker_first?: boolean; html_handling?: "none" | "auto-trailing-slash"; not_found_handling?: "none" | "404-page" };
 }
 
 export function readWranglerConfig(): WranglerConfig {
@@ -54,6 +55,17 @@ export function miniflareOptions(env: Record<string, string | undefined>): Minif
       config.queues.consumers.map((c) => [c.queue, { maxBatchSize: c.max_batch_size, maxBatchTimeout: c.max_batch_timeout, maxRetries: c.max_retries }]),
     ),
     bindings: { ...config.vars, ...workerSettings(env) },
+    // Workers Static Assets as Cloudflare serves them: the worker first, the files behind ASSETS.
+    ...(config.assets
+      ? {
+          assets: {
+            directory: resolve(root, config.assets.directory),
+            binding: config.assets.binding,
+            routerConfig: { invoke_user_worker_ahead_of_assets: config.assets.run_worker_first === true, has_user_worker: true },
+            assetConfig: { html_handling: config.assets.html_handling ?? "auto-trailing-slash", not_found_handling: config.assets.not_found_handling ?? "none" },
+          },
+        }
+      : {}),
     host: env.HOST ?? "0.0.0.0",
     port: Number(env.PORT ?? 3000),
   };

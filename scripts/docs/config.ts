@@ -60,7 +60,7 @@ const SERVER_ENV: Record<string, EnvDoc> = {
   HCP_RUNS_ACCESS: { default: "off", meaning: "`off` (`/runs` answers 404) or `github` (sign in with GitHub; see [github-app.md](github-app.md#the-smoke-run-history-runs))" },
   GITHUB_CLIENT_ID: { meaning: "the GitHub App's OAuth client id, for `/runs` sign-in (setup mode writes it to `.env`)" },
   GITHUB_CLIENT_SECRET: { meaning: "the GitHub App's OAuth client secret, for `/runs` sign-in" },
-  HCP_PUBLIC_URL: { default: "the request's host", meaning: "the server's public URL: in setup mode the App is registered with the webhook URL `HCP_PUBLIC_URL/api/github/webhooks`; the App's Callback URL must be `HCP_PUBLIC_URL/auth/callback`" },
+  HCP_PUBLIC_URL: { default: "the request's host", meaning: "the server's public URL: in setup mode the App is registered with the webhook URL `HCP_PUBLIC_URL/api/github/webhooks`; the App's Callback URL must be `HCP_PUBLIC_URL/auth/callback`; findings link the bot's own rule pages, `HCP_PUBLIC_URL/docs/rules/HCP001`, unless HCP_DOCS_URL is set" },
   HCP_SESSION_SECRET: { default: "derived from the client secret", meaning: "32+ characters: the `/runs` session key (rotating the client secret signs everyone out otherwise)" },
 };
 
@@ -83,7 +83,7 @@ const OTHER_ENV: { group: string; where: string[]; vars: Record<string, EnvDoc> 
       XDG_CACHE_HOME: { meaning: "the cache's parent folder when HCP_BOT_CACHE_DIR is unset" },
       MEGATRON_BRIDGE_DIR: { meaning: "a Megatron-Bridge checkout whose `megatron.bridge` package holds the base recipes of a user's training script (then PYTHONPATH, VIRTUAL_ENV, `python3 -c 'import megatron.bridge'`)" },
       HCP_BRIDGE_INDEX: { default: "the package's data/megatron-bridge-recipes.json", meaning: "another index of upstream recipes (`npm run index:bridge` writes one)" },
-      HCP_DOCS_URL: { default: "package.json's homepage + /docs/rules/, else none", meaning: "the http(s) folder URL of the rule pages (`HCP001.md` ...): SARIF `helpUri`, the link under each PR comment, `url` in `rules`/`explain --format json`; a fork or an Enterprise mirror sets it" },
+      HCP_DOCS_URL: { default: "HCP_PUBLIC_URL/docs/rules/, else package.json's homepage + /docs/rules/, else none", meaning: "the http(s) folder URL of the rule pages (`HCP001.md` ...): SARIF `helpUri`, the link under each PR comment, `url` in `rules`/`explain --format json`; a fork or an Enterprise mirror sets it" },
       NO_COLOR: { meaning: "any value: no colour (as `--no-color`)" },
       FORCE_COLOR: { meaning: "colour even when piped (`--color=never` still wins)" },
     },

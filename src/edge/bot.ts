@@ -14,6 +14,8 @@ import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../gi
 import type { RunOutcome } from "../jobs/runner.ts";
 import type { Job, Store } from "../store/types.ts";
 import { checkPrivateKey } from "./key.ts";
+import { isWebPath } from "../web/server/paths.ts";
+import type { EdgeWebFiles } from "./web.ts";
 import { acceptWebhook, json, type Accept } from "./webhook.ts";
 import type { EdgeWork } from "./work.ts";
 
@@ -26,6 +28,8 @@ export interface EdgeRuntime {
   log: HostLog;
   /** How PRIVATE_KEY_PATH is read; undefined where there is no file system. */
   readFile?: ReadTextFile;
+  /** The web pages' built files (the playground, the rule pages), loaded on the first page request. */
+  webFiles?: () => Promise<EdgeWebFiles>;
 }
 
 export interface EdgeBot {
@@ -60,6 +64,12 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
   let loading: Promise<EdgeWork> | undefined;
   /** The app, Slack and the job runner, built once on first need. */
   const work = () => (loading ??= import("./work.ts").then((m) => m.createEdgeWork(settings, privateKey, policy, runtime, accept)));
+  let pages: Promise<(request: Request) => Promise<Response>> | undefined;
+  /** The web pages (src/edge/web.ts), the same handler as Node's, built on the first page request. */
+  const web = (files: () => Promise<EdgeWebFiles>) => (pages ??= Promise.all([import("./web.ts"), files()]).then(([m, f]) => m.createEdgeWeb(f), (error: unknown) => {
+      pages = undefined; // the next request tries again
+      throw error;
+    }));
 
   async function health(request: Request): Promise<Response> {
     const report = await healthReport({
@@ -82,6 +92,7 @@ export async function createEdgeBot(env: Record<string, string | undefined>, run
         // A load balancer's or uptime checker's HEAD: the GET's status and headers, no body.
         if (path === "/healthz" && request.method === "HEAD") return withoutBody(await health(request));
         if (path === settings.webhookPath) return request.method === "POST" ? await acceptWebhook(request, settings.webhookSecret!, accept, log) : json(405, { error: "POST only" });
+        if (runtime.webFiles && (path === "/" || isWebPath(path))) return await (await web(runtime.webFiles))(request);
         return await (await work()).fetch(request, path);
       } catch (error) {
         log.error({ err: error, path }, "request failed");

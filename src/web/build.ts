@@ -12,12 +12,15 @@ import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { PACKAGE_ROOT } from "../node/package-files.ts";
 import { exampleFromFile, type Example } from "./playground/examples.ts";
+import { renderRulePage, RULE_ID } from "./server/rule-pages.ts";
 
 const requireHere = createRequire(import.meta.url);
 // From the package root: the compiled server runs from a bundle in dist/, not from src/web/.
 export const ROOT = PACKAGE_ROOT;
 export const WEB_DIST = join(ROOT, "dist", "web");
 const EXAMPLES_DIR = join(ROOT, "fixtures", "playground");
+/** The rule pages `npm run docs` writes; the build renders them to HTML (src/web/server/rule-pages.ts). */
+const RULE_DOCS_DIR = join(ROOT, "docs", "rules");
 const STAMP = "build.json";
 
 function wasmFiles(): Record<string, string> {
@@ -44,6 +47,10 @@ async function inputsHash(): Promise<string> {
     ...(await filesUnder(join(ROOT, "src", "web", "markdown"))),
     ...(await filesUnder(join(ROOT, "src", "web", "assets"))),
     ...(await filesUnder(EXAMPLES_DIR)),
+    ...(await filesUnder(RULE_DOCS_DIR)),
+    join(ROOT, "src", "web", "server", "html.ts"),
+    join(ROOT, "src", "web", "server", "rule-pages.ts"),
+    join(ROOT, "src", "web", "server", "paths.ts"),
     fileURLToPath(import.meta.url),
     ...Object.values(wasmFiles()),
   ];
@@ -101,8 +108,19 @@ async function buildInto(dir: string, hash: string): Promise<void> {
   for (const [name, path] of Object.entries(wasmFiles())) await copyFile(path, join(playground, name));
   await copyFile(join(ROOT, "src", "web", "playground", "index.html"), join(playground, "index.html"));
   for (const asset of ["style.css", "noscript.css", "icon.svg"]) await copyFile(join(ROOT, "src", "web", "assets", asset), join(dir, "web", asset));
+  await writeRulePages(join(dir, "docs", "rules"));
   const sizes = Object.fromEntries(Object.entries(result.metafile.outputs).map(([file, o]) => [relative(dir, join(ROOT, file)), o.bytes]));
   await writeFile(join(dir, STAMP), JSON.stringify({ hash, sizes }, null, 2));
+}
+
+/** docs/rules/ID.md as docs/rules/ID.html, README.md (the rule table) as index.html. */
+async function writeRulePages(out: string): Promise<void> {
+  await mkdir(out, { recursive: true });
+  for (const name of await readdir(RULE_DOCS_DIR)) {
+    const id = name.replace(/\.md$/, "");
+    if (name === "README.md") await writeFile(join(out, "index.html"), renderRulePage(await readFile(join(RULE_DOCS_DIR, name), "utf8")));
+    else if (RULE_ID.test(id) && name.endsWith(".md")) await writeFile(join(out, `${id}.html`), renderRulePage(await readFile(join(RULE_DOCS_DIR, name), "utf8"), id));
+  }
 }
 
 /** Every file of `from` renamed to its place under `to` (the stamp last), then the files `to` no longer has removed. */

@@ -1,9 +1,9 @@
-// The documentation URL's one function (src/core/rules/doc-url.ts): HCP_DOCS_URL, else package.json's
-// homepage, else no link; and PACKAGE_HOMEPAGE kept equal to package.json's `homepage`.
+// The documentation URL's one function (src/core/rules/doc-url.ts): HCP_DOCS_URL, else the bot's own
+// pages at HCP_PUBLIC_URL, else package.json's homepage, else no link; and PACKAGE_HOMEPAGE kept equal to package.json's `homepage`.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { docsBase, docUrlFor, PACKAGE_HOMEPAGE, ruleDocUrl } from "../../src/core/rules/doc-url.ts";
+import { docsBase, docUrlFor, ownDocsBase, PACKAGE_HOMEPAGE, ruleDocUrl } from "../../src/core/rules/doc-url.ts";
 import { root } from "../support/cli.ts";
 
 describe("rule documentation URLs", () => {
@@ -26,5 +26,13 @@ describe("rule documentation URLs", () => {
     expect(docsBase({}, undefined)).toBeUndefined();
     expect(docsBase({ HCP_DOCS_URL: "javascript:alert(1)" }, "https://github.com/o/hcp-bot")).toBeUndefined();
     expect(ruleDocUrl("HCP001", undefined)).toBeUndefined();
+  });
+
+  it("HCP_PUBLIC_URL links the bot's own rule pages (/docs/rules/ID), unless HCP_DOCS_URL names other ones", () => {
+    expect(docUrlFor({ HCP_PUBLIC_URL: "https://hcp-bot.example.test/" })("HCP001")).toBe("https://hcp-bot.example.test/docs/rules/HCP001");
+    expect(docUrlFor({ HCP_PUBLIC_URL: "http://127.0.0.1:3000" })("AB002")).toBe("http://127.0.0.1:3000/docs/rules/AB002");
+    expect(docUrlFor({ HCP_PUBLIC_URL: "https://bot.example.test", HCP_DOCS_URL: "https://d.example.test/r" })("HCP001")).toBe("https://d.example.test/r/HCP001.md");
+    expect(ownDocsBase("ftp://bot.example.test")).toBeUndefined();
+    expect(docUrlFor({ HCP_PUBLIC_URL: "not a url" })("HCP001")).toBeUndefined();
   });
 });

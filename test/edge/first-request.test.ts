@@ -7,14 +7,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildEdge, type EdgeSizes } from "../../scripts/build-edge.ts";
+import { buildEdge, webFilesDir, type EdgeSizes } from "../../scripts/build-edge.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "hcp-edge-split-"));
 let sizes: EdgeSizes;
 beforeAll(async () => {
   sizes = await buildEdge(true, dir);
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(webFilesDir(dir), { recursive: true, force: true });
+});
 
 /** What a webhook's answer needs, and what only its job does. */
 const ANSWER = ["src/github/routes.ts", "src/github/signature.ts", "src/edge/webhook.ts", "src/core/crypto/hmac.ts"];

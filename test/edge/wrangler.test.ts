@@ -22,6 +22,10 @@ it("wrangler deploy --dry-run takes wrangler.toml and dist/edge as they are", as
   expect(stdout).not.toMatch(/deno[.-]/);
   expect(stdout).toMatch(/env\.STORE \(HcpStore\)\s+Durable Object/);
   expect(stdout).toMatch(/env\.JOBS \(hcp-bot-jobs\)\s+Queue/);
+  // The web pages' files go up as Workers Static Assets, outside the worker's modules and its budget.
+  expect(stdout).toMatch(/Read \d+ files from the assets directory \S+\/dist\/edge-web/);
+  expect(stdout).toMatch(/env\.ASSETS\s+Assets/);
+  expect(stdout).not.toMatch(/\.html\s*│/);
   const gzipKiB = Number(/Total Upload: [\d.]+ KiB \/ gzip: ([\d.]+) KiB/.exec(stdout)?.[1]);
   expect(gzipKiB).toBeGreaterThan(100);
   expect(gzipKiB).toBeLessThanOrEqual(450);

@@ -30,13 +30,13 @@ const ALLOWED = [
   /^dist\/lint(-start)?\.cjs$/,
   /^dist\/chunks\/[A-Za-z0-9_-]+\.js$/,
   /^dist\/types\/.+\.d\.ts$/,
-  /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|noscript\.css|icon\.svg))$/,
+  /^dist\/web\/(build\.json|playground\/(index\.html|page\.js|worker\.js|web-tree-sitter\.wasm|tree-sitter-python\.wasm)|web\/(style\.css|noscript\.css|icon\.svg)|docs\/rules\/([A-Z]+\d{3}|index)\.html)$/,
   /^templates\/hcp-smoke\.yml$/,
   /^app\.yml$/,
   /^data\/megatron-bridge-recipes\.json$/,
   /^src\/gpu\/probe\/(sitecustomize|launch)\.py$/,
 ];
-const REQUIRED = ["dist/web/build.json", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/gpu/probe/sitecustomize.py", "src/gpu/probe/launch.py"];
+const REQUIRED = ["dist/web/build.json", "dist/web/docs/rules/HCP001.html", "dist/web/docs/rules/index.html", "dist/web/playground/page.js", "dist/web/playground/tree-sitter-python.wasm", "bin/hcp-bot.js", "bin/package.json", "dist/main.js", "dist/lint.cjs", "dist/lint-start.cjs", "dist/index.js", "dist/node.js", "dist/extract-worker.js", "dist/artifact-worker.js", "dist/types/index.d.ts", "dist/types/node/index.d.ts", "templates/hcp-smoke.yml", "app.yml", "data/megatron-bridge-recipes.json", "src/gpu/probe/sitecustomize.py", "src/gpu/probe/launch.py"];
 
 let files: PackedFile[] = [];
 let tarball = "";
@@ -215,6 +215,8 @@ describe("the Docker image's layout", () => {
       const script = await fetch(`http://127.0.0.1:${port}/playground/page.js`);
       expect(script.status).toBe(200);
       expect(script.headers.get("content-type")).toMatch(/javascript/);
+      // So do the rule pages, rendered at build time: the package ships no docs/ to read.
+      expect((await fetch(`http://127.0.0.1:${port}/docs/rules/HCP001`)).status).toBe(200);
       const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
       const argv = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)![1]!) as string[];
       const health = await run(process.execPath, argv.slice(1), { env: { ...env, PORT: String(port) } }).then(() => 0, (e: { code: number }) => e.code);

@@ -122,6 +122,15 @@ describe("planReview", () => {
     expect(bare.body).not.toContain("documentation](");
   });
 
+  it("links the Rule column of the check run's and the summary's tables to the bot's own rule pages at HCP_PUBLIC_URL", () => {
+    const plan = planReview(input({ docUrl: docUrlFor({ HCP_PUBLIC_URL: "https://bot.example.test" }) }));
+    const row = /^\| [^|]+ \| \[HCP001\]\(https:\/\/bot\.example\.test\/docs\/rules\/HCP001\) \|/m;
+    expect(plan.check.summary).toMatch(row);
+    expect(plan.summaryComment).toMatch(row);
+    expect(plan.inline.find((c) => c.body.includes("HCP001"))!.body).toContain("[HCP001 documentation](https://bot.example.test/docs/rules/HCP001)");
+    expect(planReview(input()).check.summary).toMatch(/^\| [^|]+ \| HCP001 \|/m);
+  });
+
   it("does not repeat a finding already commented, and its fingerprint survives moved lines", () => {
     const first = planReview(input());
     const shifted = `# a comment pushed above\n${RECIPE}`;

@@ -106,7 +106,7 @@ describe.skipIf(!CHROMIUM)("the playground on every screen", () => {
       expect([...at].sort((a, b) => a - b)).toEqual(at);
       // Tab goes on past the editor (into the review), not into an indent.
       expect(order[at[at.length - 1]! + 1]).not.toBe("editor");
-      expect(order.slice(0, at[0]!)).toEqual(["a:hcp-bot", "a:Playground", "a:Smoke runs"]);
+      expect(order.slice(0, at[0]!)).toEqual(["a:hcp-bot", "a:Playground", "a:Smoke runs", "a:Rules"]);
       // The findings and their fixes without a mouse: Ctrl+Shift+M in the editor opens CodeMirror's list of them.
       await page.locator("#source .cm-content").focus();
       await page.keyboard.press("Control+Shift+M");

@@ -22,12 +22,16 @@ export function whereText(f: Finding): string {
   return `${f.location.file}:${f.location.range.start.line}`;
 }
 
-export function findingsTable(findings: readonly Finding[], linkFor?: (f: Finding) => string | undefined): string {
+/** `docUrl`: the rule's page (src/core/rules/doc-url.ts), linked from the Rule column, so the message can stay short. */
+export function findingsTable(findings: readonly Finding[], linkFor?: (f: Finding) => string | undefined, docUrl?: (ruleId: string) => string | undefined): string {
   if (findings.length === 0) return "";
   const rows = findings.map((f) => {
     const where = tableCell(whereText(f));
     const link = linkFor?.(f);
-    return `| ${SEVERITY_ICON[f.severity]} ${f.severity} | ${f.ruleId} | ${link ? `[${where}](${link})` : where} | ${tableCell(f.unitName)} | ${tableCell(f.message)} |`;
+    const doc = docUrl?.(f.ruleId);
+    // The address is the operator's setting, not PR text; still, no character of it may end the link.
+    const rule = doc ? `[${f.ruleId}](${doc.replace(/[()\s<>\[\]|]/g, encodeURIComponent)})` : f.ruleId;
+    return `| ${SEVERITY_ICON[f.severity]} ${f.severity} | ${rule} | ${link ? `[${where}](${link})` : where} | ${tableCell(f.unitName)} | ${tableCell(f.message)} |`;
   });
   return ["| | Rule | Where | Configuration | Finding |", "|---|---|---|---|---|", ...rows].join("\n");
 }

@@ -238,7 +238,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
   }
 
   const title = titleFor(conclusion, all, input.configurations, lost);
-  const table = findingsTable(all, link);
+  const table = findingsTable(all, link, input.docUrl);
   const summary = fitTo(
     [
       `**${title}** at \`${input.headSha.slice(0, 12)}\` (${input.files.length} file(s) analyzed).`,
@@ -262,7 +262,7 @@ export function planReview(input: ReviewInput): ReviewPlan {
   const reviewBody = fitTo(
     [
       `hcp-bot found ${countsLine(input.findings)} on lines this PR changes.`,
-      overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link)}` : "",
+      overflow.length ? `\n${overflow.length} more finding(s) on changed lines (over the ${input.maxInlineComments}-comment limit):\n\n${findingsTable(overflow, link, input.docUrl)}` : "",
     ]
       .filter(Boolean)
       .join("\n"),

@@ -11,12 +11,14 @@ import type { RunOutcome } from "../../jobs/runner.ts";
 import { KvStore } from "../../store/kv/store.ts";
 import type { Job } from "../../store/types.ts";
 import { createEdgeBot, jobPolicy, type EdgeBot } from "../bot.ts";
+import type { EdgeWebFiles } from "../web.ts";
 import { consoleLog } from "../log.ts";
 import { pythonFromModules } from "../python.ts";
 import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
 
 interface DenoApi {
   readTextFileSync(path: string): string;
+  readFile(path: URL): Promise<Uint8Array>;
   serve(options: { hostname: string; port: number; onListen(addr: { hostname: string; port: number }): void }, handler: (request: Request) => Promise<Response>): { finished: Promise<void> };
   cron(name: string, schedule: string, handler: () => Promise<void>): Promise<void>;
   exit(code: number): never;
@@ -40,6 +42,12 @@ function runHere(job: Pick<Job, "id" | "key">, tries = 0): void {
   });
 }
 
+/** The web pages' files from the folder beside this bundle's (dist/edge-web, scripts/build-edge.ts); only the build's own names. */
+function webFilesBeside(build: { hash: string; names: readonly string[]; folder: string }): EdgeWebFiles {
+  const known = new Set(build.names);
+  return { hash: build.hash, read: async (name) => (known.has(name) ? Deno.readFile(new URL(`${build.folder}${name}`, import.meta.url)) : undefined) };
+}
+
 try {
   const { kv, label } = await kvOpening;
   const store = new KvStore(kv, label);
@@ -50,6 +58,7 @@ try {
     dispatch: async (job) => runHere(job),
     log,
     readFile: (path) => Deno.readTextFileSync(path),
+    webFiles: async () => webFilesBeside(await import("edge:web-files")),
   });
 } catch (error) {
   console.error(`hcp-bot: ${(error as Error).message}`);

@@ -4,6 +4,7 @@
 // isolate left and runs the queue-timeout sweep. The bot is built once per isolate.
 import { useAnchorScanModule } from "../../core/verdict/scan/wasm-scanner.ts";
 import { createEdgeBot, misconfigured, type EdgeBot } from "../bot.ts";
+import type { EdgeWebFiles } from "../web.ts";
 import { consoleLog } from "../log.ts";
 import { pythonFromModules } from "../python.ts";
 import { anchorScan, pythonGrammar, treeSitterRuntime } from "../wasm.js";
@@ -31,10 +32,30 @@ function botFor(env: WorkerEnv): Promise<EdgeBot> {
       python,
       dispatch: (job) => env.JOBS.send({ job: job.id }),
       log,
+      webFiles: async () => webFilesFrom(env, await import("edge:web-files")),
     }).catch((error: unknown) => misconfigured(error, log));
     bots.set(env, bot);
   }
   return bot;
+}
+
+/**
+ * The web pages' files through the ASSETS binding (Workers Static Assets: served from
+ * Cloudflare's asset store, not part of the worker's upload). The worker runs first for every
+ * request (run_worker_first) and sets the headers itself, the same as Node's.
+ */
+function webFilesFrom(env: WorkerEnv, build: { hash: string; names: readonly string[] }): EdgeWebFiles {
+  const known = new Set(build.names);
+  return {
+    hash: build.hash,
+    async read(name) {
+      if (!known.has(name) || !env.ASSETS) return undefined;
+      const res = await env.ASSETS.fetch(new Request(`https://assets.invalid/${name}`));
+      if (res.ok) return res.arrayBuffer();
+      await res.body?.cancel();
+      return undefined;
+    },
+  };
 }
 
 /** Cloudflare Queues delay a retry by at most 12 hours; a longer wait is asked again when the message comes back. */

@@ -46,4 +46,6 @@ export interface ExecutionContext {
 export interface WorkerEnv extends Record<string, unknown> {
   STORE: DurableObjectNamespace;
   JOBS: Queue<{ job: string }>;
+  /** Workers Static Assets (wrangler.toml [assets]): the web pages' built files, read by the worker, which sets their headers. */
+  ASSETS?: { fetch(request: Request): Promise<Response> };
 }

@@ -176,7 +176,11 @@ function render(r: PlaygroundReview, text: string): void {
   for (const d of r.ruleDocs) {
     const details = el("details");
     details.appendChild(el("summary", undefined, d.id));
-    details.appendChild(el("pre", "explain", d.text));
+    const link = el("a", "rule-page", `${d.id}: the rule's page`);
+    link.setAttribute("href", d.url);
+    const p = el("p");
+    p.appendChild(link);
+    details.append(p, el("pre", "explain", d.text));
     docs.appendChild(details);
   }
   const parts: HTMLElement[] = [check, inline, comment, docs];

@@ -10,6 +10,7 @@ import { formatRuleDoc } from "../../core/render/text.ts";
 import { parsePatch } from "../../core/review/diff.ts";
 import { planReview, type Conclusion } from "../../core/review/plan.ts";
 import { ALL_RULES, ruleById } from "../../core/rules/index.ts";
+import { rulePagePath } from "../server/paths.ts";
 import type { InputKind, PlaygroundRequest } from "./input.ts";
 
 const PATH_FOR: Record<InputKind, string> = { python: "recipe.py", yaml: "overrides.yaml", shell: "launch.sh" };
@@ -32,8 +33,8 @@ export interface PlaygroundReview {
   summaryComment: string;
   findings: Finding[];
   diagnostics: Diagnostic[];
-  /** `hcp-bot explain` for every rule that reported something. */
-  ruleDocs: { id: string; text: string }[];
+  /** `hcp-bot explain` for every rule that reported something, and its page on this server. */
+  ruleDocs: { id: string; text: string; url: string }[];
   configurations: number;
   ms: number;
 }
@@ -61,6 +62,8 @@ export function reviewPlayground(request: PlaygroundRequest, python: Language, n
     // Everything is shown: the PR review's cap exists for GitHub's abuse limits.
     maxInlineComments: Number.MAX_SAFE_INTEGER,
     draft: false,
+    // The page is served by the bot, which serves the rule pages too: links on its own origin.
+    docUrl: rulePagePath,
   });
   const ids = [...new Set(report.findings.map((f) => f.ruleId))].sort();
   return {
@@ -77,7 +80,7 @@ export function reviewPlayground(request: PlaygroundRequest, python: Language, n
     diagnostics: report.diagnostics,
     ruleDocs: ids.flatMap((id) => {
       const rule = ruleById(id);
-      return rule ? [{ id, text: formatRuleDoc(rule) }] : [];
+      return rule ? [{ id, text: formatRuleDoc(rule), url: rulePagePath(id) }] : [];
     }),
     configurations: report.units.length,
     ms: Math.round(now() - started),

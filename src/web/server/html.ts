@@ -34,7 +34,7 @@ export function markdown(text: string): Html {
 export interface PageChrome {
   title: string;
   /** Which nav entry is the current page. */
-  current: "home" | "playground" | "runs";
+  current: "home" | "playground" | "runs" | "docs";
   /** The signed-in user and the sign-out form's CSRF token. */
   user?: { login: string; csrf: string };
 }
@@ -55,7 +55,7 @@ export function page(chrome: PageChrome, body: Html): string {
   <link rel="stylesheet" href="/web/style.css">
 </head>
 <body>
-  <header class="top"><a class="brand" href="/playground">hcp-bot</a><nav>${nav("/playground", "Playground", "playground")} ${nav("/runs", "Smoke runs", "runs")}</nav>${who}</header>
+  <header class="top"><a class="brand" href="/playground">hcp-bot</a><nav>${nav("/playground", "Playground", "playground")} ${nav("/runs", "Smoke runs", "runs")} ${nav("/docs/rules", "Rules", "docs")}</nav>${who}</header>
   <main${chrome.current === "runs" ? html` class="wide"` : ""}>
 ${body}
   </main>

@@ -1,5 +1,5 @@
-// The web pages, as one fetch-style handler: the playground (static files, no server work)
-// and the smoke-run history behind GitHub sign-in. Runtime-neutral apart from the static
+// The web pages, as one fetch-style handler: the playground and the rule pages (static files,
+// no server work) and the smoke-run history behind GitHub sign-in. Runtime-neutral apart from the static
 // files and the store the host hands in.
 import { htmlResponse } from "./headers.ts";
 import { landingPage } from "./landing.ts";
@@ -7,16 +7,13 @@ import { createRunsRoutes, type RunsOptions } from "./runs.ts";
 import type { StaticFiles } from "./static.ts";
 
 export interface WebHandlerOptions {
-  files: StaticFiles;
+  files: Pick<StaticFiles, "serve">;
   runs: RunsOptions;
   /** App mode: `/` is the landing page (in setup mode it is Probot's, which registers the App). */
   landing?: boolean;
 }
 
-/** Paths the web handler answers; everything else belongs to the rest of the server. */
-export function isWebPath(path: string): boolean {
-  return path === "/playground" || path.startsWith("/playground/") || path.startsWith("/web/") || path === "/favicon.ico" || path === "/runs" || path.startsWith("/runs/") || path.startsWith("/auth/");
-}
+export { isWebPath } from "./paths.ts";
 
 export function createWebHandler(options: WebHandlerOptions): (request: Request) => Promise<Response | undefined> {
   const runs = createRunsRoutes(options.runs);
