@@ -57,3 +57,10 @@ export async function serve(io: Io): Promise<number> {
 export function serveProcess(): Promise<number> {
   return serve(processIo());
 }
+
+/**
+ * Where the server takes a shipped file from: its own package (app.yml, dist/web) or the
+ * `hcp-bot` package it depends on (the workers, templates/, the upstream index, the probe, the
+ * .wasm files). Exported so the installed package can be asked (test/package/pack.test.ts).
+ */
+export { packageFile } from "../node/package-files.ts";

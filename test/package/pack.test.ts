@@ -5,7 +5,7 @@
 // with the `hcp-bot` dependency from the first tarball. The `hcp-bot` package alone is
 // light-install.test.ts's.
 import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -80,6 +80,17 @@ describe("the hcp-bot-server tarball", () => {
       const installed = JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8")) as { version: string };
       expect(installed.version, name).toBe(lock.packages[`node_modules/${name}`]?.version);
     }
+  });
+
+  it("takes the files it does not ship (workers, template, index, probe, grammar) from the hcp-bot package it depends on", async () => {
+    const own = ["app.yml", "dist/web/build.json"];
+    const fromCli = ["dist/extract-worker.js", "dist/artifact-worker.js", "templates/hcp-smoke.yml", "data/megatron-bridge-recipes.json", "src/gpu/probe/sitecustomize.py", "dist/vendor/tree-sitter-python.wasm"];
+    const script = `const { packageFile } = await import("hcp-bot-server/serve"); console.log(JSON.stringify(${JSON.stringify([...own, ...fromCli])}.map(packageFile)));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: app });
+    const paths = JSON.parse(stdout) as string[];
+    expect(paths.slice(0, own.length)).toEqual(own.map((p) => join(app, p)));
+    expect(paths.slice(own.length)).toEqual(fromCli.map((p) => join(app, "node_modules", "hcp-bot", p)));
+    for (const path of paths) expect(existsSync(path), path).toBe(true);
   });
 
   it("`hcp-bot-server lint` is the hcp-bot CLI it depends on", async () => {
