@@ -2,10 +2,14 @@
 //
 // - JavaScript: esbuild bundles the Node entry points (the CLI, the extraction worker and
 //   the library) with code splitting, so a command loads one bundle plus the chunks it
-//   needs. zod, yaml and the project's own modules are bundled in: loading them as ~150
-//   separate files costs most of a small lint's time. What only the server or the GPU runner
-//   needs (Probot, Bolt, SQLite, execa, pino) and web-tree-sitter (it finds its .wasm next to
-//   itself) stay imports of the installed dependencies.
+//   needs. Every dependency is bundled in: loading ~150 separate files costs most of a small
+//   lint's time, and the `hcp-bot` package then has no dependency to install (a light install,
+//   test/package/light-install.test.ts). The two .wasm files tree-sitter needs are copied to
+//   dist/vendor/ (src/node/treesitter.ts hands them to web-tree-sitter compiled).
+// - The server: src/cli/serve.ts (Probot, Bolt, the stores, the web pages) is one more bundle,
+//   dist/server/serve.js, whose server packages stay imports of the installed dependencies.
+//   The CLI reaches it only by a computed import() (src/cli/serve-loader.ts), and
+//   packages/server (the hcp-bot-server package) receives it with dist/web and app.yml.
 // - Types: tsc emits declarations for the library entry points into dist/types (skipped
 //   with --no-types, which the test setup uses: tests import the sources).
 // - The web pages: the full build also runs src/web/build.ts (dist/web, the playground's
@@ -13,7 +17,7 @@
 //
 // Only the paths this script owns are replaced; other builds may write elsewhere in dist/.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -44,11 +48,42 @@ export const LINT_START = { "lint-start": "src/cli/lint-start.ts" };
 /** Files earlier builds wrote that this one no longer does: removed, so `npm pack` cannot ship them. */
 const FORMER = ["lint-start.js"];
 
-/** Installed at run time, never bundled. */
+/** dist/server/serve.js: `serve`, the GitHub App and Slack server (the hcp-bot-server package's code). */
+export const SERVER_ENTRY = { "server/serve": "src/cli/serve.ts" };
+
+
+/** The server bundle's imports of installed packages (the hcp-bot-server package's dependencies). */
 export const EXTERNAL = ["probot", "@slack/bolt", "execa", "pino", "pino-pretty", "web-tree-sitter", "esbuild", "tsx", "playwright-core"];
 
+/**
+ * Packages only the server (or the build) uses: a CLI bundle that reaches one fails the build
+ * instead of bundling it (or of importing a package `npm install hcp-bot` does not install).
+ */
+const SERVER_ONLY = /^(probot|@slack\/|@octokit\/|ioredis|pino|prom-client|esbuild|tsx|playwright-core)(\/|$)/;
+
 /** What this script writes; everything else under dist/ is left alone. */
-const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), ...Object.keys({ ...LINT_BUNDLE, ...LINT_START }).map((n) => `${n}.cjs`), "chunks", "types", ".build-stamp"];
+const OWNED = [...Object.keys(ENTRY_POINTS).map((n) => `${n}.js`), ...Object.keys({ ...LINT_BUNDLE, ...LINT_START }).map((n) => `${n}.cjs`), "chunks", "server", "vendor", "types", ".build-stamp"];
+
+/**
+ * dist/vendor/: the tree-sitter runtime and the Python grammar the CLI loads (src/node/treesitter.ts
+ * wasmFile), so `hcp-bot` depends on neither package (tree-sitter-python's install builds a
+ * native module nobody here loads).
+ */
+const VENDOR = {
+  "web-tree-sitter.wasm": "node_modules/web-tree-sitter/web-tree-sitter.wasm",
+  "tree-sitter-python.wasm": "node_modules/tree-sitter-python/tree-sitter-python.wasm",
+};
+
+/** packages/server: the hcp-bot-server package, which receives these build outputs (its package.json and bin/ are committed). */
+export const SERVER_PACKAGE_DIR = join(root, "packages", "server");
+const SERVER_PACKAGE_FILES = ["dist/server", "dist/web", "app.yml", "LICENSE"];
+
+const NO_SERVER_PACKAGES = {
+  name: "no-server-packages",
+  setup(b) {
+    b.onResolve({ filter: SERVER_ONLY }, (args) => ({ errors: [{ text: `${args.path} is the server's (imported by ${relative(root, args.importer)}): the hcp-bot package's bundles must not need it` }] }));
+  },
+};
 
 // yaml's CommonJS build calls require("process"); a bundle in ESM format needs a real require for that.
 const BANNER = 'import { createRequire as __hcpCreateRequire } from "node:module";\nconst require = __hcpCreateRequire(import.meta.url);';
@@ -65,13 +100,48 @@ async function buildJs(outdir) {
     format: "esm",
     platform: "node",
     target: "node20",
-    external: EXTERNAL,
+    plugins: [NO_SERVER_PACKAGES],
     banner: { js: BANNER },
     legalComments: "none",
     // Less to parse at every start (~30 ms of a small lint on the 2-core machine, bench:cli).
     minify: true,
     logLevel: "warning",
   });
+}
+
+/** dist/server/serve.js, one file (no splitting: it shares no chunk with the CLI's bundles, which the server package does not ship). */
+async function buildServer(outdir) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: SERVER_ENTRY,
+    outdir,
+    entryNames: "[dir]/[name]",
+    outbase: ".",
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    external: EXTERNAL,
+    banner: { js: BANNER },
+    legalComments: "none",
+    minify: true,
+    logLevel: "warning",
+  });
+}
+
+function copyVendor(outdir) {
+  mkdirSync(join(outdir, "vendor"), { recursive: true });
+  for (const [name, from] of Object.entries(VENDOR)) copyFileSync(join(root, from), join(outdir, "vendor", name));
+}
+
+/** Copies the server's build outputs into packages/server, replacing what an earlier build put there. */
+function assembleServerPackage() {
+  for (const path of SERVER_PACKAGE_FILES) {
+    const from = join(root, path);
+    const to = join(SERVER_PACKAGE_DIR, path);
+    rmSync(to, { recursive: true, force: true });
+    if (existsSync(from)) cpSync(from, to, { recursive: true });
+  }
 }
 
 /**
@@ -152,11 +222,11 @@ async function buildLintBundle(outdir) {
     target: "node20",
     // web-tree-sitter is bundled in as its CommonJS build (the ESM one loads Node modules with
     // import(), which a vm.Script cannot); the grammar and runtime .wasm are found by treesitter.ts.
-    external: EXTERNAL.filter((name) => name !== "web-tree-sitter"),
+    external: [],
     alias: { "web-tree-sitter": "./node_modules/web-tree-sitter/web-tree-sitter.cjs" },
     define: { "import.meta.url": "__hcpModuleUrl" },
     banner: { js: 'const __hcpModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [LEAVE_OUT_LAZY_COMMANDS, LAZY_YAML, LAZY_ZOD],
+    plugins: [NO_SERVER_PACKAGES, LEAVE_OUT_LAZY_COMMANDS, LAZY_YAML, LAZY_ZOD],
     legalComments: "none",
     minify: true,
     logLevel: "warning",
@@ -208,7 +278,8 @@ export async function buildPackage({ types = true } = {}) {
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   try {
-    await Promise.all([buildJs(staging), buildLintBundle(staging)]);
+    await Promise.all([buildJs(staging), buildLintBundle(staging), buildServer(staging)]);
+    copyVendor(staging);
     if (types) buildTypes(join(staging, "types"));
     if (types) buildWeb();
     writeFileSync(join(staging, ".build-stamp"), `${JSON.stringify({ built: new Date().toISOString(), types })}\n`);
@@ -221,6 +292,7 @@ export async function buildPackage({ types = true } = {}) {
       else renameSync(from, join(dist, name));
     }
     for (const name of FORMER) rmSync(join(dist, name), { force: true });
+    assembleServerPackage();
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }

@@ -1,6 +1,5 @@
 // hcp-bot's command line. Each command returns an exit code and writes through `io`, so
 // tests run it in-process as well as through the real binary.
-import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { Rule } from "./core/model/finding.ts";
 import { docUrlFor, type DocUrl } from "./core/rules/doc-url.ts";
@@ -87,51 +86,6 @@ function explain(argv: string[], io: Io): number {
   return EXIT.ok;
 }
 
-async function serve(io: Io): Promise<number> {
-  // The setup flow writes the new app's credentials to .env; read them like Probot does.
-  if (existsSync(".env")) process.loadEnvFile(".env");
-  // Loaded on demand: its zod schema would cost lint's start-up for nothing.
-  const { readServerSettings, SettingsError } = await import("./server/env.ts");
-  let settings;
-  try {
-    settings = readServerSettings(process.env);
-    // A damaged App key parses; only a test signature shows it (src/edge/key.ts, as on the edge hosts).
-    if (settings.mode === "app") await (await import("./edge/key.ts")).checkPrivateKey(settings.privateKey!);
-  } catch (error) {
-    if (error instanceof SettingsError) {
-      io.err(`hcp-bot: configuration error: ${error.message}\n`);
-      return EXIT.usage;
-    }
-    throw error;
-  }
-  // Loaded on demand: linting should not pay for Probot's start-up.
-  const { startServer } = await import("./server/server.ts");
-  // Readable lines for a person at a terminal, JSON for a log collector, unless LOG_FORMAT says.
-  const server = await startServer({ ...settings, logFormat: settings.logFormat ?? (process.stdout.isTTY ? "pretty" : "json") });
-  // The playground's files are built now, so the first visitor does not wait for esbuild.
-  void server.web.files.prepare().catch((error: Error) => io.err(`hcp-bot: the playground could not be built: ${error.message}\n`));
-  io.err(
-    settings.mode === "app"
-      ? `hcp-bot ${VERSION}: GitHub App listening on port ${server.port} (webhooks at ${settings.webhookPath}, health at /healthz)\n`
-      : `hcp-bot ${VERSION}: no GitHub App credentials yet; open http://localhost:${server.port}/ to register the app from app.yml (or http://localhost:${server.port}/playground to try the rules first)\n` +
-          `hcp-bot: the one-time setup code is ${server.setupCode}: the setup page asks for it before it writes .env (nobody without it can)\n`,
-  );
-  const stop = async () => {
-    await server.stop();
-    process.exit(0);
-  };
-  // SIGTERM (a rolling deploy, Kubernetes): refuse new work, let running jobs finish for up to
-  // HCP_DRAIN_SECONDS, hand the rest back to the store, exit.
-  const drain = async () => {
-    const { handedBack } = await server.drain();
-    if (handedBack > 0) io.err(`hcp-bot: handed ${handedBack} unfinished job(s) back to the store for another replica\n`);
-    process.exit(0);
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", drain);
-  return await new Promise<number>(() => {});
-}
-
 /**
  * The flags of a command, for the unknown-flag check: each command's own parser options
  * (smoke-run's from its usage text), so the check can never refuse a flag the command takes.
@@ -175,7 +129,8 @@ async function run(command: string, rest: string[], io: Io, output: Output): Pro
       return await adviseCommand(rest, { out: io.out, style: output.style });
     }
     case "serve":
-      return await serve(io);
+      // The server is the hcp-bot-server package's: `hcp-bot` runs it where it is installed (src/cli/serve-loader.ts).
+      return await (await import("./cli/serve-loader.ts")).serve(io);
     case "server": {
       // Loaded on demand: the protocol library is for editors, not for lint's start-up.
       const { serverCommand } = await import("./cli/lsp/server.ts");

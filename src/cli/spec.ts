@@ -164,7 +164,8 @@ export const COMMANDS: CommandHelp[] = [
       "Settings come from the environment (and .env): APP_ID, PRIVATE_KEY or PRIVATE_KEY_PATH, WEBHOOK_SECRET, PORT, " +
       "HOST, LOG_LEVEL, LOG_FORMAT (pretty on a terminal, json otherwise), GHE_HOST, GHE_PROTOCOL, WEBHOOK_PROXY_URL, " +
       "SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN, SLACK_API_URL, HCP_DATA_DIR. Without App credentials it serves the " +
-      "registration page built from app.yml.",
+      "registration page built from app.yml. The server is the hcp-bot-server package's (npm install hcp-bot-server); " +
+      "where only hcp-bot is installed, serve says so and exits 2.",
     options: [],
     exitCodes: [[0, "stopped by SIGINT or SIGTERM"], [2, "a missing or malformed setting (named in the message)"]],
   },

@@ -1,4 +1,4 @@
-// Loads the tree-sitter runtime and the Python grammar from node_modules (Node only:
+// Loads the tree-sitter runtime and the Python grammar (the copies in dist/vendor/, else node_modules; Node only:
 // the core receives the ready Language, so it never touches the file system).
 //
 // Start-up matters here (a one-file lint should answer in ~100 ms): both WebAssembly
@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import type { Language } from "web-tree-sitter";
+import { packageFile as shippedFile } from "./package-files.ts";
 
 const requireHere = createRequire(import.meta.url);
 let loading: Promise<Language> | undefined;
@@ -29,13 +30,24 @@ export function packageFile(pkg: string, file: string): string {
   return requireHere.resolve(`${pkg}/${file}`);
 }
 
+/**
+ * `pkg`'s WebAssembly file: the build copies both into dist/vendor/ (scripts/build.mjs), and
+ * the `hcp-bot` package ships those copies and depends on neither package (web-tree-sitter's
+ * JavaScript is bundled; tree-sitter-python's install builds a native module nobody here
+ * loads). Running from the sources, or a build without them, node_modules has them.
+ */
+export function wasmFile(pkg: "web-tree-sitter" | "tree-sitter-python"): string {
+  const shipped = shippedFile(`dist/vendor/${pkg}.wasm`);
+  return existsSync(shipped) ? shipped : packageFile(pkg, `${pkg}.wasm`);
+}
+
 function compileFile(path: string): Promise<WebAssembly.Module> {
   return WebAssembly.compile(readFileSync(path));
 }
 
 async function load(): Promise<Language> {
-  const runtime = compileFile(packageFile("web-tree-sitter", "web-tree-sitter.wasm"));
-  const grammar = compileFile(packageFile("tree-sitter-python", "tree-sitter-python.wasm"));
+  const runtime = compileFile(wasmFile("web-tree-sitter"));
+  const grammar = compileFile(wasmFile("tree-sitter-python"));
   const { Parser, Language } = await import("web-tree-sitter");
   const runtimeModule = await runtime;
   // Emscripten's hook has no error callback: a failed instantiation rejects `failed` instead of hanging init.

@@ -73,6 +73,28 @@ describe("the release workflow", () => {
     expect(runStep(check, dir, { GITHUB_REPOSITORY: "other/hcp-bot" }).status).toBe(1);
   });
 
+  it("publishes hcp-bot, then hcp-bot-server, and refuses a server package of another version or repository", () => {
+    const publish = step(/^Publish$/).run!;
+    expect(publish.indexOf("npm publish --provenance")).toBeLessThan(publish.indexOf("npm publish ./packages/server --provenance"));
+    const dir = mkdtempSync(join(tmpdir(), "hcp-release-server-"));
+    const repository = { type: "git", url: "git+https://github.com/acme/hcp-bot.git" };
+    const write = (server: object) => {
+      spawnSync("mkdir", ["-p", join(dir, "packages", "server")]);
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "hcp-bot", version: "1.2.3", repository }));
+      writeFileSync(join(dir, "packages", "server", "package.json"), JSON.stringify(server));
+    };
+    const check = step(/server package carries the same version/).run!;
+    write({ name: "hcp-bot-server", version: "1.2.3", repository, dependencies: { "hcp-bot": "1.2.3" } });
+    expect(runStep(check, dir, {}).status).toBe(0);
+    write({ name: "hcp-bot-server", version: "1.2.2", repository, dependencies: { "hcp-bot": "1.2.2" } });
+    const stale = runStep(check, dir, {});
+    expect(stale.status).toBe(1);
+    expect(stale.stdout).toContain("packages/server is 1.2.2, not 1.2.3");
+    expect(stale.stdout).toContain("packages/server depends on hcp-bot@1.2.2, not 1.2.3");
+    write({ name: "hcp-bot-server", version: "1.2.3", dependencies: { "hcp-bot": "1.2.3" } });
+    expect(runStep(check, dir, {}).stdout).toContain('packages/server repository.url is "", not "git+https://github.com/acme/hcp-bot.git"');
+  });
+
   it("moves the major tag to the released commit", () => {
     const dir = mkdtempSync(join(tmpdir(), "hcp-release-git-"));
     const git = (...args: string[]) => spawnSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: dir, encoding: "utf8" });
