@@ -2,8 +2,8 @@
 //
 // 1. Assembles the log in a temp file from real fixture lines + Bridge iteration lines from
 //    4 ranks (bench/verdict-corpus.ts).
-// 2. Runs the parser over it in a child process (the CLI's reader: 1 MiB reads
-//    into one buffer → parser.push), so the child's peak RSS (process.resourceUsage().maxRSS) measures
+// 2. Runs the parser over it in a child process (the CLI's reader: reads straight
+//    into the parser's buffer), so the child's peak RSS (process.resourceUsage().maxRSS) measures
 //    the parser alone (plus node + tsx, about 73 MB on their own). That is the WebAssembly
 //    anchor scan, what the CLI and the bot use; a second child runs the regex path (runtimes
 //    without WebAssembly) for comparison.
@@ -21,7 +21,7 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ANCHORS, createVerdictParser } from "../src/core/verdict/parser.ts";
-import { feedFile } from "../src/node/read-log.ts";
+import { readLogInto } from "../src/node/read-log.ts";
 import { backgroundLines, CORPUS_PROBE_KEY, SyntheticLog } from "./verdict-corpus.ts";
 
 
@@ -29,17 +29,20 @@ const MB = 1024 * 1024;
 const REPO = join(import.meta.dirname, "..");
 
 type WorkerResult = {
-  seconds: number; bytes: number; lines: number; examinedLines: number; maxRssMB: number; status: string; hcpActive: boolean | null; iterations: number; engine: string;
+  seconds: number; cpuSeconds?: number; bytes: number; lines: number; examinedLines: number; maxRssMB: number; status: string; hcpActive: boolean | null; iterations: number; engine: string;
 };
 
 async function worker(file: string, anchorScan: "auto" | "regex"): Promise<void> {
   const parser = createVerdictParser({ expectHcp: true, gpu: "H200", anchorScan, probeKey: CORPUS_PROBE_KEY, worldSize: 4, contextParallelSize: 4, sizes: [2, 2] });
   const t0 = performance.now();
-  feedFile(file, (chunk) => parser.push(chunk));
+  const c0 = process.cpuUsage();
+  readLogInto(file, parser);
   const verdict = parser.end(0);
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
   const out = {
     seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     bytes: verdict.stats.bytes,
     lines: verdict.stats.lines,
     examinedLines: verdict.stats.examinedLines,
@@ -89,12 +92,18 @@ function workerFlags(anchorScan: string): string[] {
   return ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-name", `${name}.cpuprofile`, "--heap-prof", "--heap-prof-dir", dir, "--heap-prof-name", `${name}.heapprofile`];
 }
 
-function grepOnce(file: string): { seconds: number; count: string } {
+/** grep's wall time, and its CPU time from the shell's `times` (user + system of its children). */
+function grepOnce(file: string): { seconds: number; cpuSeconds: number; count: string } {
   const g0 = performance.now();
-  const grep = spawnSync("grep", ["-cE", anchorsAsEre(), file], { encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
+  const grep = spawnSync("bash", ["-c", 'grep -cE "$0" "$1" && times', anchorsAsEre(), file], { encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
   const seconds = (performance.now() - g0) / 1000;
   if (grep.status !== 0) throw new Error(`grep failed (${grep.status}): ${grep.stderr}`);
-  return { seconds, count: grep.stdout.trim() };
+  const [count, , children] = grep.stdout.trim().split("\n");
+  const cpuSeconds = (children ?? "").split(" ").reduce((sum, t) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(t);
+    return m ? sum + Number(m[1]) * 60 + Number(m[2]) : sum;
+  }, 0);
+  return { seconds, cpuSeconds, count: count! };
 }
 
 export function median(xs: readonly number[]): number {
@@ -103,20 +112,21 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-type Sample = { name: string; run: () => { seconds: number; result?: WorkerResult } };
+type Sample = { name: string; run: () => { seconds: number; cpuSeconds?: number; result?: WorkerResult } };
 
 /**
  * Interleaved rounds: every round runs each contender once, in an order rotated per round, so
  * that a load spike from the other processes on a shared machine lands on all of them alike.
  * Ratios are taken per round (paired) and reported as their median.
  */
-function rounds(samples: Sample[], count: number): Map<string, { seconds: number[]; results: WorkerResult[] }> {
-  const out = new Map(samples.map((s) => [s.name, { seconds: [] as number[], results: [] as WorkerResult[] }]));
+function rounds(samples: Sample[], count: number): Map<string, { seconds: number[]; cpuSeconds: number[]; results: WorkerResult[] }> {
+  const out = new Map(samples.map((s) => [s.name, { seconds: [] as number[], cpuSeconds: [] as number[], results: [] as WorkerResult[] }]));
   for (let round = 0; round < count; round++) {
     for (let k = 0; k < samples.length; k++) {
       const s = samples[(k + round) % samples.length]!;
       const r = s.run();
       out.get(s.name)!.seconds.push(r.seconds);
+      out.get(s.name)!.cpuSeconds.push(r.cpuSeconds ?? Number.NaN);
       if (r.result) out.get(s.name)!.results.push(r.result);
     }
   }
@@ -143,10 +153,10 @@ async function main(): Promise<void> {
     let grepCount = "";
     const worker = (anchorScan: "auto" | "regex", checkout?: string) => () => {
       const result = runWorker(file, anchorScan, checkout);
-      return { seconds: result.seconds, result };
+      return { seconds: result.seconds, cpuSeconds: result.cpuSeconds, result };
     };
     const samples: Sample[] = [
-      { name: "grep", run: () => { const g = grepOnce(file); grepCount = g.count; return { seconds: g.seconds }; } },
+      { name: "grep", run: () => { const g = grepOnce(file); grepCount = g.count; return { seconds: g.seconds, cpuSeconds: g.cpuSeconds }; } },
       { name: "wasm", run: worker("auto") },
       { name: "regex", run: worker("regex") },
       ...(before ? [{ name: "wasm before", run: worker("auto", before) }, { name: "regex before", run: worker("regex", before) }] : []),
@@ -154,6 +164,8 @@ async function main(): Promise<void> {
     const m = rounds(samples, roundCount);
     const seconds = (name: string) => m.get(name)!.seconds;
     const paired = (a: string, b: string) => median(seconds(a).map((s, i) => s / seconds(b)[i]!));
+    const cpu = (name: string) => m.get(name)!.cpuSeconds;
+    const pairedCpu = (a: string, b: string) => median(cpu(a).map((s, i) => s / cpu(b)[i]!));
     const r = m.get("wasm")!.results[0]!;
     const regex = m.get("regex")!.results[0]!;
     for (const name of ["regex", "wasm before", "regex before"].filter((n) => m.has(n))) {
@@ -164,7 +176,7 @@ async function main(): Promise<void> {
     const maxRss = (name: string) => Math.max(...m.get(name)!.results.map((x) => x.maxRssMB));
     const line = (name: string, what: string) => {
       const s = median(seconds(name));
-      return `${what.padEnd(13)} ${s.toFixed(3)} s median (${seconds(name).map((x) => x.toFixed(2)).join(" ")}) = ${(size / MB / s).toFixed(0)} MB/s`;
+      return `${what.padEnd(13)} ${s.toFixed(3)} s median (${seconds(name).map((x) => x.toFixed(2)).join(" ")}) = ${(size / MB / s).toFixed(0)} MB/s, CPU ${median(cpu(name)).toFixed(3)} s`;
     };
     console.log(`log:          ${(size / MB).toFixed(0)} MB, ${r.lines.toLocaleString()} lines (${r.iterations.toLocaleString()} iteration lines); ${roundCount} interleaved rounds`);
     console.log(`verdict:      ${r.status} (hcp.active=${r.hcpActive}), examined ${r.examinedLines.toLocaleString()} lines`);
@@ -176,6 +188,7 @@ async function main(): Promise<void> {
       console.log(`${line("regex before", "regex BEFORE:")}, peak RSS ${maxRss("regex before").toFixed(0)} MB`);
       console.log(`after/before: parser ${paired("wasm", "wasm before").toFixed(2)}x, regex path ${paired("regex", "regex before").toFixed(2)}x (paired medians)`);
     }
+    console.log(`CPU time:     parser / grep ${pairedCpu("wasm", "grep").toFixed(2)}x, regex / WebAssembly ${pairedCpu("regex", "wasm").toFixed(2)}x (paired medians of user + system time; less sensitive to the load)`);
     console.log(`load average: ${loadBefore} before, ${load()} after (${availableParallelism()} cores)`);
     const vsGrep = paired("wasm", "grep");
     const regexVsWasm = paired("regex", "wasm");
