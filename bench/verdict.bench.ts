@@ -18,7 +18,7 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ANCHORS, createVerdictParser } from "../src/core/verdict/parser.ts";
 import { readLogInto } from "../src/node/read-log.ts";
@@ -26,7 +26,7 @@ import { backgroundLines, CORPUS_PROBE_KEY, SyntheticLog } from "./verdict-corpu
 
 
 const MB = 1024 * 1024;
-const REPO = join(import.meta.dirname, "..");
+const REPO = process.env.BENCH_REPO ?? join(import.meta.dirname, "..");
 
 type WorkerResult = {
   seconds: number; cpuSeconds?: number; bytes: number; lines: number; examinedLines: number; maxRssMB: number; status: string; hcpActive: boolean | null; iterations: number; engine: string;
@@ -77,9 +77,15 @@ export function anchorsAsEre(): string {
   return ANCHORS.map((a) => a.replace(/[.[\]()*+?{}|^$\\]/g, "\\$&")).join("|");
 }
 
-function runWorker(file: string, anchorScan: "auto" | "regex", checkout = REPO): WorkerResult {
-  const bench = join(checkout, "bench", "verdict.bench.ts");
-  const child = spawnSync(process.execPath, [...workerFlags(anchorScan), "--import", "tsx", bench, "--worker", file, anchorScan], { cwd: checkout, encoding: "utf8", maxBuffer: 16 * MB });
+/** The worker of this bench, or of another checkout (BEFORE): its bench file, or that bench bundled into one .mjs (runs without tsx). */
+function workerCommand(checkout: string | undefined): string[] {
+  const bench = checkout === undefined ? import.meta.filename : checkout.endsWith(".mjs") ? checkout : join(checkout, "bench", "verdict.bench.ts");
+  return bench.endsWith(".ts") ? ["--import", "tsx", bench] : [bench];
+}
+
+function runWorker(file: string, anchorScan: "auto" | "regex", checkout?: string): WorkerResult {
+  const cwd = checkout === undefined ? REPO : checkout.endsWith(".mjs") ? dirname(checkout) : checkout;
+  const child = spawnSync(process.execPath, [...workerFlags(anchorScan), ...workerCommand(checkout), "--worker", file, anchorScan], { cwd, encoding: "utf8", maxBuffer: 16 * MB });
   if (child.status !== 0) throw new Error(`worker failed (${child.status}): ${child.stderr}`);
   return JSON.parse(child.stdout.trim().split("\n").pop()!) as WorkerResult;
 }
