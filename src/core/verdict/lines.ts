@@ -26,6 +26,18 @@ const CP_GROUP_FAILURE_RE = /rror|Watchdog caught|by watchdog|thread terminated/
 const CP_GROUP_EXTRA_RE = new RegExp(`${CP_GROUP_FAILURE_RE.source}|HCP-PROBE`, "g");
 const RANK_PREFIX_RE = /\[rank(\d+)\]:/g;
 
+/**
+ * The first `[rankN]:` at or after `from`. indexOf finds where one may start far faster than
+ * the regex can rule one out, and most examined lines have no prefix after their first (or
+ * none at all: Bridge's iteration lines); the regex then starts there, so the match is the same.
+ */
+function nextRankPrefix(text: string, from: number): RegExpExecArray | null {
+  const at = text.indexOf("[rank", from);
+  if (at < 0) return null;
+  RANK_PREFIX_RE.lastIndex = at;
+  return RANK_PREFIX_RE.exec(text);
+}
+
 export class LogReader {
   readonly findings = new Findings();
   readonly config: ConfigDetector;
@@ -83,15 +95,12 @@ export class LogReader {
       text = text.slice(text.lastIndexOf("\r") + 1); // progress-bar redraws
       this.rewritten = true;
     }
-    // No includes("[rank") first: most examined lines carry a prefix, and the regex finds
-    // the first one as fast as includes would.
-    RANK_PREFIX_RE.lastIndex = 0;
     let start = 0;
     let rank: number | null = null;
     let segments = 0;
-    let m = RANK_PREFIX_RE.exec(text);
+    let m = nextRankPrefix(text, 0);
     if (m === null) return this.segment(text, null, line, text, anchor);
-    for (; m !== null; m = RANK_PREFIX_RE.exec(text)) {
+    for (; m !== null; m = nextRankPrefix(text, RANK_PREFIX_RE.lastIndex)) {
       if (m.index > start) {
         this.segment(text.slice(start, m.index), rank, line, text, "");
         segments++;
