@@ -1,6 +1,6 @@
 // `hcp-bot verdict LOG`: streams a torchrun log through the pure verdict parser
-// (1 MiB reads into one buffer, never the whole file in memory) and prints the verdict.
-import { feedFile } from "./read-log.ts";
+// (reads straight into the parser's buffer, never the whole file in memory) and prints the verdict.
+import { readLogInto } from "./read-log.ts";
 import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import * as z from "zod";
@@ -79,7 +79,7 @@ export async function verdictCommand(argv: string[], io: VerdictIo): Promise<num
     cpCommType: args["cp-comm-type"],
   });
   try {
-    feedFile(file, (chunk) => parser.push(chunk));
+    readLogInto(file, parser);
   } catch (error) {
     throw new VerdictUsageError(`cannot read ${file}: ${(error as Error).message}`);
   }

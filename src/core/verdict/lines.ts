@@ -23,8 +23,20 @@ const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\
 // What a failure on a CP group's own INFO line holds (the nccl-watchdog signatures, or an error);
 // healthy groups print "watchdog thread joined" and the like at teardown.
 const CP_GROUP_FAILURE_RE = /rror|Watchdog caught|by watchdog|thread terminated/;
-const CP_GROUP_EXTRA_RE = new RegExp(`${CP_GROUP_FAILURE_RE.source}|HCP-PROBE`);
+const CP_GROUP_EXTRA_RE = new RegExp(`${CP_GROUP_FAILURE_RE.source}|HCP-PROBE`, "g");
 const RANK_PREFIX_RE = /\[rank(\d+)\]:/g;
+
+/**
+ * The first `[rankN]:` at or after `from`. indexOf finds where one may start far faster than
+ * the regex can rule one out, and most examined lines have no prefix after their first (or
+ * none at all: Bridge's iteration lines); the regex then starts there, so the match is the same.
+ */
+function nextRankPrefix(text: string, from: number): RegExpExecArray | null {
+  const at = text.indexOf("[rank", from);
+  if (at < 0) return null;
+  RANK_PREFIX_RE.lastIndex = at;
+  return RANK_PREFIX_RE.exec(text);
+}
 
 export class LogReader {
   readonly findings = new Findings();
@@ -37,6 +49,11 @@ export class LogReader {
   readonly signatures: SignatureDetector;
   readonly decentralized: DecentralizedPgDetector;
   examined = 0;
+  /**
+   * The line being read lost colour codes (words may have joined into an anchor) or everything
+   * up to a progress bar's "\r": its text is no longer the scanned line minus a prefix.
+   */
+  private rewritten = false;
 
   constructor(probeKey: string | undefined, previousLine: () => string) {
     const f = this.findings;
@@ -70,19 +87,20 @@ export class LogReader {
     if (text.charCodeAt(10) === 0x54 /* T */ && text.charCodeAt(4) === 0x2d /* - */) text = text.replace(JOB_LOG_STAMP_RE, "");
     // Colour codes are removed per examined line: scanning every block for ESC costs more than
     // it saves, and loggers colour whole tokens, so anchors are not split by them.
-    if (text.includes("\x1b")) text = text.replace(ANSI_RE, "");
+    this.rewritten = text.includes("\x1b");
+    if (this.rewritten) text = text.replace(ANSI_RE, "");
     // charCodeAt, not endsWith: V8's endsWith costs as much as a scan of the line.
     while (text.charCodeAt(text.length - 1) === 0x0d /* \r */) text = text.slice(0, -1);
-    if (text.includes("\r")) text = text.slice(text.lastIndexOf("\r") + 1); // progress-bar redraws
-    // No includes("[rank") first: most examined lines carry a prefix, and the regex finds
-    // the first one as fast as includes would.
-    RANK_PREFIX_RE.lastIndex = 0;
+    if (text.includes("\r")) {
+      text = text.slice(text.lastIndexOf("\r") + 1); // progress-bar redraws
+      this.rewritten = true;
+    }
     let start = 0;
     let rank: number | null = null;
     let segments = 0;
-    let m = RANK_PREFIX_RE.exec(text);
+    let m = nextRankPrefix(text, 0);
     if (m === null) return this.segment(text, null, line, text, anchor);
-    for (; m !== null; m = RANK_PREFIX_RE.exec(text)) {
+    for (; m !== null; m = nextRankPrefix(text, RANK_PREFIX_RE.lastIndex)) {
       if (m.index > start) {
         this.segment(text.slice(start, m.index), rank, line, text, "");
         segments++;
@@ -125,7 +143,12 @@ export class LogReader {
     if (anchor === "iteration" && this.iterations.iteration(seg, line)) return;
     if (anchor === "CONTEXT_PARALLEL_GROUP") {
       this.groups.names(seg, rank, line, whole);
-      // One scan for both rare cases; only a hit pays for telling them apart.
+      // One scan for both rare cases; only a hit pays for telling them apart. The words it
+      // looks for are anchors, and the scan found none before this one (the line's leftmost)
+      // nor can one start inside it: the search starts after it, unless the line was
+      // rewritten (then anything before it may be new).
+      const at = this.rewritten ? -1 : seg.indexOf("CONTEXT_PARALLEL_GROUP");
+      CP_GROUP_EXTRA_RE.lastIndex = at < 0 ? 0 : at + 22;
       if (CP_GROUP_EXTRA_RE.test(seg)) {
         if (CP_GROUP_FAILURE_RE.test(seg)) this.signatures.failureLine(seg, rank, line);
         if (seg.includes("HCP-PROBE")) this.probe.line(seg, line);

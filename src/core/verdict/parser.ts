@@ -20,6 +20,11 @@ export { ANCHORS, MAX_LINE, type VerdictEndExtra };
 
 export interface VerdictParser {
   push(chunk: string | Uint8Array): void;
+  /**
+   * The next bytes of the log, written by `read` straight into the parser's buffer (at most
+   * `into.length`; it returns how many, 0 at the end): the same verdict as push, one copy less.
+   */
+  fill(read: (into: Uint8Array) => number): number;
   end(exitCode?: number | null, extra?: VerdictEndExtra): Verdict;
   /** Sizes of the internal state, for tests that check memory stays bounded. */
   stateSize(): { carryChars: number; tracebacks: number; candidates: number; evidence: number };
@@ -66,6 +71,7 @@ export function createVerdictParser(options: VerdictOptions): VerdictParser {
 
   return {
     push: (chunk) => stream.push(chunk),
+    fill: (read) => stream.fill(read),
     end,
     get scanEngine() {
       return stream.scanEngine;

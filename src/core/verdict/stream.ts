@@ -21,6 +21,7 @@ const SLICE_BYTES = 65_536;
  * at most) plus a UTF-8 sequence cut at its end: what the byte path may have to keep.
  */
 const MAX_LINE_BYTES = 3 * MAX_LINE + 3;
+const EMPTY_BYTES = new Uint8Array(0);
 
 export interface LineSink {
   needEveryLine(): boolean;
@@ -151,6 +152,8 @@ export class LogStream {
   private curBlock = "";
   private curLineStart = 0;
   private lastLineOfPrevBlock = "";
+  /** What fill reads into when there is no scanner buffer (regex path). */
+  private readBuffer: Uint8Array | null = null;
   private readonly found: FoundLine = { start: 0, end: 0, anchor: "", linesBefore: 0 };
   private sink: LineSink | null = null;
 
@@ -205,6 +208,30 @@ export class LogStream {
         this.feedText(this.decodeBytes(at === 0 && chunk.length <= SLICE_BYTES ? chunk : chunk.subarray(at, at + SLICE_BYTES)));
       }
     }
+  }
+
+  /**
+   * Lets `read` write the next bytes of the log straight into the buffer they are scanned in
+   * (on the byte path, WebAssembly memory: no copy between the read and the scan); the same as
+   * push of those bytes. `read` writes at most `into.length` bytes and returns how many (0: the
+   * end of the log); fill returns that count.
+   */
+  fill(read: (into: Uint8Array) => number): number {
+    if (!this.pathChosen) this.choosePath(EMPTY_BYTES);
+    const scanner = this.scanner;
+    if (!scanner) {
+      const into = (this.readBuffer ??= new Uint8Array(SLICE_BYTES));
+      const n = read(into);
+      if (n > 0) this.push(into.subarray(0, n));
+      return n;
+    }
+    const n = read(scanner.spare(SLICE_BYTES));
+    if (n > 0) {
+      this.bytes += n;
+      scanner.commit(n);
+      this.scanBuffered(scanner);
+    }
+    return n;
   }
 
   /** Hands on what is left (a last line without "\n"); returns the line count. */
@@ -270,6 +297,11 @@ export class LogStream {
   /** Byte path: buffer the bytes, then scan and hand on the complete lines among them. */
   private feedBytes(chunk: Uint8Array, buffer: WasmAnchorScanner): void {
     buffer.append(chunk);
+    this.scanBuffered(buffer);
+  }
+
+  /** Scans and hands on the complete lines among the buffered bytes (after an append). */
+  private scanBuffered(buffer: WasmAnchorScanner): void {
     if (this.skippingLongLine) {
       const nl = buffer.firstNewline();
       if (nl < 0) {

@@ -167,6 +167,22 @@ export class WasmAnchorScanner {
     this.length += bytes.length;
   }
 
+  /**
+   * Room for up to `bytes` more bytes after the buffered ones, to be written in place and then
+   * made part of the buffer by commit (valid until the next append, commit or discard).
+   */
+  spare(bytes: number): Uint8Array {
+    const room = Math.min(bytes, this.capacity - this.length);
+    if (room <= 0) throw new Error(`anchor scanner: no room past ${this.length} bytes (capacity ${this.capacity})`);
+    return this.memoryBytes.subarray(INPUT + this.length, INPUT + this.length + room);
+  }
+
+  /** Makes the `bytes` written into spare() part of the buffer. */
+  commit(bytes: number): void {
+    if (bytes < 0 || this.length + bytes > this.capacity) throw new Error(`anchor scanner: cannot commit ${bytes} bytes past ${this.length} (capacity ${this.capacity})`);
+    this.length += bytes;
+  }
+
   /** A view of buffered bytes [from, to); valid until the next append or discard. */
   view(from = 0, to = this.length): Uint8Array {
     return this.memoryBytes.subarray(INPUT + from, INPUT + to);
