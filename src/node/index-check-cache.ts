@@ -5,7 +5,6 @@
 // lint's compile cache and python3's answer); a text with that hash is known to have the
 // shape, and only the cheap checks that follow the schema run again. Another text, a missing
 // or unreadable record, or no cache folder: the full check, as before.
-import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cacheDirFrom, privateDir } from "./code-cache.ts";
@@ -23,6 +22,8 @@ export function shapeRecord(text: string, env: Readonly<Record<string, string | 
   const dir = cacheDirFrom(env);
   const folder = dir !== undefined && privateDir(dir) ? dir : undefined;
   if (!folder) return { checked: false, remember: () => {} };
+  // Loaded here, not at the top: node:crypto costs ~15 ms to load, and most lints never get here.
+  const { createHash } = process.getBuiltinModule("node:crypto");
   const hash = createHash("sha256").update(text).digest("hex");
   return { checked: readRecord(folder) === hash, remember: () => writeRecord(folder, hash) };
 }
