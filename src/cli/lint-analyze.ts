@@ -69,11 +69,17 @@ function joinReports(reports: readonly AnalysisReport[]): AnalysisReport {
  * modules it imports (the version the user runs), else hcp-bot's index of upstream recipes.
  * An index that cannot be used is an error (exit 2), not a silent unknown.
  */
-function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes } {
+function upstreamRecipes(files: readonly SourceFile[]): { library: SourceFile[]; upstream?: UpstreamRecipes | (() => UpstreamRecipes) } {
   if (!importsBridge(files)) return { library: [] };
   const root = bridgePackageRoot();
   if (root) return installedUpstream(files, root);
+  // Read when the analysis first needs it (a script calls an upstream recipe), once for all groups.
+  let loaded: UpstreamRecipes | undefined;
+  return { library: [], upstream: () => (loaded ??= indexOrError()) };
+}
+
+function indexOrError(): UpstreamRecipes {
   const loaded = loadUpstreamIndex();
   if ("error" in loaded) throw new InputError(`${loaded.error}; regenerate it with npm run index:bridge, or unset HCP_BRIDGE_INDEX to use the package's own`);
-  return { library: [], upstream: loaded };
+  return loaded;
 }

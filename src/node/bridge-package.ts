@@ -2,7 +2,6 @@
 // active Python environment, found the way type checkers find it (MEGATRON_BRIDGE_DIR, then
 // PYTHONPATH, then VIRTUAL_ENV's site-packages, then `python3 -c 'import megatron.bridge'`).
 // Only the modules the analyzed files import, and what those import, are read (bounded).
-import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { UpstreamRecipes } from "../core/analyze/bridge-index.ts";
@@ -53,12 +52,16 @@ const PYTHON_PROBE = [
 ];
 const PROBE_TIMEOUT_MS = 10_000;
 
+// Loaded when python3 is asked, not at the top: node:child_process costs ~7 ms to load, and a
+// remembered answer (python-probe-cache.ts) asks nothing.
+const childProcess = () => process.getBuiltinModule("node:child_process");
+
 function fromPython(env: NodeJS.ProcessEnv): string | undefined {
   const known = rememberedRoot(env, process.cwd());
   if (known) return usableRoot(known.root);
   let out = "";
   try {
-    out = execFileSync("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS, stdio: ["ignore", "pipe", "ignore"] });
+    out = childProcess().execFileSync("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS, stdio: ["ignore", "pipe", "ignore"] });
   } catch {
     return undefined; // no python3, or it failed: asked again next time
   }
@@ -70,7 +73,7 @@ function fromPythonAsync(env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const known = rememberedRoot(env, cwd);
   if (known) return Promise.resolve(usableRoot(known.root));
   return new Promise((resolve) => {
-    const child = execFile("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout) => {
+    const child = childProcess().execFile("python3", PYTHON_PROBE, { env, encoding: "utf8", timeout: PROBE_TIMEOUT_MS }, (error, stdout) => {
       resolve(error ? undefined : answered(env, stdout, cwd));
     });
     child.stdin?.end();

@@ -4,6 +4,7 @@
 // Bridge a team runs); the package's own is the default.
 import { readFileSync } from "node:fs";
 import { parseBridgeIndex, type UpstreamRecipes } from "../core/analyze/bridge-index.ts";
+import { shapeRecord } from "./index-check-cache.ts";
 import { packageFile } from "./package-files.ts";
 
 export const SHIPPED_INDEX = "data/megatron-bridge-recipes.json";
@@ -27,8 +28,11 @@ export function loadUpstreamIndex(env: NodeJS.ProcessEnv = process.env): IndexLo
     if (env.HCP_BRIDGE_INDEX) return { error: `cannot read the index of upstream recipes ${path} (HCP_BRIDGE_INDEX): ${code ?? String(error)}` };
     return { unavailable: `this hcp-bot has no index of upstream recipes (${path} ${code === "ENOENT" ? "is missing" : `cannot be read: ${code}`})` };
   }
-  const parsed = parseBridgeIndex(text);
-  return "error" in parsed ? { error: `cannot use the index of upstream recipes ${path}: ${parsed.error}` } : parsed;
+  const record = shapeRecord(text, env);
+  const parsed = parseBridgeIndex(text, { shapeChecked: record.checked });
+  if ("error" in parsed) return { error: `cannot use the index of upstream recipes ${path}: ${parsed.error}` };
+  if (!record.checked) record.remember();
+  return parsed;
 }
 
 let cached: UpstreamRecipes | undefined;

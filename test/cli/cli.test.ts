@@ -23,7 +23,7 @@ describe("hcp-bot lint", () => {
     const text = readFileSync(join(root, fx("hcp_recipes.py")), "utf8").split("\n");
     const line = text.findIndex((l) => l.includes('cp_comm_type = "a2a+p2p"')) + 1;
     // One line: where, severity, rule, [*] (--fix applies it), what is wrong and the fix.
-    expect(run.stdout).toMatch(new RegExp(`^fixtures/cli/hcp_recipes\\.py:${line}:\\d+: error HCP001 \\[\\*\\] model\\.cp_comm_type is 'a2a\\+p2p' but model\\.hierarchical_context_parallel_sizes is not set: set it to \\[2, 2\\]$`, "m"));
+    expect(run.stdout).toMatch(new RegExp(`^fixtures/cli/hcp_recipes\\.py:${line}:\\d+: error HCP001 \\[\\*\\] cp_comm_type 'a2a\\+p2p' at CP 4 needs hierarchical_context_parallel_sizes, which is not set; set it to \\[2, 2\\]$`, "m"));
     // the correct recipe right below gets no error or warning (at most the info that its head counts are unknown)
     const good = text.findIndex((l) => l.includes("def good_hcp_pretrain_config")) + 1;
     const reported = [...run.stdout.matchAll(/^fixtures\/cli\/hcp_recipes\.py:(\d+):\d+: (error|warning) /gm)].map((m) => Number(m[1]));

@@ -1,9 +1,11 @@
 // dist/lint.cjs leaves zod out of a plain lint (scripts/build.mjs LAZY_ZOD, src/core/model/deferred.ts):
 // the model's schemas are only types there. Rule options need zod, and get it on first use; so
-// does a user's script that imports megatron.bridge, whose bases come from the shipped index of
-// upstream recipes (data/megatron-bridge-recipes.json), a file checked against its schema.
+// does a user's script that starts from an upstream recipe, whose settings come from the shipped
+// index of upstream recipes (data/megatron-bridge-recipes.json), a file checked against its
+// schema: once, and again only when its text changes (its hash kept in the cache folder).
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,7 +18,7 @@ mkdirSync(join(recipe, ".."), { recursive: true });
 copyFileSync(userScript, recipe);
 
 /** Runs `hcp-bot ARGS` from dist/lint.cjs in a fresh process; says whether zod was loaded by then. */
-function lintInProcess(args: string[]): { code: number; out: string; zodLoaded: boolean } {
+function lintInProcess(args: string[], env: NodeJS.ProcessEnv = process.env): { code: number; out: string; zodLoaded: boolean } {
   const script = `
     const bundle = require(${JSON.stringify(join(root, "dist", "lint.cjs"))});
     let out = "";
@@ -24,7 +26,7 @@ function lintInProcess(args: string[]): { code: number; out: string; zodLoaded: 
       // zod registers its global registry when it loads.
       process.stdout.write(JSON.stringify({ code, out, zodLoaded: globalThis.__zod_globalRegistry !== undefined }));
     });`;
-  const r = spawnSync(process.execPath, ["-e", script], { cwd: root, encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: root, encoding: "utf8", env });
   expect(r.stderr).toBe("");
   return JSON.parse(r.stdout) as { code: number; out: string; zodLoaded: boolean };
 }
@@ -37,10 +39,31 @@ describe("dist/lint.cjs and zod", () => {
     expect(r.zodLoaded).toBe(false);
   });
 
-  it("a user's script that imports megatron.bridge loads it, to check the index its bases come from", () => {
+  it("a user's script that imports megatron.bridge but starts from no upstream recipe reads no index, so no zod", () => {
     const r = lintInProcess(["lint", userScript]);
     expect(r.code).toBe(0);
-    expect(r.zodLoaded).toBe(true);
+    expect(r.zodLoaded).toBe(false);
+  });
+
+  it("a script on an upstream recipe loads it to check the index, once: the hash of the text that passed is kept", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hcp-bundle-index-"));
+    const script = join(dir, "train.py");
+    // Nothing for a rule to fix (a fix's layout advice loads zod too): only the index needs it.
+    writeFileSync(script, "from megatron.bridge.recipes.llama import llama3_8b_pretrain_config\n\ncfg = llama3_8b_pretrain_config()\n");
+    const cache = join(dir, "cache");
+    const env: NodeJS.ProcessEnv = { ...process.env, HCP_BOT_CACHE_DIR: cache, NO_COLOR: "1" };
+    delete env.HCP_BRIDGE_INDEX;
+    delete env.MEGATRON_BRIDGE_DIR;
+    const first = lintInProcess(["lint", "--isolated", script], env);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/info base-from-index: .* judged with its settings in Megatron-Bridge 0\.7\.0/);
+    expect(first.zodLoaded).toBe(true);
+    const shipped = readFileSync(join(root, "data", "megatron-bridge-recipes.json"), "utf8");
+    expect(readFileSync(join(cache, "bridge-index-checked.txt"), "utf8")).toBe(`${createHash("sha256").update(shipped).digest("hex")}\n`);
+    const second = lintInProcess(["lint", "--isolated", script], env);
+    expect(second).toEqual({ ...first, zodLoaded: false });
+    // No cache folder: checked every time.
+    expect(lintInProcess(["lint", "--isolated", script], { ...env, HCP_BOT_CACHE_DIR: "off" }).zodLoaded).toBe(true);
   });
 
   it("rule options load it and are still checked", () => {

@@ -41,7 +41,7 @@ describe("hcp-bot lint's text output", () => {
     const run = await lint([...FIXTURES, "--format", "json"]);
     const findings = (JSON.parse(run.stdout) as { findings: JsonFinding[] }).findings;
     const hcp001 = findings.find((f) => f.ruleId === "HCP001")!;
-    expect(hcp001.summary).toBe("model.cp_comm_type is 'a2a+p2p' but model.hierarchical_context_parallel_sizes is not set: set it to [2, 2]");
+    expect(hcp001.summary).toBe("cp_comm_type 'a2a+p2p' at CP 4 needs hierarchical_context_parallel_sizes, which is not set; set it to [2, 2]");
     expect(hcp001.message.length).toBeGreaterThan(400);
     expect(hcp001.message).toMatch(/Megatron-Bridge rejects this/);
   });

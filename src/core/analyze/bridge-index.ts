@@ -67,8 +67,12 @@ export function bridgeLabel(index: BridgeIndex): string {
   return `Megatron-Bridge ${index.bridge.version}${index.bridge.commit ? ` (${index.bridge.commit.slice(0, 7)})` : ""}`;
 }
 
-/** The index in `text`, or a sentence saying why it cannot be used (errors are values). */
-export function parseBridgeIndex(text: string): { index: BridgeIndex } | { error: string } {
+/**
+ * The index in `text`, or a sentence saying why it cannot be used (errors are values).
+ * `shapeChecked`: the host knows this exact text passed the schema before (the Node hosts
+ * keep its hash, node/index-check-cache.ts), so only the checks after the schema run.
+ */
+export function parseBridgeIndex(text: string, options: { shapeChecked?: boolean } = {}): { index: BridgeIndex } | { error: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -79,12 +83,9 @@ export function parseBridgeIndex(text: string): { index: BridgeIndex } | { error
   if (format !== BRIDGE_INDEX_FORMAT) {
     return { error: `it is in format ${typeof format === "string" ? JSON.stringify(format) : "(none)"}, and this hcp-bot reads ${BRIDGE_INDEX_FORMAT}: it is stale; regenerate it with npm run index:bridge` };
   }
-  const parsed = BridgeIndexSchema().safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { error: `it does not match the format (${issue ? `${issue.path.join(".") || "top level"}: ${issue.message}` : "invalid"})` };
-  }
-  const index = parsed.data;
+  const shaped = options.shapeChecked ? { index: raw as BridgeIndex } : checkShape(raw);
+  if ("error" in shaped) return shaped;
+  const { index } = shaped;
   // An index written before a key was read would leave that key unset, which reads as the upstream default: a missing fact made better.
   const missing = SETTING_KEYS.filter((k) => !index.keys.includes(k));
   if (missing.length > 0) return { error: `it was generated before hcp-bot read ${missing.join(", ")}: it is stale; regenerate it with npm run index:bridge` };
@@ -96,6 +97,13 @@ export function parseBridgeIndex(text: string): { index: BridgeIndex } | { error
     }
   }
   return { index };
+}
+
+function checkShape(raw: unknown): { index: BridgeIndex } | { error: string } {
+  const parsed = BridgeIndexSchema().safeParse(raw);
+  if (parsed.success) return { index: parsed.data };
+  const issue = parsed.error.issues[0];
+  return { error: `it does not match the format (${issue ? `${issue.path.join(".") || "top level"}: ${issue.message}` : "invalid"})` };
 }
 
 /** The indexed recipe `name` (following legacy aliases) with the name it is indexed under. */

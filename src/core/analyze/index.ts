@@ -39,9 +39,11 @@ export interface AnalyzeOptions {
   library?: readonly SourceFile[];
   /**
    * An index of upstream recipes' effective settings (bridge-index.ts) for scripts that start
-   * from an upstream recipe no analyzed file defines, or why the host has none.
+   * from an upstream recipe no analyzed file defines, or why the host has none. A function is
+   * called only when some script starts from such a recipe: a lint of other files (most of
+   * them) never reads or checks the index, which costs more than the rest of a one-file lint.
    */
-  upstream?: UpstreamRecipes;
+  upstream?: UpstreamRecipes | (() => UpstreamRecipes);
 }
 
 export interface AnalysisReport {
@@ -117,7 +119,7 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
     const domain = stated ?? named ?? u.nvlinkDomain ?? nvlinkDomainOf(u.location.file);
     if (domain) u.nvlinkDomain = domain;
   }
-  const upstream = options.upstream;
+  const upstream = units.some((u) => u.upstreamBase) ? upstreamOf(options.upstream) : undefined;
   const fromIndex = new Set<ConfigUnit>();
   const judged = composeUnits(units, files, (u) => {
     const base = upstream && "index" in upstream ? indexedBase(upstream.index, u) : undefined;
@@ -128,6 +130,10 @@ export function judge(files: readonly SourceFile[], results: readonly ExtractRes
   const ruleOptions = { select: options.select, ignore: options.ignore, severity: options.severity };
   const { findings, suppressed } = suppressFindings(runRules(judged, project, ruleOptions), files, ruleOptions);
   return { files: files.length, units: judged, findings, diagnostics, project, suppressed: suppressed.length };
+}
+
+function upstreamOf(upstream: AnalyzeOptions["upstream"]): UpstreamRecipes | undefined {
+  return typeof upstream === "function" ? upstream() : upstream;
 }
 
 /** The findings a `# noqa` or `# hcp-bot: ignore[...]` hides are taken out; unused directives are HCP100's. */

@@ -71,7 +71,9 @@ export interface ProjectFacts {
 }
 
 /** What a rule returns: the finding without the fields the engine fills in. */
-export type RuleReport = Omit<Finding, "ruleId" | "ruleName" | "unitId" | "unitName" | "related" | "severity"> & {
+export type RuleReport = Omit<Finding, "ruleId" | "ruleName" | "unitId" | "unitName" | "related" | "severity" | "summary"> & {
+  /** Every rule writes its one line itself, with the values it found (short-message.ts). */
+  summary: string;
   severity?: Severity;
   related?: Finding["related"];
 };

@@ -5,7 +5,7 @@ import * as z from "zod";
 import { SeveritySchema, type Finding, type ProjectFacts, type Rule, type RuleReport, type Severity } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { ALL_RULES } from "./index.ts";
-import { shortMessage, withoutPlaces } from "./short-message.ts";
+import { withoutPlaces } from "./short-message.ts";
 
 export interface RunOptions {
   /** Only these rule ids (all when absent). */
@@ -63,7 +63,7 @@ function toFinding(rule: Rule, unit: ConfigUnit, report: RuleReport, regrade: Se
     ruleName: rule.name,
     severity: regrade ?? report.severity ?? rule.severity,
     message: report.message,
-    summary: report.summary ?? shortMessage(rule, report),
+    summary: report.summary,
     location: report.location,
     unitId: unit.id,
     unitName: unit.name,

@@ -4,6 +4,7 @@ import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, hcpSizes, replaceA2aP2p, usesA2aP2p } from "./effective.ts";
 import { layoutFor, setSizesFix, splitFor, splitText } from "./layout-fix.ts";
 import { defineRule, describe, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
+import { oneLine, typesText } from "./short-message.ts";
 import { BRIDGE_PR_2665, UPSTREAM, quote } from "./upstream.ts";
 
 export const rule = defineRule({
@@ -35,9 +36,14 @@ export const rule = defineRule({
       unit.kind === "mlm-launch"
         ? `Megatron-LM's argument check (megatron/training/arguments.py) rejects this: ${quote(UPSTREAM.M11)}`
         : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B6)}; stacks without ${BRIDGE_PR_2665} silently disable context parallelism`;
-    const { text, fix } = cp ? fixForCp(unit, project, cp.value, types) : { text: unknownCpAdvice(), fix: undefined };
+    const { text, short, fix } = cp ? fixForCp(unit, project, cp.value, types) : { text: unknownCpAdvice(), short: "set it to [a2a, p2p] with a2a × p2p = CP", fix: undefined };
     const message = `${describe(types.setting)} but model.hierarchical_context_parallel_sizes is not set. ${consequence}. ${text}`;
-    return [reportAt(unit, types.setting, message, { fix, related: relatedTo(cp?.setting, "context parallel size") })];
+    const summary = oneLine(
+      `cp_comm_type ${typesText(types)}${cp ? ` at CP ${cp.value}` : ""} needs hierarchical_context_parallel_sizes, which is not set; ${short}`,
+      `cp_comm_type has 'a2a+p2p'${cp ? ` at CP ${cp.value}` : ""} but hierarchical_context_parallel_sizes is not set; ${short}`,
+      `cp_comm_type has 'a2a+p2p'${cp ? ` at CP ${cp.value}` : ""} but no hierarchical sizes are set; ${short}`,
+    );
+    return [reportAt(unit, types.setting, message, { summary, fix, related: relatedTo(cp?.setting, "context parallel size") })];
   },
 });
 
@@ -53,11 +59,12 @@ function fixForCp(
   project: ProjectFacts,
   cp: number,
   types: Extract<ReturnType<typeof commTypes>, { state: "types" }>,
-): { text: string; fix: Fix | undefined } {
+): { text: string; short: string; fix: Fix | undefined } {
   const split = splitFor(unit, project, cp);
   if (split) {
     return {
       text: `Set hierarchical_context_parallel_sizes = ${splitText(split.sizes, unit, project)}; ${split.reasons.slice(1).join("; ")}.`,
+      short: `set it to ${repr([...split.sizes])}`,
       fix: setSizesFix(unit, project, split.sizes),
     };
   }
@@ -67,10 +74,12 @@ function fixForCp(
     const value = replaceA2aP2p(types, layout.cpCommType);
     return {
       text: `No two-level split of context_parallel_size ${cp} fits (${layout.reasons[0]}); use cp_comm_type ${repr(layout.cpCommType)} instead.`,
+      short: `no two-level split fits: use cp_comm_type ${repr(layout.cpCommType)}`,
       fix: fixOf(`Set model.cp_comm_type to ${repr(value)}`, [editFor(unit, "model.cp_comm_type", value)]),
     };
   }
   return {
+    short: `set it to [a2a, p2p] with a2a × p2p = ${cp}`,
     text: `Set hierarchical_context_parallel_sizes = [a2a, p2p] with a2a × p2p = ${cp} (tensor_model_parallel_size is not known here, so the a2a level cannot be placed within a node).`,
     fix: undefined,
   };

@@ -3,7 +3,8 @@ import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, hcpSizes, usesA2aP2p } from "./effective.ts";
 import { setSizesFix, splitFor, splitText } from "./layout-fix.ts";
-import { at, defineRule, describe, relatedTo, reportAt, teQuote } from "./report.ts";
+import { at, defineRule, describe, relatedTo, repr, reportAt, teQuote } from "./report.ts";
+import { oneLine } from "./short-message.ts";
 import { UPSTREAM, quote, type TeText } from "./upstream.ts";
 
 /** The assertion, by Transformer Engine release (the wording changed in 2.8). */
@@ -39,8 +40,15 @@ export const rule = defineRule({
     const message =
       `${describe(sizes.setting)}: ${sizes.values.length} level(s), but cp_comm_type 'a2a+p2p' (${at(types.setting.origin.location)}) ` +
       `needs exactly two, [a2a_size, p2p_size]. Transformer Engine fails at the first attention forward: ${teQuote(project, TWO_GROUPS)} ${advice}`;
+    const short = split ? `set it to ${repr([...split.sizes])}` : "use two, [a2a, p2p], whose product is context_parallel_size";
+    const levels = `${sizes.values.length} level${sizes.values.length === 1 ? "" : "s"}`;
+    const summary = oneLine(
+      `hierarchical_context_parallel_sizes ${repr(sizes.values)} has ${levels}, but 'a2a+p2p' needs two; ${short}`,
+      `hierarchical_context_parallel_sizes has ${levels}, but 'a2a+p2p' needs two; ${short}`,
+    );
     return [
       reportAt(unit, sizes.setting, message, {
+        summary,
         fix: split ? setSizesFix(unit, project, split.sizes) : undefined,
         related: [...relatedTo(types.setting, "a2a+p2p communication"), ...relatedTo(cp?.setting, "context parallel size")],
       }),

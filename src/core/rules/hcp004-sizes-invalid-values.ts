@@ -4,6 +4,7 @@ import type { ConfigUnit, Known } from "../model/settings.ts";
 import { commTypes, hcpSizes, isInt, replaceA2aP2p, usesA2aP2p, type CommTypes, type HcpSizes } from "./effective.ts";
 import { isInexact } from "./hcp024-inexact-number.ts";
 import { defineRule, describe, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
+import { oneLine, valueOfSetting } from "./short-message.ts";
 
 export const rule = defineRule({
   id: "HCP004",
@@ -26,7 +27,11 @@ export const rule = defineRule({
       const message =
         `${describe(sizes.setting)}, which is not a list. Megatron-Core expects a list of positive integers, one per ` +
         "level, e.g. [2, 2] for cp_comm_type 'a2a+p2p' with context_parallel_size 4.";
-      return [reportAt(unit, sizes.setting, message)];
+      const summary = oneLine(
+        `hierarchical_context_parallel_sizes is ${valueOfSetting(sizes.setting)}, not a list; use positive integers, e.g. [2, 2]`,
+        "hierarchical_context_parallel_sizes is not a list; use positive integers, e.g. [2, 2]",
+      );
+      return [reportAt(unit, sizes.setting, message, { summary })];
     }
     if (sizes.state !== "list") return [];
     // An integer past 2^53 is HCP024's finding; this rule cannot tell what it was meant to be.
@@ -42,7 +47,13 @@ function invalidEntries(unit: ConfigUnit, sizes: Extract<HcpSizes, { state: "lis
     `${describe(sizes.setting)}: ${bad.map(repr).join(", ")} ${bad.length === 1 ? "is not a positive integer" : "are not positive integers"}. ` +
     "Megatron-Core builds the hierarchical CP groups with integer rank arithmetic, so group creation or the product check " +
     "fails. Use positive integers whose product is context_parallel_size.";
-  return reportAt(unit, sizes.setting, message);
+  const what = `${bad.map(repr).join(", ")} ${bad.length === 1 ? "is not a positive integer" : "are not positive integers"}`;
+  const summary = oneLine(
+    `hierarchical_context_parallel_sizes ${repr(sizes.values)}: ${what}; use positive integers whose product is CP`,
+    `hierarchical_context_parallel_sizes: ${what}; use positive integers whose product is CP`,
+    "hierarchical_context_parallel_sizes has entries that are not positive integers; use positive integers",
+  );
+  return reportAt(unit, sizes.setting, message, { summary });
 }
 
 function degenerateSlot(unit: ConfigUnit, sizes: Extract<HcpSizes, { state: "list" }>, types: CommTypes): RuleReport[] {
@@ -60,7 +71,10 @@ function degenerateSlot(unit: ConfigUnit, sizes: Extract<HcpSizes, { state: "lis
     editFor(unit, "model.hierarchical_context_parallel_sizes", null),
   ]);
   return [
-    reportAt(unit, sizes.setting, message, { severity: "warning", fix, related: relatedTo(types.setting, "a2a+p2p communication") }),
+    reportAt(unit, sizes.setting, message, {
+      summary: `hierarchical_context_parallel_sizes ${repr(sizes.values)} has ${a2a === 1 ? "an a2a" : "a p2p"} level of 1, so it runs plain ${becomes}; set cp_comm_type to ${repr(becomes)}`,
+      severity: "warning",
+      fix, related: relatedTo(types.setting, "a2a+p2p communication") }),
   ];
 }
 

@@ -3,6 +3,7 @@ import type { Fix, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, hcpSizes, positiveIntSizes, product, usesA2aP2p, type CommTypes } from "./effective.ts";
 import { defineRule, describe, editFor, fixOf, relatedTo, reportAt } from "./report.ts";
+import { oneLine, valueOfSetting } from "./short-message.ts";
 
 export const rule = defineRule({
   id: "HCP005",
@@ -22,11 +23,17 @@ export const rule = defineRule({
     if (sizes.state !== "list" && sizes.state !== "malformed") return [];
     const types = commTypes(unit);
     if (usesA2aP2p(types) !== "no") return [];
-    const { text, fix } = remedy(unit, types);
+    const { text, short, fix } = remedy(unit, types);
+    const typeValue = types.state !== "unknown" && types.setting ? `cp_comm_type is ${valueOfSetting(types.setting)}` : "cp_comm_type is not set";
+    const summary = oneLine(
+      `hierarchical_context_parallel_sizes ${valueOfSetting(sizes.setting)} does nothing: ${typeValue}, not 'a2a+p2p'; ${short}`,
+      `hierarchical sizes ${valueOfSetting(sizes.setting)} do nothing: no layer uses 'a2a+p2p'; ${short}`,
+      `hierarchical sizes do nothing: no layer uses 'a2a+p2p'; ${short}`,
+    );
     const message =
       `${describe(sizes.setting)} but ${typesText(types)}, so no layer uses 'a2a+p2p'. Attention ignores the sizes: ` +
       `Megatron-Core only builds extra hierarchical NCCL groups and context parallelism runs ${runsAs(types)}. ${text}`;
-    return [reportAt(unit, sizes.setting, message, { fix, related: relatedTo(types.state === "unknown" ? undefined : types.setting, "communication type") })];
+    return [reportAt(unit, sizes.setting, message, { summary, fix, related: relatedTo(types.state === "unknown" ? undefined : types.setting, "communication type") })];
   },
 });
 
@@ -44,7 +51,7 @@ function runsAs(types: CommTypes): string {
   return "flat, with whatever type the recipe or the model's bridge chooses";
 }
 
-function remedy(unit: ConfigUnit, types: CommTypes): { text: string; fix: Fix | undefined } {
+function remedy(unit: ConfigUnit, types: CommTypes): { text: string; short: string; fix: Fix | undefined } {
   const sizes = hcpSizes(unit);
   const ints = positiveIntSizes(sizes);
   const cp = contextParallel(unit);
@@ -53,11 +60,13 @@ function remedy(unit: ConfigUnit, types: CommTypes): { text: string; fix: Fix | 
     // No type chosen and valid two-level sizes for this CP: the sizes state the intent.
     return {
       text: "If hierarchical CP was meant, set cp_comm_type = 'a2a+p2p'; otherwise remove the sizes.",
+      short: "set cp_comm_type to 'a2a+p2p', or remove them",
       fix: fixOf("Set model.cp_comm_type to 'a2a+p2p'", [editFor(unit, "model.cp_comm_type", "a2a+p2p")]),
     };
   }
   return {
     text: "Remove hierarchical_context_parallel_sizes, or set cp_comm_type = 'a2a+p2p' if hierarchical CP was meant.",
+    short: "remove them, or set cp_comm_type to 'a2a+p2p'",
     fix: fixOf("Unset model.hierarchical_context_parallel_sizes", [editFor(unit, "model.hierarchical_context_parallel_sizes", null)]),
   };
 }

@@ -33,6 +33,7 @@ export const rule = defineRule({
       `${BRIDGE_PR_2665} raise nothing and never build the hierarchical CP groups. Set dist.use_decentralized_pg = False (the MPU path supports ` +
       "'a2a+p2p'), or use cp_comm_type 'a2a' or 'p2p' without hierarchical sizes.";
     const fix = fixOf("Set dist.use_decentralized_pg to False", [editFor(unit, "dist.use_decentralized_pg", false)]);
-    return [reportAt(unit, dpg, message, { fix, related: relatedTo(trigger, "hierarchical CP is requested here") })];
+    const summary = "dist.use_decentralized_pg = True cannot build hierarchical CP groups; set it to False, or drop hierarchical CP";
+    return [reportAt(unit, dpg, message, { summary, fix, related: relatedTo(trigger, "hierarchical CP is requested here") })];
   },
 });

@@ -2,7 +2,7 @@
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
 import { contextParallel, isInt } from "./effective.ts";
-import { defineRule, describe, describeResolution, editFor, fixOf, relatedAll, relatedTo, reportAt } from "./report.ts";
+import { defineRule, describe, describeResolution, editFor, fixOf, relatedAll, relatedTo, repr, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 const SEQ_KEYS: readonly SettingKey[] = ["model.seq_length", "dataset.seq_length"];
@@ -39,6 +39,7 @@ export const rule = defineRule({
       `Set seq_length = ${target} (the next multiple of ${multiple}) on both model.seq_length and dataset.seq_length.`;
     return [
       reportAt(unit, first, message, {
+        summary: `${first.key} ${repr(first.value.known ? first.value.value : null)} is not divisible by 2 × context_parallel_size = ${multiple}; set seq_length to ${target}`,
         fix: seqFix(unit, target),
         related: relatedAll(
           relatedTo(cp.setting, "context parallel size"),

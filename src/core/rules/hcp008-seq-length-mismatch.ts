@@ -66,8 +66,12 @@ export const rule = defineRule({
           `${launcher("training").script} instead overwrites model.seq_length with ${repr(datasetValue)}. ` +
           `Set dataset.seq_length = ${repr(modelValue)} to match (or set both).`;
     const fix = fixOf(`Set dataset.seq_length to ${repr(modelValue)}`, [editFor(unit, "dataset.seq_length", modelValue)]);
+    const summary =
+      `model.seq_length ${repr(modelValue)} but dataset.seq_length ${repr(datasetValue)}; ` +
+      (perfLine ? `pass -sl ${repr(modelValue)}, or set dataset.seq_length to ${repr(modelValue)}` : `set dataset.seq_length to ${repr(modelValue)}`);
     return [
       reportAt(unit, dataset, message, {
+        summary,
         fix,
         related: relatedTo(model, "model sequence length"),
         involved: [model],
@@ -100,5 +104,8 @@ function overrideOnlyModel(unit: ConfigUnit, model: Setting, datasetRes: Resolut
     `Override dataset.seq_length${value !== undefined ? ` = ${repr(value)}` : ""} as well.`;
   const fix =
     value !== undefined ? fixOf(`Set dataset.seq_length to ${repr(value)}`, [editFor(unit, "dataset.seq_length", value)]) : undefined;
-  return reportAt(unit, model, message, { severity: "warning", fix });
+  const summary =
+    `model.seq_length${value !== undefined ? ` ${repr(value)}` : ""} is overridden without dataset.seq_length` +
+    `${datasetValue !== undefined ? ` (${repr(datasetValue)})` : ""}, so it is discarded; set dataset.seq_length${value !== undefined ? ` = ${repr(value)}` : ""} too`;
+  return reportAt(unit, model, message, { summary, severity: "warning", fix });
 }

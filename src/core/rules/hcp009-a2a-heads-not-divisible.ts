@@ -52,6 +52,9 @@ export const rule = defineRule({
 const headsText = (h: HeadsPerRank): string =>
   `${h.q} Q and ${h.kv} KV heads per TP rank (num_attention_heads ${h.q * h.tp}, num_query_groups ${h.kv * h.tp}, TP ${h.tp})`;
 
+/** "8 Q / 2 KV heads per TP rank (TP 4)": the counts the one line needs. */
+const headsShort = (h: HeadsPerRank): string => `${h.q} Q / ${h.kv} KV heads per TP rank (TP ${h.tp})`;
+
 const divides = (n: number, h: HeadsPerRank): boolean => h.q % n === 0 && h.kv % n === 0;
 
 function headsRelated(h: HeadsPerRank) {
@@ -112,6 +115,7 @@ function checkHierarchical(unit: ConfigUnit, project: ProjectFacts, typeSetting:
       : "Pick an a2a size that divides the heads per TP rank, or change TP.");
   return [
     reportAt(unit, sizes.setting, message, {
+      summary: `a2a size ${a2a} does not divide ${headsShort(heads)}; ${better ? `set hierarchical_context_parallel_sizes to ${repr([...better.sizes])}` : "pick an a2a size that divides them, or change TP"}`,
       fix: better ? setSizesFix(unit, project, better.sizes) : undefined,
       related: relatedAll(relatedTo(typeSetting, "a2a+p2p communication"), headsRelated(heads)),
     }),
@@ -125,12 +129,13 @@ function checkPureA2a(unit: ConfigUnit, project: ProjectFacts, typeSetting: Sett
   if (!heads) return [unknownTpReport(unit, typeSetting, cp.value, "cp_comm_type 'a2a'")];
   if (divides(cp.value, heads)) return [];
 
-  const { text, fix } = perLayer ? { text: "Pick a CP size or TP that divides the heads.", fix: undefined } : a2aRemedy(unit, project, cp.value);
+  const { text, short, fix } = perLayer ? { text: "Pick a CP size or TP that divides the heads.", short: "pick a CP size or TP that divides them", fix: undefined } : a2aRemedy(unit, project, cp.value);
   const message =
     `${describe(typeSetting)} with context_parallel_size ${cp.value}, but the model has ${headsText(heads)}, not divisible ` +
     `by ${cp.value}. Transformer Engine fails at the first forward: ${quote(UPSTREAM.T10(heads.q, heads.kv, cp.value))} ${text}`;
   return [
     reportAt(unit, typeSetting, message, {
+      summary: `cp_comm_type 'a2a' with CP ${cp.value} does not divide ${headsShort(heads)}; ${short}`,
       fix,
       related: relatedAll(relatedTo(cp.setting, "context parallel size"), headsRelated(heads)),
     }),
@@ -138,11 +143,12 @@ function checkPureA2a(unit: ConfigUnit, project: ProjectFacts, typeSetting: Sett
 }
 
 /** Ask the advisor: a2a+p2p with an a2a level that fits, or p2p. */
-function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text: string; fix: Fix | undefined } {
+function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text: string; short: string; fix: Fix | undefined } {
   const layout = layoutFor(unit, project, cp);
   if (layout?.cpCommType === "a2a+p2p" && layout.sizes) {
     return {
       text: `Use cp_comm_type 'a2a+p2p' with hierarchical_context_parallel_sizes = ${splitText(layout.sizes, unit, project)}.`,
+      short: `use 'a2a+p2p' with sizes ${repr([...layout.sizes])}`,
       fix: fixOf(`Set model.cp_comm_type to 'a2a+p2p' and model.hierarchical_context_parallel_sizes to ${repr([...layout.sizes])} (for ${domainText(unit, project)})`, [
         editFor(unit, "model.cp_comm_type", "a2a+p2p"),
         editFor(unit, "model.hierarchical_context_parallel_sizes", [...layout.sizes]),
@@ -152,8 +158,9 @@ function a2aRemedy(unit: ConfigUnit, project: ProjectFacts, cp: number): { text:
   if (layout?.cpCommType === "p2p") {
     return {
       text: `Use cp_comm_type 'p2p': ${layout.reasons.join("; ")}.`,
+      short: "use cp_comm_type 'p2p'",
       fix: fixOf("Set model.cp_comm_type to 'p2p'", [editFor(unit, "model.cp_comm_type", "p2p")]),
     };
   }
-  return { text: "Pick a CP size or TP that divides the heads, or use a2a+p2p/p2p.", fix: undefined };
+  return { text: "Pick a CP size or TP that divides the heads, or use a2a+p2p/p2p.", short: "pick a CP size or TP that divides them, or use a2a+p2p/p2p", fix: undefined };
 }

@@ -3,6 +3,7 @@ import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Setting } from "../model/settings.ts";
 import { commTypes, isEnabled, teOlderThan, usesA2aP2p } from "./effective.ts";
 import { defineRule, describe, relatedAll, relatedTo, reportAt, teDescription, teRelated } from "./report.ts";
+import { teShort } from "./short-message.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 const THD_FIXED_IN = "2.19";
@@ -37,7 +38,10 @@ export const rule = defineRule({
       `${describe(types.setting)} and ${trigger}. ${teText} ${te === "yes" ? "rejects" : "rejects, up to 2.18,"} THD with ` +
       `hierarchical CP at the first forward: ${quote(UPSTREAM.T2)} Use cp_comm_type 'a2a' or 'p2p' for packed data, or ` +
       `Transformer Engine >= ${THD_FIXED_IN}.`;
-    return [reportAt(unit, packing, message, { severity, related: relatedAll(relatedTo(types.setting, "a2a+p2p communication"), teRelated(project)) })];
+    const summary =
+      `${packing.key} (THD) fails with a2a+p2p on ${te === "yes" ? teShort(project.transformerEngine) : "Transformer Engine up to 2.18"}; ` +
+      `use 'a2a' or 'p2p', or TE >= ${THD_FIXED_IN}`;
+    return [reportAt(unit, packing, message, { summary, severity, related: relatedAll(relatedTo(types.setting, "a2a+p2p communication"), teRelated(project)) })];
   },
 });
 

@@ -15,6 +15,7 @@ import {
   type CommTypes,
 } from "./effective.ts";
 import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, repr, reportAt, teDescription, teQuote } from "./report.ts";
+import { bare, oneLine, valueOfSetting } from "./short-message.ts";
 import { UPSTREAM, quote, type TeText } from "./upstream.ts";
 
 type Types = Extract<CommTypes, { state: "types" }>;
@@ -76,7 +77,14 @@ export const rule = defineRule({
           ...(fixed.dropSizes ? [editFor(unit, "model.hierarchical_context_parallel_sizes", null)] : []),
         ])
       : undefined;
-    return [reportAt(unit, types.setting, message, { fix, related: relatedAll(...problems.map((p) => relatedTo(p.setting, p.what))) })];
+    const what = problems.map((p) => `${p.what} (${bare(p.setting.key)} ${valueOfSetting(p.setting)})`).join(" and ");
+    const short = fixed ? `set cp_comm_type to ${repr(fixed.value)}${fixed.dropSizes ? " and remove the sizes" : ""}` : "use 'a2a' on the affected layers";
+    const summary = oneLine(
+      `a2a+p2p cannot run ${what}; ${short}`,
+      `a2a+p2p cannot run ${problems.map((p) => p.what).join(" and ")}; ${short}`,
+      `a2a+p2p cannot run ${problems.map((p) => p.what).join(" and ")}; change cp_comm_type on those layers (see the fix)`,
+    );
+    return [reportAt(unit, types.setting, message, { summary, fix, related: relatedAll(...problems.map((p) => relatedTo(p.setting, p.what))) })];
   },
 });
 

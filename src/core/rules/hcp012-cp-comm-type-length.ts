@@ -37,6 +37,7 @@ export const rule = defineRule({
         : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B4(n, layers.value))}`) +
       ` ${advice}`;
     const fix = uniform ? fixOf(`Set model.cp_comm_type to ${repr(uniform)}`, [editFor(unit, "model.cp_comm_type", uniform)]) : undefined;
-    return [reportAt(unit, types.setting, message, { fix, related: relatedTo(layers.setting, "number of layers") })];
+    const summary = `cp_comm_type has ${n} entries but num_layers is ${layers.value}; ${uniform ? `set it to ${repr(uniform)} (one for all layers)` : `give ${layers.value} entries, one per layer`}`;
+    return [reportAt(unit, types.setting, message, { summary, fix, related: relatedTo(layers.setting, "number of layers") })];
   },
 });

@@ -3,6 +3,7 @@ import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Known } from "../model/settings.ts";
 import { VALID_CP_COMM_TYPES, commTypes, contextParallel, dsaAttention, namedLikeDsa, settingOf, resolve, type CommTypes } from "./effective.ts";
 import { defineRule, describe, describeResolution, editFor, fixOf, relatedAll, relatedTo, repr, reportAt } from "./report.ts";
+import { oneLine, typesText, valueOfSetting } from "./short-message.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 const VALID: readonly string[] = VALID_CP_COMM_TYPES;
@@ -49,7 +50,16 @@ function malformed(unit: ConfigUnit, types: Extract<CommTypes, { state: "malform
       ? `Megatron-Core asserts ${quote(UPSTREAM.M2)}`
       : `Megatron-Bridge rejects this: ${quote(UPSTREAM.B5(pythonType(types.raw)))}`;
   const message = `${describe(types.setting)}, which is neither a str nor a list of str. ${rejects}.${latent} Use one of ${VALID_TEXT}.`;
-  return reportAt(unit, types.setting, message, { severity });
+  const summary = oneLine(
+    `cp_comm_type ${valueOfSetting(types.setting)} is neither a str nor a list of str; use 'p2p', 'all_gather', 'a2a' or 'a2a+p2p'${shortLatent(severity)}`,
+    `cp_comm_type is neither a str nor a list of str; use 'p2p', 'all_gather', 'a2a' or 'a2a+p2p'${shortLatent(severity)}`,
+  );
+  return reportAt(unit, types.setting, message, { summary, severity });
+}
+
+/** A trap at CP 1 says when it springs. */
+function shortLatent(severity: "error" | "warning"): string {
+  return severity === "warning" ? " (fails once CP > 1)" : "";
 }
 
 function pythonType(value: Known): string {
@@ -92,7 +102,14 @@ function checkTe(
     `Engine communication type (${VALID_TEXT}); attention with CP raises ${quote(UPSTREAM.T12(invalid[0] ?? ""))}${dsaNote}` +
     `${latent} ${advice}`;
   const fix = fixable ? fixOf(`Set model.cp_comm_type to ${repr(value)}`, [editFor(unit, "model.cp_comm_type", value)]) : undefined;
-  return [reportAt(unit, types.setting, message, { severity, fix })];
+  const short = fixable ? `set it to ${repr(value)}` : "use 'p2p', 'all_gather', 'a2a' or 'a2a+p2p'";
+  const what = `${invalid.map(repr).join(", ")} ${invalid.length === 1 ? "is" : "are"} not a Transformer Engine type`;
+  const summary = oneLine(
+    `cp_comm_type ${what}${invalid.includes("allgather") ? " (only DSA attention takes 'allgather')" : ""}; ${short}${shortLatent(severity)}`,
+    `cp_comm_type ${what}; ${short}${shortLatent(severity)}`,
+    `cp_comm_type ${what}; use 'p2p', 'all_gather', 'a2a' or 'a2a+p2p'${shortLatent(severity)}`,
+  );
+  return [reportAt(unit, types.setting, message, { summary, severity, fix })];
 }
 
 function variantText(unit: ConfigUnit): string {
@@ -111,7 +128,8 @@ function allgatherUnknownVariant(unit: ConfigUnit, types: Extract<CommTypes, { s
     `== 'dsa'), which requires it; elsewhere Transformer Engine raises ${quote(UPSTREAM.T12("allgather"))} The variant is not ` +
     `known here (${why}).${hint} ` +
     "If the model is not DSA, use 'all_gather'.";
-  return reportAt(unit, types.setting, message, { severity: "info" });
+  const summary = "cp_comm_type 'allgather' is valid only for DeepSeek Sparse Attention, not known here; use 'all_gather' if not DSA";
+  return reportAt(unit, types.setting, message, { summary, severity: "info" });
 }
 
 /** MCore normalises by removing "_" and lower-casing, so 'all_gather' passes; None (unset) fails (M3). */
@@ -129,5 +147,10 @@ function checkDsa(unit: ConfigUnit, types: CommTypes): RuleReport[] {
     "Set cp_comm_type = 'allgather'.";
   const fix = fixOf("Set model.cp_comm_type to 'allgather'", [editFor(unit, "model.cp_comm_type", "allgather")]);
   const at = types.state === "types" ? types.setting : (types.setting ?? variant);
-  return [reportAt(unit, at, message, { fix, related: relatedAll(relatedTo(cp.setting, "context parallel size"), relatedTo(variant, "DSA attention")) })];
+  const now = types.state === "types" ? typesText(types) : "not set";
+  const summary = oneLine(
+    `DeepSeek Sparse Attention with CP ${cp.value} needs cp_comm_type 'allgather', and it is ${now}; set it to 'allgather'`,
+    `DeepSeek Sparse Attention with CP ${cp.value} needs cp_comm_type 'allgather'; set it to 'allgather'`,
+  );
+  return [reportAt(unit, at, message, { summary, fix, related: relatedAll(relatedTo(cp.setting, "context parallel size"), relatedTo(variant, "DSA attention")) })];
 }

@@ -31,6 +31,7 @@ export const rule = defineRule({
     const message =
       `${describe(types.setting)} but ${teDescription(project)} is older than 1.12.0, the first release with a2a+p2p. ` +
       `${consequence} Upgrade Transformer Engine to >= 1.12.0, or use cp_comm_type 'p2p' or 'a2a'.`;
-    return [reportAt(unit, types.setting, message, { related: teRelated(project) })];
+    const summary = `a2a+p2p needs Transformer Engine >= 1.12.0, and ${te.version} is pinned; upgrade it, or use cp_comm_type 'p2p' or 'a2a'`;
+    return [reportAt(unit, types.setting, message, { summary, related: teRelated(project) })];
   },
 });

@@ -2,7 +2,7 @@
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { contextParallel, resolve, settingOf, valueOf } from "./effective.ts";
-import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, reportAt } from "./report.ts";
+import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 /** Implementations whose attention is TEDotProductAttention (megatron/core/models/backends.py). */
@@ -33,6 +33,7 @@ export const rule = defineRule({
       `implemented only by Transformer Engine attention; Megatron-Core asserts ${quote(UPSTREAM.M6)} ` +
       "Set transformer_impl = 'transformer_engine'.";
     const fix = fixOf("Set model.transformer_impl to 'transformer_engine'", [editFor(unit, "model.transformer_impl", "transformer_engine")]);
-    return [reportAt(unit, setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];
+    const summary = `transformer_impl ${repr(value)} has no context parallelism (CP ${cp.value}); set it to 'transformer_engine'`;
+    return [reportAt(unit, setting, message, { summary, fix, related: relatedTo(cp.setting, "context parallel size") })];
   },
 });

@@ -4,7 +4,8 @@ import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, hcpSizes, nvlinkDomain, positiveIntSizes, product, tensorParallel, usesA2aP2p } from "./effective.ts";
 import { setSizesFix, splitFor, splitText } from "./layout-fix.ts";
-import { defineRule, describe, describeResolution, relatedTo, reportAt } from "./report.ts";
+import { defineRule, describe, describeResolution, relatedTo, repr, reportAt } from "./report.ts";
+import { oneLine } from "./short-message.ts";
 
 export const rule = defineRule({
   id: "HCP018",
@@ -59,8 +60,15 @@ export const rule = defineRule({
           `${span} does not divide the ${domain.gpus} GPUs of one NVLink domain (${domain.source}), so when the job spans more than one ` +
           "domain some a2a groups straddle two and their all-to-all crosses the inter-node fabric";
     const message = `${describe(sizes.setting)} with ${describeResolution("model.tensor_model_parallel_size", tp.res)}: each a2a group ${where}. ${advice}`;
+    const problem =
+      span > domain.gpus
+        ? `a2a groups span TP ${tp.value} × ${a2a} = ${span} GPUs, past one ${domain.gpus}-GPU NVLink domain`
+        : `a2a groups of TP ${tp.value} × ${a2a} = ${span} ranks do not divide the ${domain.gpus}-GPU NVLink domain`;
+    const short = split ? `set hierarchical_context_parallel_sizes to ${repr([...split.sizes])}` : "lower TP or the a2a size";
+    const shorter = split ? `set the sizes to ${repr([...split.sizes])}` : short;
     return [
       reportAt(unit, sizes.setting, message, {
+        summary: oneLine(`${problem}; ${short}`, `${problem}; ${shorter}`),
         fix: split ? setSizesFix(unit, project, split.sizes) : undefined,
         related: relatedTo(tp.setting, "tensor parallel size"),
       }),

@@ -3,6 +3,7 @@ import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, hcpSizes, replaceA2aP2p, usesA2aP2p } from "./effective.ts";
 import { defineRule, describe, describeResolution, editFor, fixOf, relatedTo, repr, reportAt } from "./report.ts";
+import { oneLine } from "./short-message.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 export const rule = defineRule({
@@ -37,6 +38,12 @@ export const rule = defineRule({
     const fix = fixOf(value === null ? "Unset model.cp_comm_type" : `Set model.cp_comm_type to ${repr(value)}`, [
       editFor(unit, "model.cp_comm_type", value),
     ]);
-    return [reportAt(unit, types.setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];
+    const cpText = cp.setting ? "context_parallel_size 1" : "context_parallel_size 1 (not set)";
+    const short = value === null ? "unset cp_comm_type" : `set cp_comm_type to ${repr(value)}`;
+    const summary = oneLine(
+      `cp_comm_type has 'a2a+p2p' at ${cpText} and no hierarchical sizes; ${short}, or set CP and sizes`,
+      `cp_comm_type has 'a2a+p2p' at ${cpText}; ${short}, or set CP and sizes`,
+    );
+    return [reportAt(unit, types.setting, message, { summary, fix, related: relatedTo(cp.setting, "context parallel size") })];
   },
 });

@@ -3,6 +3,7 @@ import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Setting, SettingKey } from "../model/settings.ts";
 import { hcpContext, hcpTrigger, isEnabled } from "./effective.ts";
 import { defineRule, describe, relatedTo, reportAt } from "./report.ts";
+import { bare } from "./short-message.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 const FLAGS: readonly SettingKey[] = ["model.hybrid_context_parallel", "model.dynamic_context_parallel", "model.max_seqlen_per_dp_cp_rank"];
@@ -37,7 +38,8 @@ export const rule = defineRule({
         "balancer for packed variable-length sequences with its own constraints (no pipeline parallelism, " +
         "calculate_per_token_loss required); it does not enable hierarchical CP. Hierarchical CP is cp_comm_type = " +
         "'a2a+p2p' plus hierarchical_context_parallel_sizes; remove the flag unless you mean to balance packed sequences.";
-      return reportAt(unit, flag, message, { related: relatedTo(trigger, "hierarchical CP is requested here") });
+      const summary = `${bare(flag.key)} is hybrid/dynamic CP, not hierarchical CP; remove it unless you balance packed sequences`;
+      return reportAt(unit, flag, message, { summary, related: relatedTo(trigger, "hierarchical CP is requested here") });
     });
   },
 });

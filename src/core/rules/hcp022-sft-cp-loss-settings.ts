@@ -78,5 +78,6 @@ function violation(unit: ConfigUnit, cp: KnownInt, req: Requirement): RuleReport
     `${describe(setting)} with a fine-tuning dataset (${unit.datasetType ?? "?"}) and ${describeResolution("model.context_parallel_size", cp.res)}. ` +
     `Megatron-Bridge rejects this: ${quote(req.upstream)}. Set ${req.key} = ${repr(req.required)}.`;
   const fix = fixOf(`Set ${req.key} to ${repr(req.required)}`, [editFor(unit, req.key, req.required)]);
-  return [reportAt(unit, setting, message, { fix, related: relatedTo(cp.setting, "context parallel size") })];
+  const summary = `${req.key} is ${repr(value)} with a fine-tuning dataset and CP ${cp.value}; set it to ${repr(req.required)}`;
+  return [reportAt(unit, setting, message, { summary, fix, related: relatedTo(cp.setting, "context parallel size") })];
 }

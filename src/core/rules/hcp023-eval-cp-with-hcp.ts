@@ -2,7 +2,7 @@
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { contextParallel, hcpContext, hcpSizes, hcpTrigger, knownBool, resolve, settingOf, valueOf } from "./effective.ts";
-import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, reportAt } from "./report.ts";
+import { defineRule, describe, editFor, fixOf, relatedAll, relatedTo, repr, reportAt } from "./report.ts";
 import { UPSTREAM, quote } from "./upstream.ts";
 
 export const rule = defineRule({
@@ -51,6 +51,9 @@ export const rule = defineRule({
     const fix = fixOf("Unset dist.eval_context_parallel_size", [editFor(unit, "dist.eval_context_parallel_size", null)]);
     return [
       reportAt(unit, setting, message, {
+        summary: fails
+          ? `eval_context_parallel_size ${repr(value)} runs on decentralized PG, which refuses hierarchical sizes; remove it, or drop hierarchical CP`
+          : `eval_context_parallel_size ${repr(value)} needs decentralized PG, which has no hierarchical CP; remove it, or drop hierarchical CP`,
         severity: fails ? "error" : "warning",
         fix,
         related: relatedAll(relatedTo(trigger, "hierarchical CP is requested here"), relatedTo(dpg, "decentralized process groups")),

@@ -2,6 +2,7 @@
 import type { RuleReport } from "../model/finding.ts";
 import type { ConfigUnit, Known, Setting } from "../model/settings.ts";
 import { defineRule, reportAt } from "./report.ts";
+import { bare, oneLine } from "./short-message.ts";
 
 /** 2^53 - 1: past it, a double no longer holds every integer, so arithmetic on it is not exact. */
 const EXACT_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -29,7 +30,7 @@ export const rule = defineRule({
     for (const setting of Object.values(unit.settings) as Setting[]) {
       if (!setting.value.known) continue;
       const inexact = inexactNumbers(setting.value.value);
-      if (inexact.length > 0) out.push(reportAt(unit, setting, messageFor(setting, inexact)));
+      if (inexact.length > 0) out.push(reportAt(unit, setting, messageFor(setting, inexact), { summary: summaryFor(setting, inexact) }));
     }
     return out;
   },
@@ -47,9 +48,17 @@ function inexactNumbers(value: Known): number[] {
   return [];
 }
 
+const inexactText = (inexact: readonly number[]): string => (inexact.some((n) => !Number.isFinite(n)) ? "an infinity or NaN" : `an integer past 2^53 (${EXACT_LIMIT})`);
+
+function summaryFor(setting: Setting, inexact: readonly number[]): string {
+  const what = inexactText(inexact);
+  const kind = inexact.some((n) => !Number.isFinite(n)) ? "an infinity or NaN" : "an integer past 2^53";
+  return oneLine(`${bare(setting.key)} is written \`${setting.origin.text.trim()}\`, ${kind}; write the size you meant`, `${setting.key} holds ${what}; write the size you meant`);
+}
+
 function messageFor(setting: Setting, inexact: readonly number[]): string {
   const written = setting.origin.text.trim().slice(0, 80);
-  const what = inexact.some((n) => !Number.isFinite(n)) ? "an infinity or NaN" : `an integer past 2^53 (${EXACT_LIMIT})`;
+  const what = inexactText(inexact);
   return (
     `${setting.key} is written \`${written}\` (${setting.origin.location.file}:${setting.origin.location.range.start.line}), ` +
     `which holds ${what}. No real run has such a size; Megatron-Core's divisibility checks reject it. The analyzer cannot ` +

@@ -3,6 +3,7 @@ import type { ProjectFacts, RuleReport } from "../model/finding.ts";
 import type { ConfigUnit } from "../model/settings.ts";
 import { commTypes, contextParallel, knownBool, teOlderThan } from "./effective.ts";
 import { defineRule, describe, relatedTo, reportAt, teDescription, teQuote, teRelated } from "./report.ts";
+import { teShort } from "./short-message.ts";
 import { UPSTREAM, quote, type TeText } from "./upstream.ts";
 
 /** The types TE 2.5-2.14 refuse for MLA: everything but p2p and a2a+p2p. */
@@ -57,6 +58,9 @@ export const rule = defineRule({
     const mla = unit.settings["model.multi_latent_attention"];
     return [
       reportAt(unit, types.setting, message, {
+        summary:
+          `cp_comm_type ${refused.map((t) => `'${t}'`).join(", ")} with multi_latent_attention and CP ${cp.value} fails on ` +
+          `${known ? teShort(project.transformerEngine) : "Transformer Engine 2.5-2.14"}; use 'p2p', or TE >= 2.15`,
         ...(known ? {} : { severity: "warning" as const }),
         related: [...relatedTo(mla, "multi-latent attention"), ...(known ? teRelated(project) : [])],
       }),

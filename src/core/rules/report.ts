@@ -164,18 +164,18 @@ function insideBase(target: Setting, involved: ReadonlyArray<Setting | undefined
 
 /**
  * The report, with its location at a setting (or the unit when nothing is set). With
- * `involved` (the settings the target disagrees with), see producedAt.
+ * `involved` (the settings the target disagrees with), see producedAt. `summary` is the rule's
+ * own one line (short-message.ts), written next to the long `message` it shortens.
  */
 export function reportAt(
   unit: ConfigUnit,
   target: Setting | undefined,
   message: string,
-  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"]; involved?: ReadonlyArray<Setting | undefined>; summary?: string } = {},
+  extra: { severity?: Severity; fix?: Fix | undefined; related?: Finding["related"]; involved?: ReadonlyArray<Setting | undefined>; summary: string },
 ): RuleReport {
   const location = extra.involved ? producedAt(unit, target, extra.involved) : target ? target.origin.location : unit.location;
-  const report: RuleReport = { message, location };
+  const report: RuleReport = { message, summary: extra.summary, location };
   if (extra.severity) report.severity = extra.severity;
-  if (extra.summary) report.summary = extra.summary;
   if (extra.fix) report.fix = extra.fix;
   if (extra.related && extra.related.length > 0) report.related = extra.related;
   return report;
