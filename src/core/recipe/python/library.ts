@@ -38,6 +38,7 @@ export class ModuleLibrary {
   // Weak: the modules being extracted come and go; their answers must not keep their trees alive.
   private readonly names = new WeakMap<ModuleInfo, Map<string, ResolvedName | null>>();
   private suffixes: Map<string, string[]> | undefined;
+  private readonly direct = new Map<string, string | undefined>();
   /** Results of builders called without arguments, evaluated once per extraction (see calls.ts). */
   readonly memo = new WeakMap<FnDef, V>();
   /** Memoized results made as a unit's outermost call, whose Org.baseSite are the builder's own calls. */
@@ -135,7 +136,7 @@ export class ModuleLibrary {
 
   /** The file holding `module`: the usual places first, then any file whose path ends with the dotted name. */
   pathOf(fromPath: string, module: string, level: number): string | undefined {
-    const direct = candidatePaths(fromPath, module, level).find((p) => this.files.has(p));
+    const direct = this.directPath(fromPath, module, level);
     if (direct || level > 0 || !module.includes(".")) return direct;
     const hits = this.suffixIndex().get(module) ?? [];
     if (hits.length <= 1) return hits[0];
@@ -144,6 +145,18 @@ export class ModuleLibrary {
     const best = Math.max(...hits.map(shared));
     const nearest = hits.filter((p) => shared(p) === best);
     return nearest.length === 1 ? nearest[0] : undefined;
+  }
+
+  /**
+   * The first of the usual places that is a file of the tree. They depend only on the importing
+   * file's folder, so the answer is kept per folder: every recipe of a family imports the same modules.
+   */
+  private directPath(fromPath: string, module: string, level: number): string | undefined {
+    const key = `${level} ${module} ${fromPath.slice(0, fromPath.lastIndexOf("/") + 1)}`;
+    if (this.direct.has(key)) return this.direct.get(key);
+    const found = candidatePaths(fromPath, module, level).find((p) => this.files.has(p));
+    this.direct.set(key, found);
+    return found;
   }
 
   private suffixIndex(): Map<string, string[]> {

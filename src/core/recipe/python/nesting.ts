@@ -38,18 +38,21 @@ function indentWidth(text: string, start: number): { width: number; end: number 
 
 /** Where the indentation level first exceeds `limit`, or the open brackets `bracketLimit`; undefined when neither does. */
 export function firstTooDeep(text: string, limit = MAX_INDENT_LEVELS, bracketLimit = MAX_BRACKET_LEVELS): TooDeep | undefined {
+  // Character codes, not one-character strings: this pass reads every character of every Python file.
   const stack: number[] = [0];
   let depth = 0; // open brackets
-  let quote = ""; // the open string's delimiter (' " ''' """), or ""
+  let quote = 0; // the open string's quote character, or 0
+  let quoteLength = 0; // 1, or 3 for a triple-quoted string
   let lineStart = true;
   let continued = false; // the previous line ended with a backslash
-  for (let i = 0; i < text.length; i++) {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
     if (lineStart) {
       lineStart = false;
       if (!quote && depth === 0 && !continued) {
         const { width, end } = indentWidth(text, i);
-        const next = text[end];
-        const blank = next === undefined || next === "\n" || next === "\r" || next === "#";
+        const next = end < n ? text.charCodeAt(end) : -1;
+        const blank = next === -1 || next === NL || next === CR || next === HASH;
         if (!blank) {
           while (stack.length > 1 && stack[stack.length - 1]! > width) stack.pop();
           if (width > stack[stack.length - 1]!) {
@@ -58,45 +61,64 @@ export function firstTooDeep(text: string, limit = MAX_INDENT_LEVELS, bracketLim
           }
         }
         i = end;
-        if (i >= text.length) break;
+        if (i >= n) break;
       }
       continued = false;
     }
-    const ch = text[i]!;
+    const ch = text.charCodeAt(i);
     if (quote) {
-      if (ch === "\\") i++;
-      else if (text.startsWith(quote, i)) {
-        i += quote.length - 1;
-        quote = "";
-      } else if (ch === "\n") {
-        if (quote.length === 1) quote = ""; // an unterminated one-line string ends at the line
+      if (ch === BACKSLASH) i++;
+      else if (ch === quote && (quoteLength === 1 || (text.charCodeAt(i + 1) === quote && text.charCodeAt(i + 2) === quote))) {
+        i += quoteLength - 1;
+        quote = 0;
+      } else if (ch === NL) {
+        if (quoteLength === 1) quote = 0; // an unterminated one-line string ends at the line
         lineStart = true;
       }
       continue;
     }
-    if (ch === "#") {
+    if (ch === HASH) {
       const nl = text.indexOf("\n", i);
       if (nl < 0) break;
       i = nl - 1;
       continue;
     }
-    if (ch === "'" || ch === '"') {
-      quote = text.startsWith(ch.repeat(3), i) ? ch.repeat(3) : ch;
-      i += quote.length - 1;
-    } else if (ch === "(" || ch === "[" || ch === "{") {
-      if (++depth > bracketLimit) return { offset: i, kind: "brackets" };
-    }
-    else if ((ch === ")" || ch === "]" || ch === "}") && depth > 0) depth--;
-    else if (ch === "\\" && text[i + 1] === "\n") {
+    if (ch === SINGLE || ch === DOUBLE) {
+      quote = ch;
+      quoteLength = text.charCodeAt(i + 1) === ch && text.charCodeAt(i + 2) === ch ? 3 : 1;
+      i += quoteLength - 1;
+    } else if (ch === 40 || ch === 91 || ch === 123) {
+      if (++depth > bracketLimit) return { offset: i, kind: "brackets" }; // ( [ {
+    } else if ((ch === 41 || ch === 93 || ch === 125) && depth > 0) depth--;
+    else if (ch === BACKSLASH && text.charCodeAt(i + 1) === NL) {
       continued = true;
-    } else if (ch === "\n") lineStart = true;
+    } else if (ch === NL) lineStart = true;
   }
   return undefined;
 }
 
+const NL = 10;
+const CR = 13;
+const HASH = 35;
+const DOUBLE = 34;
+const SINGLE = 39;
+const BACKSLASH = 92;
+
+/** Each file is scanned once, though both its own extraction and the library's parse ask. */
+// Kept with the text scanned, so a file object whose text was replaced is scanned again.
+const scanned = new WeakMap<SourceFile, { text: string; deep: TooDeep | undefined }>();
+
+function scan(file: SourceFile): TooDeep | undefined {
+  const hit = scanned.get(file);
+  if (hit && hit.text === file.text) return hit.deep;
+  const deep = firstTooDeep(file.text);
+  scanned.set(file, { text: file.text, deep });
+  return deep;
+}
+
 /** The "not analyzed" diagnostic for a file nested past CPython's limits; null when it is not. */
 export function tooDeeplyNested(file: SourceFile): Diagnostic | null {
-  const deep = firstTooDeep(file.text);
+  const deep = scan(file);
   if (!deep) return null;
   const index = new LineIndex(file.text);
   const line = index.point(deep.offset).line;

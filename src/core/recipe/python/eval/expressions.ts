@@ -21,20 +21,19 @@ export function ev(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
 }
 
 function evInner(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
-  const o = (): Org => m.org(n, kind);
   switch (n.t) {
     case "integer":
-      return integer(m, n, o());
+      return integer(m, n, m.org(n, kind));
     case "float": {
       const v = Number(m.text(n).replace(/_/g, ""));
-      return Number.isFinite(v) ? lit(v, o()) : unk(`${m.short(n)} is not a plain number`, o());
+      return Number.isFinite(v) ? lit(v, m.org(n, kind)) : unk(`${m.short(n)} is not a plain number`, m.org(n, kind));
     }
     case "true":
-      return lit(true, o());
+      return lit(true, m.org(n, kind));
     case "false":
-      return lit(false, o());
+      return lit(false, m.org(n, kind));
     case "none":
-      return lit(null, o());
+      return lit(null, m.org(n, kind));
     case "string":
       return string(m, n, f, kind);
     case "concatenated_string":
@@ -43,7 +42,7 @@ function evInner(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
       return lookup(m, m.text(n), n, f, kind);
     case "parenthesized_expression": {
       const inner = named(n)[0];
-      return inner ? ev(m, inner, f, kind) : unk("empty parentheses", o());
+      return inner ? ev(m, inner, f, kind) : unk("empty parentheses", m.org(n, kind));
     }
     case "attribute":
       return attribute(m, n, f, kind);
@@ -53,7 +52,7 @@ function evInner(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
       return call(m, n, f, kind);
     case "binary_operator": {
       const [left, op, right] = n.c;
-      if (!left || !op || !right) return unk("incomplete expression", o());
+      if (!left || !op || !right) return unk("incomplete expression", m.org(n, kind));
       return binary(m, op.t, ev(m, left, f, kind), ev(m, right, f, kind), n, kind);
     }
     case "unary_operator":
@@ -61,7 +60,7 @@ function evInner(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
     case "not_operator": {
       const arg = named(n)[0];
       const t = arg ? truthy(ev(m, arg, f, kind)) : null;
-      return t === null ? unk(`\`${m.short(n)}\` cannot be decided`, o()) : lit(!t, o());
+      return t === null ? unk(`\`${m.short(n)}\` cannot be decided`, m.org(n, kind)) : lit(!t, m.org(n, kind));
     }
     case "boolean_operator":
       return booleanOp(m, n, f, kind);
@@ -76,7 +75,7 @@ function evInner(m: Machine, n: PyNode, f: Frame, kind: OriginKind): V {
     case "dictionary":
       return dictionary(m, n, f, kind);
     default:
-      return unk(`\`${m.short(n)}\` is not evaluated (${n.t.replace(/_/g, " ")})`, o());
+      return unk(`\`${m.short(n)}\` is not evaluated (${n.t.replace(/_/g, " ")})`, m.org(n, kind));
   }
 }
 

@@ -51,6 +51,8 @@ const STEP_BUDGET = 200_000;
 /** Steps for all units of one file together: 20 units at the per-unit limit. */
 export const FILE_STEP_BUDGET = 4_000_000;
 const MAX_SHORT = 60;
+/** The via of an origin that names no step: shared, never changed (Org.via is read-only). */
+const NO_VIA: readonly string[] = Object.freeze([]);
 
 export class Machine {
   /** The module whose nodes are being evaluated (changes while a builder of another module runs). */
@@ -158,7 +160,7 @@ export class Machine {
     if (this.mod === this.root) this.notes.push({ message, s: at.s, e: at.e });
   }
 
-  org(n: { s: number; e: number }, kind: OriginKind, via: readonly string[] = []): Org {
+  org(n: { s: number; e: number }, kind: OriginKind, via: readonly string[] = NO_VIA): Org {
     const o: Org = this.mod === this.root ? { s: n.s, e: n.e, kind, via } : { s: n.s, e: n.e, kind, via, mod: this.mod };
     if (this.site) o.site = this.site;
     if (this.baseSite) o.baseSite = this.baseSite;
