@@ -12,7 +12,7 @@ import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.t
 import type { SlackWork } from "../slack/commands.ts";
 import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/endpoint.ts";
 import type { EdgeRuntime } from "./bot.ts";
-import { createEdgeGitHub, type Delivery } from "./github.ts";
+import { createEdgeGitHub } from "./github.ts";
 import { json, readLimited, type Accept } from "./webhook.ts";
 
 export interface EdgeWork {
@@ -46,25 +46,23 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
       })
     : undefined;
 
-  let sweep: (() => Promise<void>) | undefined;
-  createApp({
-    analyze,
-    botLogin: settings.botLogin,
-    store,
-    runner: gh.runner,
-    smoke: { ...(slack ? { notify: slack.notify } : {}), ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}) },
-    onGateway: (gateway) => slack?.setGateway(gateway),
-    schedule: (s) => {
-      sweep = s;
+  const app = createApp(
+    {
+      analyze,
+      botLogin: settings.botLogin,
+      store,
+      smoke: { ...(slack ? { notify: slack.notify } : {}), ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}) },
     },
-  })(gh.host);
+    gh,
+  );
+  slack?.setGateway(app.gateway);
 
   const jobs = createJobRunner({
     store,
     policy,
     log,
     async execute(job, lease) {
-      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id, lease);
+      if (job.kind === "github") return app.runDelivery(job, lease);
       if (job.kind === "slack" && slack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
         return slack.run(work, command, lease);
@@ -90,7 +88,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     async recover() {
       for (const job of await jobs.stale()) await runtime.dispatch(job);
     },
-    sweep: async () => sweep?.(),
+    sweep: () => app.sweep(),
     handBack: () => jobs.handBack(),
   };
 }

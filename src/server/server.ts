@@ -5,8 +5,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
-import { createApp, type AppDeps } from "../github/app.ts";
-import type { AppHost } from "../github/host.ts";
+import { createApp, type AppDeps, type GitHubApp } from "../github/app.ts";
+import type { BotOctokit } from "../github/host.ts";
+import { acceptDelivery, Unavailable, type Accept } from "../github/intake.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { botOctokit } from "./octokit.ts";
@@ -23,8 +24,9 @@ import { FROM_SOURCE } from "../node/package-files.ts";
 import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "./web-mount.ts";
 import { createLogger } from "./logger.ts";
+import type { Logger } from "pino";
 import { writeEnvFile } from "./env-file.ts";
-import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
+import { createDurableWork, type DurableWork } from "./durable.ts";
 import { createSetupDoors, type SetupDoors } from "./setup.ts";
 
 export interface RunningServer {
@@ -54,7 +56,6 @@ export interface StartOptions {
   /** How often queued smoke runs are checked for the queue timeout; 0 turns the sweep off. */
   sweepIntervalMs?: number;
   smoke?: AppDeps["smoke"];
-  onGateway?: AppDeps["onGateway"];
   /** The GitHub retry policy's clock (tests hand in one that does not really sleep). */
   clock?: Clock;
 }
@@ -97,6 +98,73 @@ function bothNotify(first: Notify | undefined, second: Notify | undefined): Noti
   };
 }
 
+/** Probot's server: its HTTP server, Octokit class and (without credentials) none of its setup pages. */
+function probotServer(settings: ServerSettings, baseOptions: { secret: string; baseUrl: string; log: Logger; Octokit: ReturnType<typeof botOctokit> }): Server {
+  return new Server({
+    host: settings.host,
+    port: settings.port,
+    webhookPath: settings.webhookPath,
+    log: baseOptions.log,
+    Probot:
+      settings.mode === "app"
+        ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
+        : // Probot needs some credentials to construct; the setup flow never uses them (probot#1512).
+          Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
+    // Probot's stock setup pages and their static files are not served (src/server/setup.ts has the bot's own).
+    enableStaticFiles: false,
+    // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
+    ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
+  });
+}
+
+/** The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console. */
+function setupDoors(settings: ServerSettings, log: Logger): SetupDoors {
+  return createSetupDoors({
+    githubWebUrl: settings.web.githubWebUrl,
+    baseUrl: settings.baseUrl,
+    webhookPath: settings.webhookPath,
+    ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
+    ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
+    cwd: process.cwd(),
+    // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
+    writeEnv: writeEnvFile,
+    log,
+  });
+}
+
+/** The app's dependencies on this server: the analysis thread, the metrics, Slack and a test's hooks. */
+function appDeps(settings: ServerSettings, options: StartOptions, metrics: BotMetrics, analysis: ReturnType<typeof createAnalysisPool>, store: Store, slack: SlackNode | undefined): AppDeps {
+  return {
+    analyze: analysis.analyze,
+    advise: analysis.advise,
+    botLogin: settings.botLogin,
+    onReviewed: (outcome) => {
+      metrics.reviewed(outcome);
+      options.onReviewed?.(outcome);
+    },
+    store,
+    smoke: {
+      ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
+      // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
+      judgeArtifact: judgeOffThread,
+      ...options.smoke,
+      notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
+    },
+  };
+}
+
+/** The periodic sweep of queued smoke runs, one at a time on the server's queue. */
+function sweepEvery(ms: number, queue: KeyedQueue, app: GitHubApp): ReturnType<typeof setInterval> {
+  const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", () => app.sweep()), ms);
+  timer.unref();
+  return timer;
+}
+
+/** Setup mode has no App yet, so no job can be written: a delivery the app would act on is refused (503) for GitHub to deliver again. */
+const notSetUp: Accept = async () => {
+  throw new Unavailable("hcp-bot is not set up yet (no GitHub App credentials); deliver again once it is");
+};
+
 /** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -137,21 +205,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   // Replicas on Redis share GitHub's rate limits through it (src/github/rate-gate.ts).
   const gate = opened && "rateGate" in opened ? (opened as Store & { rateGate(): RateGate }).rateGate() : undefined;
   const baseOptions = { secret: settings.webhookSecret ?? "development", baseUrl: settings.baseUrl, log, Octokit: botOctokit({ policy: withWaits(DEFAULT_RETRY_POLICY, settings.githubWaits), clock: options.clock, observer: metrics.github, gate }) };
-  const server = new Server({
-    host: settings.host,
-    port: settings.port,
-    webhookPath: settings.webhookPath,
-    log,
-    Probot:
-      settings.mode === "app"
-        ? Probot.defaults({ ...baseOptions, appId: settings.appId!, privateKey: settings.privateKey! })
-        : // Probot needs some credentials to construct; the setup flow never uses them (probot#1512).
-          Probot.defaults({ ...baseOptions, appId: 1, privateKey: "setup mode" }),
-    // Probot's stock setup pages and their static files are not served (src/server/setup.ts has the bot's own).
-    enableStaticFiles: false,
-    // Only a configured channel is used (and mentioned); Probot never creates one by itself here.
-    ...(settings.webhookProxyUrl ? { webhookProxy: settings.webhookProxyUrl } : {}),
-  });
+  const server = probotServer(settings, baseOptions);
   const queue = new KeyedQueue(4, log);
   // Reviews, pre-flight and Slack checks are analyzed on a worker thread (src/node/analysis-pool.ts).
   const analysis = createAnalysisPool(settings.mode === "app" ? settings.analysisThreads : 0);
@@ -172,51 +226,14 @@ export async function startServer(settings: ServerSettings, options: StartOption
   let setup: SetupDoors | undefined;
   if (slack) server.addHandler(slack.handler);
   if (settings.mode === "app") {
-    const app = createApp({
-        analyze: analysis.analyze,
-        advise: analysis.advise,
-        botLogin: settings.botLogin,
-        onReviewed: (outcome) => {
-          metrics.reviewed(outcome);
-          options.onReviewed?.(outcome);
-        },
-        runner: metrics.timed(durable!.runner),
-        store: store!,
-        smoke: {
-          ...(settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {}),
-          // Log artifacts are judged on a thread of their own (src/node/artifact-judge.ts).
-          judgeArtifact: judgeOffThread,
-          ...options.smoke,
-          notify: bothNotify(async (_request, state) => metrics.smokeState(state), bothNotify(options.smoke?.notify, slack?.notify)),
-        },
-        onGateway: (gateway) => {
-          slack?.setGateway(gateway);
-          options.onGateway?.(gateway);
-        },
-        schedule: (sweep) => {
-          if (sweepMs <= 0) return;
-          const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
-          timer.unref();
-          timers.push(timer);
-        },
-      });
     await server.load((probot: Probot) => {
-      durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
-      app(probot as unknown as AppHost);
+      const app = createApp(appDeps(settings, options, metrics, analysis, store!, slack), { auth: (id) => probot.auth(id) as unknown as Promise<BotOctokit>, log });
+      durable!.bind({ runDelivery: metrics.timed(app.runDelivery), ...(slack ? { runSlack: slack.run } : {}) });
+      slack?.setGateway(app.gateway);
+      if (sweepMs > 0) timers.push(sweepEvery(sweepMs, queue, app));
     });
   } else {
-    // The bot's own setup pages (src/server/setup.ts): the doors that write .env need the code printed on the console.
-    setup = createSetupDoors({
-      githubWebUrl: settings.web.githubWebUrl,
-      baseUrl: settings.baseUrl,
-      webhookPath: settings.webhookPath,
-      ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
-      ...(settings.webhookProxyUrl ? { webhookProxyUrl: settings.webhookProxyUrl } : {}),
-      cwd: process.cwd(),
-      // The new credentials go to .env, readable by its owner only; `hcp-bot serve` loads it on the next start.
-      writeEnv: writeEnvFile,
-      log,
-    });
+    setup = setupDoors(settings, log);
     server.addHandler(setup.handle);
   }
   const http = await server.start();
@@ -224,7 +241,9 @@ export async function startServer(settings: ServerSettings, options: StartOption
   answers = watchAnswers(http);
   guardWebhooks(http, {
     path: settings.webhookPath,
-    secret: baseOptions.secret,
+    // Every delivery goes through the one intake (src/github/intake.ts); its job runs the app's handler.
+    intake: (delivery) => acceptDelivery(delivery, { secret: baseOptions.secret, accept: durable?.accept ?? notSetUp, log }),
+    log,
     onRefused: (reason) => metrics.webhook("unverified", reason),
     onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
   });

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
-import type { HostLog } from "../github/host.ts";
+import type { Log } from "../shared/log.ts";
 import { html, type Html } from "../web/server/html.ts";
 import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 
@@ -31,7 +31,7 @@ export interface SetupOptions {
   cwd: string;
   /** Writes the new credentials (src/node/env-file.ts: .env, 0600). */
   writeEnv(values: Record<string, string>): void;
-  log: HostLog;
+  log: Log;
 }
 
 export interface SetupDoors {
@@ -122,27 +122,8 @@ ${body}
 `.text;
 }
 
-export function createSetupDoors(o: SetupOptions): SetupDoors {
-  const code = newSetupCode();
-  const expected = Buffer.from(normalizeCode(code));
-  let wrong = 0;
-  let spent = false;
-  /** `state` values handed to GitHub: each good once, for STATE_MS. */
-  const states = new Map<string, number>();
-  const manifest = readManifest(o.cwd);
-  o.log.info({}, "hcp-bot is in setup mode: no GitHub App credentials yet, so no webhook is received");
-  o.log.info({}, "open the setup page to register the App (or import one); it asks for the one-time setup code printed on the console, then writes .env; restart hcp-bot serve afterwards");
-
-  /** Why the code given is refused, or undefined when it is the code. */
-  function refusal(given: string | undefined): string | undefined {
-    if (spent) return "Setup is done: the App's credentials are in .env. Restart hcp-bot serve to run as that App.";
-    if (wrong >= MAX_WRONG_CODES) return "Too many wrong setup codes: the code is retired. Restart hcp-bot serve for a new one.";
-    const typed = Buffer.from(normalizeCode(given ?? ""));
-    if (typed.length === expected.length && timingSafeEqual(typed, expected)) return undefined;
-    wrong++;
-    return "That is not the setup code. It is the XXXX-XXXX-XXXX code hcp-bot serve printed on its console when it started.";
-  }
-
+/** The setup pages, with the URLs of this deployment (the request's host, or HCP_PUBLIC_URL). */
+function setupPages(o: SetupOptions, manifest: Record<string, unknown>) {
   const localBase = (req: IncomingMessage) => {
     const host = req.headers.host ?? "127.0.0.1";
     if (o.publicUrl && new URL(o.publicUrl).host === host) return o.publicUrl;
@@ -167,8 +148,8 @@ export function createSetupDoors(o: SetupOptions): SetupDoors {
   function webhookSection(req: IncomingMessage): Html {
     const hook = webhookTarget(o, localBase(req));
     return html`<h2>1. Where GitHub sends webhooks</h2>
-<p>The App is registered with the webhook URL <code>${hook.url}</code> (from ${hook.source}).</p>
-${hook.reachable ? "" : html`<p class="warn">GitHub cannot reach this address from the internet. Set <code>HCP_PUBLIC_URL</code> to the server's public https URL, or <code>WEBHOOK_PROXY_URL</code> to a smee.io channel, then restart <code>hcp-bot serve</code> before you register; or change the App's webhook URL on GitHub afterwards.</p>`}`;
+  <p>The App is registered with the webhook URL <code>${hook.url}</code> (from ${hook.source}).</p>
+  ${hook.reachable ? "" : html`<p class="warn">GitHub cannot reach this address from the internet. Set <code>HCP_PUBLIC_URL</code> to the server's public https URL, or <code>WEBHOOK_PROXY_URL</code> to a smee.io channel, then restart <code>hcp-bot serve</code> before you register; or change the App's webhook URL on GitHub afterwards.</p>`}`;
   }
 
   function home(req: IncomingMessage): string {
@@ -176,18 +157,18 @@ ${hook.reachable ? "" : html`<p class="warn">GitHub cannot reach this address fr
     return shell(
       "Register hcp-bot as a GitHub App",
       html`<p>hcp-bot has no GitHub App credentials yet. This page registers the App from <code>app.yml</code> (or takes the credentials of one you registered by hand) and writes them to <code>.env</code>, readable by you only. Then restart <code>hcp-bot serve</code> and install the App on your repositories.</p>
-${webhookSection(req)}
-<h2>2. The setup code</h2>
-<p>Type the one-time setup code <code>hcp-bot serve</code> printed on its console when it started. Nobody without it can set the App's credentials.</p>
-<form method="post" action="/probot/register">
-<label for="setup_code">Setup code</label><input id="setup_code" name="setup_code" autocomplete="off" required>
-<button type="submit">Register the App on GitHub</button>
-</form>
-<p>Registered an App by hand already? <a href="/probot/import">Use its credentials instead</a>.</p>
-<p>Not ready to install yet? <a href="/playground">Try the rules in the playground</a>: paste a recipe, an override file or a launch line and see what the bot would say (it runs in your browser; nothing is uploaded).</p>
-<h2>What the App asks for</h2>
-<p>The events and permissions in <code>app.yml</code>; GitHub shows them again before you create the App.</p>
-<pre>${JSON.stringify({ default_events: shown.default_events, default_permissions: shown.default_permissions }, null, 2)}</pre>`,
+  ${webhookSection(req)}
+  <h2>2. The setup code</h2>
+  <p>Type the one-time setup code <code>hcp-bot serve</code> printed on its console when it started. Nobody without it can set the App's credentials.</p>
+  <form method="post" action="/probot/register">
+  <label for="setup_code">Setup code</label><input id="setup_code" name="setup_code" autocomplete="off" required>
+  <button type="submit">Register the App on GitHub</button>
+  </form>
+  <p>Registered an App by hand already? <a href="/probot/import">Use its credentials instead</a>.</p>
+  <p>Not ready to install yet? <a href="/playground">Try the rules in the playground</a>: paste a recipe, an override file or a launch line and see what the bot would say (it runs in your browser; nothing is uploaded).</p>
+  <h2>What the App asks for</h2>
+  <p>The events and permissions in <code>app.yml</code>; GitHub shows them again before you create the App.</p>
+  <pre>${JSON.stringify({ default_events: shown.default_events, default_permissions: shown.default_permissions }, null, 2)}</pre>`,
     );
   }
 
@@ -195,16 +176,16 @@ ${webhookSection(req)}
     return shell(
       "Use an App you registered by hand",
       html`${problem ? html`<p class="warn">${problem}</p>` : ""}
-${webhookSection(req)}
-<p>On the App's settings page (<a href="${o.githubWebUrl}/settings/apps" rel="noreferrer">${o.githubWebUrl}/settings/apps</a>) set the webhook URL to the one above and a webhook secret, and generate a private key.</p>
-<h2>2. The credentials</h2>
-<form method="post" action="/probot/import">
-<label for="setup_code">Setup code (printed on the console by hcp-bot serve)</label><input id="setup_code" name="setup_code" autocomplete="off" required>
-<label for="appId">App ID</label><input id="appId" name="appId" inputmode="numeric" required>
-<label for="webhook_secret">Webhook secret</label><input id="webhook_secret" name="webhook_secret" type="password" required>
-<label for="pem">Private key (the .pem file's text)</label><textarea id="pem" name="pem" rows="8" required></textarea>
-<button type="submit">Write .env</button>
-</form>`,
+  ${webhookSection(req)}
+  <p>On the App's settings page (<a href="${o.githubWebUrl}/settings/apps" rel="noreferrer">${o.githubWebUrl}/settings/apps</a>) set the webhook URL to the one above and a webhook secret, and generate a private key.</p>
+  <h2>2. The credentials</h2>
+  <form method="post" action="/probot/import">
+  <label for="setup_code">Setup code (printed on the console by hcp-bot serve)</label><input id="setup_code" name="setup_code" autocomplete="off" required>
+  <label for="appId">App ID</label><input id="appId" name="appId" inputmode="numeric" required>
+  <label for="webhook_secret">Webhook secret</label><input id="webhook_secret" name="webhook_secret" type="password" required>
+  <label for="pem">Private key (the .pem file's text)</label><textarea id="pem" name="pem" rows="8" required></textarea>
+  <button type="submit">Write .env</button>
+  </form>`,
     );
   }
 
@@ -212,12 +193,38 @@ ${webhookSection(req)}
     return shell("Done", html`<p>${what} The credentials are in <code>.env</code> (readable by you only). Restart <code>hcp-bot serve</code>: it then runs as the App.</p>`);
   }
 
-  async function readForm(req: IncomingMessage): Promise<Record<string, unknown>> {
-    const text = await readBodyCapped(req, MAX_FORM_BYTES);
-    if ((req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(text));
-    const parsed: unknown = JSON.parse(text); // Probot's own import page sends JSON
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  return { manifestFor, home, importPage, done };
+}
+
+/** A POSTed form: URL-encoded (the bot's pages) or JSON (Probot's own import page). */
+async function readForm(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = await readBodyCapped(req, MAX_FORM_BYTES);
+  if ((req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(text));
+  const parsed: unknown = JSON.parse(text); // Probot's own import page sends JSON
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+}
+
+export function createSetupDoors(o: SetupOptions): SetupDoors {
+  const code = newSetupCode();
+  const expected = Buffer.from(normalizeCode(code));
+  let wrong = 0;
+  let spent = false;
+  const states = stateLedger();
+  const manifest = readManifest(o.cwd);
+  o.log.info({}, "hcp-bot is in setup mode: no GitHub App credentials yet, so no webhook is received");
+  o.log.info({}, "open the setup page to register the App (or import one); it asks for the one-time setup code printed on the console, then writes .env; restart hcp-bot serve afterwards");
+
+  /** Why the code given is refused, or undefined when it is the code. */
+  function refusal(given: string | undefined): string | undefined {
+    if (spent) return "Setup is done: the App's credentials are in .env. Restart hcp-bot serve to run as that App.";
+    if (wrong >= MAX_WRONG_CODES) return "Too many wrong setup codes: the code is retired. Restart hcp-bot serve for a new one.";
+    const typed = Buffer.from(normalizeCode(given ?? ""));
+    if (typed.length === expected.length && timingSafeEqual(typed, expected)) return undefined;
+    wrong++;
+    return "That is not the setup code. It is the XXXX-XXXX-XXXX code hcp-bot serve printed on its console when it started.";
   }
+
+  const { manifestFor, home, importPage, done } = setupPages(o, manifest);
 
   async function importCredentials(req: IncomingMessage, res: ServerResponse): Promise<true> {
     let form: Record<string, unknown>;
@@ -248,8 +255,7 @@ ${webhookSection(req)}
     }
     const refused = refusal(typeof form.setup_code === "string" ? form.setup_code : undefined);
     if (refused) return send(res, 403, shell("Not registered", html`<p class="warn">${refused}</p><p><a href="/probot">Back</a></p>`));
-    const state = randomUUID();
-    states.set(state, Date.now() + STATE_MS);
+    const state = states.hand();
     const action = `${o.githubWebUrl}/settings/apps/new?state=${state}`;
     return send(
       res,
@@ -262,17 +268,9 @@ ${webhookSection(req)}
     );
   }
 
-  /** A `state` this server handed to GitHub, good once and not expired. */
-  function takeState(state: string | null): boolean {
-    if (!state) return false;
-    const until = states.get(state);
-    states.delete(state);
-    return until !== undefined && until > Date.now();
-  }
-
   async function callback(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<true> {
     if (spent) return send(res, 410, shell("Setup is done", html`<p>${refusal(undefined)!}</p>`));
-    if (!takeState(query.get("state"))) {
+    if (!states.take(query.get("state"))) {
       o.log.warn({ door: "manifest" }, "setup: a manifest callback without a state this server handed out was refused");
       return send(res, 403, shell("Not registered", html`<p class="warn">This address is GitHub's way back after registering the App from this server's page. It needs the one-time state that page handed to GitHub: start again from <a href="/probot">the setup page</a> with the setup code.</p>`));
     }
@@ -297,26 +295,48 @@ ${webhookSection(req)}
     return send(res, 302, done(`App ${app.id} is registered.`), { location: `${app.html_url}/installations/new` });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const url = new URL(req.url ?? "/", "http://setup.invalid");
-    const route = `${req.method} ${url.pathname}`;
-    switch (route) {
-      case "GET /":
-        return send(res, 302, "", { location: "/probot" });
-      case "GET /probot":
-        return send(res, 200, home(req));
-      case "POST /probot/register":
-        return register(req, res);
-      case "GET /probot/setup":
-        return callback(req, res, url.searchParams);
-      case "GET /probot/import":
-        return send(res, 200, importPage(req));
-      case "POST /probot/import":
-        return importCredentials(req, res);
-      default:
-        return false;
-    }
-  }
+  return { code, handle: (req, res) => routeSetup(req, res, { home, importPage, register, callback, importCredentials }) };
+}
 
-  return { code, handle };
+type Door = (req: IncomingMessage, res: ServerResponse) => Promise<true>;
+
+/** Which page or door a request is for; false for the requests that are not the setup flow's. */
+async function routeSetup(req: IncomingMessage, res: ServerResponse, d: { home: (req: IncomingMessage) => string; importPage: (req: IncomingMessage) => string; register: Door; importCredentials: Door; callback: (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<true> }): Promise<boolean> {
+  const url = new URL(req.url ?? "/", "http://setup.invalid");
+  const route = `${req.method} ${url.pathname}`;
+  switch (route) {
+    case "GET /":
+      return send(res, 302, "", { location: "/probot" });
+    case "GET /probot":
+      return send(res, 200, d.home(req));
+    case "POST /probot/register":
+      return d.register(req, res);
+    case "GET /probot/setup":
+      return d.callback(req, res, url.searchParams);
+    case "GET /probot/import":
+      return send(res, 200, d.importPage(req));
+    case "POST /probot/import":
+      return d.importCredentials(req, res);
+    default:
+      return false;
+  }
+}
+
+/** The `state` values handed to GitHub: each good once, for STATE_MS. */
+function stateLedger() {
+  const states = new Map<string, number>();
+  return {
+    hand(): string {
+      const state = randomUUID();
+      states.set(state, Date.now() + STATE_MS);
+      return state;
+    },
+    /** Whether `state` is one this server handed to GitHub, not yet taken and not expired. */
+    take(state: string | null): boolean {
+      if (!state) return false;
+      const until = states.get(state);
+      states.delete(state);
+      return until !== undefined && until > Date.now();
+    },
+  };
 }
