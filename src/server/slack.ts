@@ -11,7 +11,7 @@ import type { SmokeState } from "../core/render/smoke.ts";
 import type { GitHubGateway } from "../github/app.ts";
 import type { KeyedQueue } from "../github/queue.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppOptions } from "../slack/app.ts";
-import type { SlackLog } from "../slack/commands.ts";
+import type { Log } from "../shared/log.ts";
 import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/endpoint.ts";
 import type { SmokeRequest } from "../store/types.ts";
 
@@ -21,7 +21,7 @@ export interface SlackNodeOptions extends Omit<SlackAppOptions, "accept" | "log"
   queue: KeyedQueue;
   /** Takes a command's work durably (src/server/durable.ts); without it, the work runs from `queue`. */
   accept?: SlackAppOptions["accept"];
-  log: SlackLog & { error(obj: object, msg?: string): void };
+  log: Log;
 }
 
 export interface SlackNode {
