@@ -10,7 +10,7 @@ import { MAX_WEBHOOK_BYTES } from "../shared/limits.ts";
 import { readCapped, textSource, type ChunkSource } from "../shared/read-capped.ts";
 import { deliveryClaim } from "../jobs/runner.ts";
 import { routeBodyNamed } from "./routes.ts";
-import { SIGNATURE_FORM, verifyWebhookSignature } from "./signature.ts";
+import { SIGNATURE_FORM, verifyWebhookSignature, type HmacSha256 } from "./signature.ts";
 
 /** Writes a job with its claim and hands it on; false when the claim was taken (a redelivery). */
 export type Accept = (job: { key: string; kind: string; payload: string }, claim: { key: string; ttlSeconds: number }) => Promise<boolean>;
@@ -44,6 +44,8 @@ export interface IntakeDeps {
   accept: Accept;
   log: Log;
   maxBytes?: number;
+  /** The host's HMAC-SHA256 (the Node server's node:crypto: WebCrypto there hands each HMAC to the thread pool); WebCrypto's otherwise. */
+  hmacSha256?: HmacSha256;
 }
 
 /** Thrown by an Accept that cannot take new work now (a store that is down, a replica draining): the answer is its 503, for GitHub to deliver again. */
@@ -81,7 +83,7 @@ export async function acceptDelivery(delivery: IncomingDelivery, deps: IntakeDep
   if (!signature || !SIGNATURE_FORM.test(signature)) return { ...refusal(401, FORGED.error, "unsigned") };
   const body = await readBody(delivery, deps.maxBytes ?? MAX_WEBHOOK_BYTES);
   if (typeof body !== "string") return body;
-  if (!(await verifyWebhookSignature(deps.secret, body, signature))) return refusal(401, FORGED.error, "forged");
+  if (!(await verifyWebhookSignature(deps.secret, body, signature, deps.hmacSha256))) return refusal(401, FORGED.error, "forged");
   if (!id || !name || id.length > 200 || !/^[a-z_]{1,64}$/.test(name)) return { status: 400, body: { error: "x-github-delivery and x-github-event are required" } };
   const routing = routeBodyNamed(name, body);
   if (routing.kind === "malformed") return { status: 400, body: { error: routing.reason }, event: name };

@@ -3,6 +3,7 @@
 // /runs). Without GitHub App credentials it serves Probot's setup flow from app.yml
 // instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createHmac } from "node:crypto";
 import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
 import { createApp, type AppDeps, type GitHubApp } from "../github/app.ts";
@@ -160,6 +161,9 @@ function sweepEvery(ms: number, queue: KeyedQueue, app: GitHubApp): ReturnType<t
   return timer;
 }
 
+/** node:crypto's HMAC, in this thread (WebCrypto's goes to the thread pool, a wait per delivery on a busy server). */
+const nodeHmac = (secret: string, message: string): Uint8Array => createHmac("sha256", secret).update(message).digest();
+
 /** Setup mode has no App yet, so no job can be written: a delivery the app would act on is refused (503) for GitHub to deliver again. */
 const notSetUp: Accept = async () => {
   throw new Unavailable("hcp-bot is not set up yet (no GitHub App credentials); deliver again once it is");
@@ -242,7 +246,7 @@ export async function startServer(settings: ServerSettings, options: StartOption
   guardWebhooks(http, {
     path: settings.webhookPath,
     // Every delivery goes through the one intake (src/github/intake.ts); its job runs the app's handler.
-    intake: (delivery) => acceptDelivery(delivery, { secret: baseOptions.secret, accept: durable?.accept ?? notSetUp, log }),
+    intake: (delivery) => acceptDelivery(delivery, { secret: baseOptions.secret, accept: durable?.accept ?? notSetUp, log, hmacSha256: nodeHmac }),
     log,
     onRefused: (reason) => metrics.webhook("unverified", reason),
     onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),

@@ -42,7 +42,7 @@ function chunked(body: string, size: number): ChunkSource & { bytesRead: number;
 }
 
 /** The intake over a real store: the jobs it wrote, and the deps to call it with. */
-function intake(o: { maxBytes?: number; accept?: Accept } = {}) {
+function intake(o: { maxBytes?: number; accept?: Accept; hmacSha256?: IntakeDeps["hmacSha256"] } = {}) {
   const store = new MemoryStore();
   const written: Job[] = [];
   const accept: Accept = async (job, claim) => {
@@ -50,7 +50,7 @@ function intake(o: { maxBytes?: number; accept?: Accept } = {}) {
     if (stored) written.push(stored);
     return stored !== undefined;
   };
-  const deps: IntakeDeps = { secret: SECRET, accept: o.accept ?? accept, log: quiet, ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) };
+  const deps: IntakeDeps = { secret: SECRET, accept: o.accept ?? accept, log: quiet, ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}), ...(o.hmacSha256 ? { hmacSha256: o.hmacSha256 } : {}) };
   return { written, store, deliver: (d: Partial<IncomingDelivery> & { body: IncomingDelivery["body"] }) => acceptDelivery({ id: randomUUID(), name: null, signature: null, ...d }, deps) };
 }
 
@@ -108,6 +108,16 @@ describe("acceptDelivery", () => {
     expect(JSON.parse(job!.payload)).toEqual({ id, name: "pull_request", route: "review", payload });
     expect(job!.payload).toContain(body);
     expect(await store.listStaleJobs(0)).toHaveLength(1);
+  });
+
+  it("verifies with the host's own HMAC when it brings one (the Node server's node:crypto), to the same answers", async () => {
+    const used: string[] = [];
+    const { deliver, written } = intake({ hmacSha256: (secret, message) => (used.push(secret), createHmac("sha256", secret).update(message).digest()) });
+    const body = JSON.stringify(example("pull_request", "opened"));
+    expect(await deliver({ name: "pull_request", signature: sign(body, "not-the-secret"), body })).toMatchObject({ status: 401, refused: "forged" });
+    expect(await deliver({ name: "pull_request", signature: sign(body), body })).toMatchObject({ status: 202 });
+    expect(used).toEqual([SECRET, SECRET]);
+    expect(written).toHaveLength(1);
   });
 
   it("answers 503 when the job cannot be written now (Unavailable), for GitHub to deliver again; other failures are the host's", async () => {
