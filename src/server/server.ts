@@ -242,7 +242,6 @@ export async function startServer(settings: ServerSettings, options: StartOption
   }
   const http = await server.start();
   keepIdleConnections(http);
-  answers = watchAnswers(http);
   guardWebhooks(http, {
     path: settings.webhookPath,
     // Every delivery goes through the one intake (src/github/intake.ts); its job runs the app's handler.
@@ -251,6 +250,8 @@ export async function startServer(settings: ServerSettings, options: StartOption
     onRefused: (reason) => metrics.webhook("unverified", reason),
     onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
   });
+  // After the guard, so that its listener sees the webhook requests too (the guard passes on only the others).
+  answers = watchAnswers(http);
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   // The built server loads the grammar on its thread now, not in the first review; from the
