@@ -8,7 +8,7 @@
 // reaches `runJob` (a Queue, or this process).
 import type { Language } from "web-tree-sitter";
 import { anchorScanAvailable } from "../core/verdict/scan/wasm-scanner.ts";
-import type { HostLog } from "../github/host.ts";
+import type { Log } from "../shared/log.ts";
 import { healthReport } from "../github/health.ts";
 import { jobPolicy, readSettings, SettingsError, type ReadTextFile } from "../github/settings.ts";
 import type { RunOutcome } from "../jobs/runner.ts";
@@ -25,7 +25,7 @@ export interface EdgeRuntime {
   python: () => Promise<Language>;
   /** Hands an accepted job to the runtime, to reach `runJob` after the answer. */
   dispatch(job: Job): Promise<void>;
-  log: HostLog;
+  log: Log;
   /** How PRIVATE_KEY_PATH is read; undefined where there is no file system. */
   readFile?: ReadTextFile;
   /** The web pages' built files (the playground, the rule pages), loaded on the first page request. */
@@ -115,7 +115,7 @@ function withoutBody(response: Response): Response {
 }
 
 /** A bot whose settings are wrong answers every request with the one-line reason (and logs it). */
-export function misconfigured(error: unknown, log: HostLog): EdgeBot {
+export function misconfigured(error: unknown, log: Log): EdgeBot {
   const reason = error instanceof SettingsError ? error.message : `start-up failed: ${(error as Error).message ?? String(error)}`;
   log.error({ err: error }, reason);
   return {

@@ -1,7 +1,7 @@
 // Logs on edge runtimes: one JSON line per entry on the console (Workers and Deno Deploy
 // collect those), with the LOG_LEVEL the Node server takes, and the same secrets taken out
 // as on Node (src/shared/redact.ts): headers, tokens and one-time codes never reach the console.
-import type { HostLog } from "../github/host.ts";
+import type { Log } from "../shared/log.ts";
 import { redactFields, scrubUrl } from "../shared/redact.ts";
 
 const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: 100 } as const;
@@ -12,7 +12,7 @@ function errorFields(obj: object): object {
   return { ...obj, err: { message: err.message, name: err.name, status: (err as { status?: number }).status, stack: err.stack?.split("\n").slice(0, 6).join("\n") } };
 }
 
-export function consoleLog(level: string | undefined, base: Record<string, unknown> = {}): HostLog {
+export function consoleLog(level: string | undefined, base: Record<string, unknown> = {}): Log {
   const min = LEVELS[(level ?? "info") as keyof typeof LEVELS] ?? LEVELS.info;
   const line = (name: "info" | "warn" | "error", obj: object, msg?: string) => {
     if (LEVELS[name] < min) return;

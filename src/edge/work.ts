@@ -13,7 +13,7 @@ import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.t
 import type { SlackWork } from "../slack/commands.ts";
 import { MAX_BODY_BYTES as MAX_SLACK_BODY_BYTES, type DeferredCommand } from "../slack/endpoint.ts";
 import type { EdgeRuntime } from "./bot.ts";
-import { createEdgeGitHub, type Delivery } from "./github.ts";
+import { createEdgeGitHub } from "./github.ts";
 import { json, readLimited, type Accept } from "./webhook.ts";
 
 export interface EdgeWork {
@@ -40,7 +40,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
   const smoke = createSmokeService({
     store,
     analyze,
-    github: gh.host,
+    github: gh,
     log,
     ...(settings.botLogin ? { botLogin: settings.botLogin } : {}),
     tuning: settings.smokeMaxActive ? { maxActive: settings.smokeMaxActive } : {},
@@ -58,24 +58,14 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
       })
     : undefined;
 
-  let sweep: (() => Promise<void>) | undefined;
-  createApp({
-    analyze,
-    botLogin: settings.botLogin,
-    store,
-    runner: gh.runner,
-    smoke,
-    schedule: (s) => {
-      sweep = s;
-    },
-  })(gh.host);
+  const app = createApp({ analyze, botLogin: settings.botLogin, store, smoke }, gh);
 
   const jobs = createJobRunner({
     store,
     policy,
     log,
     async execute(job, lease) {
-      if (job.kind === "github") return gh.work(JSON.parse(job.payload) as Delivery, job.id, lease);
+      if (job.kind === "github") return app.runDelivery(job, lease);
       if (job.kind === "slack" && slack) {
         const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
         return slack.run(work, command, lease);
@@ -101,7 +91,7 @@ export function createEdgeWork(settings: ServerSettings, privateKey: string, pol
     async recover() {
       for (const job of await jobs.stale()) await runtime.dispatch(job);
     },
-    sweep: async () => sweep?.(),
+    sweep: () => app.sweep(),
     handBack: () => jobs.handBack(),
   };
 }

@@ -1,10 +1,7 @@
 // Webhook work runs after the HTTP answer (GitHub wants one within 10 s; a review that
 // waits out a rate limit takes longer). Jobs for the same pull request run one after
 // another, so two pushes in quick succession cannot race on the same summary comment.
-
-export interface QueueLog {
-  error(obj: object, msg?: string): void;
-}
+import type { Log } from "../shared/log.ts";
 
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
@@ -15,7 +12,7 @@ export class KeyedQueue {
 
   constructor(
     private readonly concurrency: number,
-    private readonly log: QueueLog,
+    private readonly log: Pick<Log, "error">,
   ) {}
 
   /**

@@ -1,8 +1,9 @@
 // Which webhook deliveries the app acts on, and the key its work on each is ordered under
-// (one job at a time per key: a PR, a workflow run). The one source of truth for both:
-// createApp (src/github/app.ts) registers its handlers from this table, and an edge host
-// routes a delivery with it before its answer, without loading the app's modules (the
-// review, smoke and verdict code is the bulk of a cold start there).
+// (one job at a time per key: a PR, a workflow run). The one source of truth for both: the
+// intake (src/github/intake.ts) routes a delivery with it before its answer, on every host,
+// without loading the app's modules (the review, smoke and verdict code is the bulk of a
+// cold start on the edge), and the job it writes records the route, whose handler in the
+// app's table (keyed like ROUTES, src/github/app.ts) runs the work.
 //
 // Nothing here may import more than constants: it is in the first request's path.
 import type { EmitterWebhookEvent, EmitterWebhookEventName } from "@octokit/webhooks";
@@ -95,23 +96,34 @@ export const ROUTES = {
   }),
 };
 
-const byEvent = new Map<string, Route<EmitterWebhookEventName>>();
-for (const r of Object.values(ROUTES) as Route<EmitterWebhookEventName>[]) for (const event of r.events) byEvent.set(event, r);
+/** The name of a route in ROUTES: what a delivery's job records, and the handler table's keys (src/github/app.ts). */
+export type RouteName = keyof typeof ROUTES;
+
+const byEvent = new Map<string, { name: RouteName; route: Route<EmitterWebhookEventName> }>();
+for (const [name, r] of Object.entries(ROUTES) as [RouteName, Route<EmitterWebhookEventName>][]) for (const event of r.events) byEvent.set(event, { name, route: r });
 
 /** Whether the app acts on some action of the event `name` (the others it ignores, whatever their body). */
 export const routesEvent = (name: string): boolean => byEvent.has(name) || [...byEvent.keys()].some((event) => event.startsWith(`${name}.`));
 
 export type Routing = { kind: "work"; key: string } | { kind: "ignored" } | { kind: "malformed"; reason: string };
 
+/** A Routing whose work names the route it is for (the job records it; its handler runs it). */
+export type NamedRouting = { kind: "work"; key: string; route: RouteName } | Exclude<Routing, { kind: "work" }>;
+
 /** routeDelivery for a delivery's body as GitHub sent it: text that is not JSON is malformed too. */
 export function routeBody(name: string, body: string): Routing {
+  return withoutName(routeBodyNamed(name, body));
+}
+
+/** routeBody, with the name of the route whose handler runs the work. */
+export function routeBodyNamed(name: string, body: string): NamedRouting {
   let payload: unknown;
   try {
     payload = JSON.parse(body);
   } catch {
     return { kind: "malformed", reason: `a ${name} delivery whose body is not JSON` };
   }
-  return routeDelivery(name, payload);
+  return routeNamed(name, payload);
 }
 
 /**
@@ -120,13 +132,20 @@ export function routeBody(name: string, body: string): Routing {
  * this is a bug or a forgery with the secret, and saying so beats a 500).
  */
 export function routeDelivery(name: string, payload: unknown): Routing {
+  return withoutName(routeNamed(name, payload));
+}
+
+const withoutName = (r: NamedRouting): Routing => (r.kind === "work" ? { kind: "work", key: r.key } : r);
+
+/** routeDelivery, with the name of the route whose handler runs the work. */
+export function routeNamed(name: string, payload: unknown): NamedRouting {
   if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return { kind: "malformed", reason: `a ${name} delivery whose body is not a JSON object` };
   const { action } = payload as { action?: unknown };
   const found = (typeof action === "string" ? byEvent.get(`${name}.${action}`) : undefined) ?? byEvent.get(name);
   if (!found) return { kind: "ignored" };
   try {
-    const key = found.key(payload as Payload<EmitterWebhookEventName>);
-    return key === undefined ? { kind: "ignored" } : { kind: "work", key };
+    const key = found.route.key(payload as Payload<EmitterWebhookEventName>);
+    return key === undefined ? { kind: "ignored" } : { kind: "work", key, route: found.name };
   } catch (error) {
     const what = error instanceof MissingField ? `no valid ${error.message}` : (error as Error).message;
     return { kind: "malformed", reason: `a ${name} delivery without the fields of one (${what})` };

@@ -3,7 +3,7 @@
 // or give it up (its claim released, so GitHub's redelivery runs it). The host decides how
 // a job reaches `run` (a Queue message on Workers, the same process on Deno) and how often
 // `stale` is asked for jobs an evicted isolate or a killed process left behind.
-import type { Log as HostLog } from "../shared/log.ts";
+import type { Log } from "../shared/log.ts";
 import type { Job, JobStore } from "../store/types.ts";
 import { leaseFence, LeaseLost, type JobLease } from "./fence.ts";
 
@@ -43,7 +43,7 @@ export interface JobRunnerOptions {
   store: JobStore;
   policy: JobPolicy;
   execute: (job: Job, lease: JobLease) => Promise<void>;
-  log: HostLog;
+  log: Log;
   /** A fresh lease owner per run, so two runs of one job in one isolate cannot share a lease. */
   newOwner?: () => string;
 }

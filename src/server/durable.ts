@@ -6,46 +6,22 @@
 // store that cannot record the job refuses the delivery (503, so GitHub's redelivery can try
 // again later; Slack's user is told to try again) rather than accepting work it could lose.
 //
-// A delivery passes through the app's handlers twice, as on the edge: when it arrives
-// (Probot verified it; the handler says which key its work has, and the job is written),
-// and in the job (the delivery received again by Probot, now with the work run). Which pass
-// a handler is in is known from the payload object: the job hands Probot a payload it
-// parsed itself, and Probot's context carries that same object to the handlers. (Not an
-// AsyncLocalStorage: on Node 20 one turns on a hook for every promise in the process,
-// which the profile of a burst of Slack acks showed at about a tenth of the answering thread.)
-import type { RunnerContext, WorkRunner } from "../github/app.ts";
-import type { HostLog } from "../github/host.ts";
+// The delivery's job runs the handler of the route the intake recorded in it (src/github/handlers.ts):
+// the job is the only pass through the app, as on the edge.
+import { Unavailable, type Accept } from "../github/intake.ts";
+import type { Log } from "../shared/log.ts";
 import { KeyedQueue } from "../github/queue.ts";
-import { fenceWrites, type Hookable } from "../jobs/fence.ts";
-import { createJobRunner, deliveryClaim, type JobLease, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
+import { createJobRunner, type JobLease, type JobPolicy, type JobRunner } from "../jobs/runner.ts";
 import type { SlackWork } from "../slack/commands.ts";
 import type { DeferredCommand, SlackCoreDeps } from "../slack/endpoint.ts";
 import type { Job, Store } from "../store/types.ts";
 
-/** A delivery as its job carries it (what Probot's `receive` takes again). */
-export interface StoredDelivery {
-  id: string;
-  name: string;
-  payload: unknown;
-}
-
-/** Thrown where new work cannot be accepted; Probot answers with its `status`. */
-export class Unavailable extends Error {
-  override name = "Unavailable";
-  readonly status = 503;
-}
-
-interface Collector {
-  jobId: string;
-  work: Promise<void>[];
-  /** The job's lease, checked at the store before each write to GitHub (src/jobs/fence.ts). */
-  lease: JobLease;
-}
+export { Unavailable };
 
 export interface DurableOptions {
   store: Store;
   policy: JobPolicy;
-  log: HostLog;
+  log: Log;
   /** Parallel jobs in this process. */
   concurrency?: number;
   /** Awaited before each job runs here (the server: until no answer is being written, bounded). */
@@ -53,12 +29,12 @@ export interface DurableOptions {
 }
 
 export interface DurableWork {
-  /** For createApp: writes the job on arrival, runs the work inside the job. */
-  runner: WorkRunner;
+  /** For the intake (src/github/intake.ts): writes a delivery's job with its claim, to run here after the answer. */
+  accept: Accept;
   /** For the Slack app: writes the command's job with its claim. */
   slackAccept: SlackCoreDeps["accept"];
-  /** How a stored delivery is received again (Probot's `receive`), and how Slack work runs. */
-  bind(hooks: { receive: (delivery: StoredDelivery) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand, lease: JobLease) => Promise<void> }): void;
+  /** How a delivery's job runs (the app's runDelivery), and how Slack work runs. */
+  bind(hooks: { runDelivery: (job: Job, lease: JobLease) => Promise<void>; runSlack?: (work: SlackWork, command: DeferredCommand, lease: JobLease) => Promise<void> }): void;
   /** Runs jobs nobody runs (a lease passed, or a job never started); at start-up and on a timer. */
   recover(): Promise<void>;
   start(): void;
@@ -75,52 +51,46 @@ export interface DurableWork {
   stop(): void;
 }
 
+type Hooks = Parameters<DurableWork["bind"]>[0];
+
+/** Runs a job of either kind with what the server bound: a delivery's with the app, a Slack command's with Slack. */
+async function execute(hooks: Hooks | undefined, job: Job, lease: JobLease): Promise<void> {
+  if (!hooks) throw new Error("durable work is not bound to the app yet");
+  if (job.kind === "github") return hooks.runDelivery(job, lease);
+  if (job.kind === "slack" && hooks.runSlack) {
+    const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
+    return hooks.runSlack(work, command, lease);
+  }
+  throw new Error(`no runner for a ${job.kind} job here`);
+}
+
+/** Timers that keep no process up, all cleared at once (drain, stop). */
+function unrefTimers() {
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  return {
+    later(fn: () => void, ms: number): void {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        fn();
+      }, ms);
+      t.unref();
+      timers.add(t);
+    },
+    clear(): void {
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
+}
+
 export function createDurableWork(o: DurableOptions): DurableWork {
   const { store, policy, log } = o;
-  /** The payloads of the deliveries jobs are running now, and what collects their work. */
-  const inJob = new WeakMap<object, Collector>();
-  const collectorOf = (ctx: { payload: unknown }) => (typeof ctx.payload === "object" && ctx.payload !== null ? inJob.get(ctx.payload) : undefined);
   const queue = new KeyedQueue(o.concurrency ?? 4, log);
   const local = new Set<string>();
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  let hooks: Parameters<DurableWork["bind"]>[0] | undefined;
+  const { later, clear } = unrefTimers();
+  let hooks: Hooks | undefined;
   let draining = false;
-
-  const jobs: JobRunner = createJobRunner({
-    store,
-    policy,
-    log,
-    async execute(job, lease) {
-      if (!hooks) throw new Error("durable work is not bound to the app yet");
-      if (job.kind === "github") {
-        const collector: Collector = { jobId: job.id, work: [], lease };
-        const delivery = JSON.parse(job.payload) as StoredDelivery;
-        if (typeof delivery.payload !== "object" || delivery.payload === null) throw new Error(`job ${job.id} holds no delivery payload`);
-        inJob.set(delivery.payload, collector);
-        try {
-          await hooks.receive(delivery);
-          await Promise.all(collector.work);
-        } finally {
-          inJob.delete(delivery.payload);
-        }
-        return;
-      }
-      if (job.kind === "slack" && hooks.runSlack) {
-        const { work, command } = JSON.parse(job.payload) as { work: SlackWork; command: DeferredCommand };
-        return hooks.runSlack(work, command, lease);
-      }
-      throw new Error(`no runner for a ${job.kind} job here`);
-    },
-  });
-
-  function later(fn: () => void, ms: number): void {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    t.unref();
-    timers.add(t);
-  }
+  const jobs: JobRunner = createJobRunner({ store, policy, log, execute: (job, lease) => execute(hooks, job, lease) });
 
   /** Runs a job here after the answer; a wait or a retry is tried again here (recovery covers a death meanwhile). */
   function runHere(job: Pick<Job, "id" | "key">, tries = 0): void {
@@ -157,33 +127,13 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     return true;
   }
 
-  const runner: WorkRunner = {
-    async run(ctx, key, work) {
-      const collector = collectorOf(ctx);
-      if (collector) {
-        // The delivery's Octokit is its own (Probot makes one per delivery): each write it
-        // sends is fenced by the job's lease (src/jobs/fence.ts), as on the edge.
-        const octokit = (ctx as RunnerContext & { octokit?: Hookable }).octokit;
-        if (octokit) fenceWrites(octokit, collector.lease);
-        const running = work();
-        running.catch(() => {}); // awaited (and its error raised) by execute above
-        collector.work.push(running);
-        return;
-      }
-      const delivery: StoredDelivery = { id: ctx.id, name: ctx.name, payload: ctx.payload };
-      const accepted = await accept({ key, kind: "github", payload: JSON.stringify(delivery) }, deliveryClaim(ctx.id));
-      if (!accepted) log.info({ delivery: ctx.id }, "delivery already accepted; ignoring the redelivery");
-    },
-    claimOwner: (ctx) => collectorOf(ctx)?.jobId,
-  };
-
   async function recover(): Promise<void> {
     if (draining) return;
     for (const job of await jobs.stale()) runHere(job);
   }
 
   return {
-    runner,
+    accept,
     slackAccept: (claim, key, work, command) => accept({ key, kind: "slack", payload: JSON.stringify({ work, command }) }, claim),
     bind(h) {
       hooks = h;
@@ -204,8 +154,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     },
     async drain(ms) {
       draining = true;
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      clear();
       const finished = await Promise.race([queue.idle().then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
       if (finished) return 0;
       return jobs.handBack();
@@ -213,8 +162,7 @@ export function createDurableWork(o: DurableOptions): DurableWork {
     idle: () => queue.idle(),
     stop() {
       draining = true;
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      clear();
     },
   };
 }

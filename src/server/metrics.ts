@@ -6,13 +6,16 @@
 // Edge hosts have no /metrics: an isolate's counters are neither shared nor long-lived there.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { WorkRunner } from "../github/app.ts";
 import type { RetryObserver } from "../github/octokit.ts";
 import type { ReviewOutcome } from "../github/review.ts";
 import { bearsToken } from "../github/health.ts";
 import type { SmokeState } from "../core/render/smoke.ts";
-import type { Store } from "../store/types.ts";
+import type { JobLease } from "../jobs/fence.ts";
+import type { Job, Store } from "../store/types.ts";
 import type { SlackWaitObserver } from "../slack/web-api.ts";
+
+/** How a host runs a delivery's job (the app's runDelivery). */
+type JobRun = (job: Job, lease: JobLease) => Promise<void>;
 
 export interface BotMetrics {
   registry: Registry;
@@ -22,8 +25,8 @@ export interface BotMetrics {
   github: RetryObserver;
   /** The Slack Web API client's waits (429 Retry-After, 5xx backoff) and give-ups, next to GitHub's. */
   slack: Required<SlackWaitObserver>;
-  /** The runner with each job's wait and run time measured. */
-  timed(runner: WorkRunner): WorkRunner;
+  /** A delivery's job run with its wait (since the job was written) and run time measured. */
+  timed(run: JobRun): JobRun;
   /** The store with each failed call counted. */
   counted(store: Store): Store;
 }
@@ -88,25 +91,18 @@ export function createMetrics(o: { queueDepth: () => number }): BotMetrics {
       },
       onGiveUp: (e) => slackGiveUps.inc({ method: e.method, reason: e.reason }),
     },
-    timed(runner) {
-      return {
-        ...runner,
-        run(context, key, work) {
-          const kind = jobKind(key);
-          const queued = performance.now();
-          // Returned: a durable runner's refusal (the store is down, the replica drains) must reach Probot as the 503.
-          return runner.run(context, key, async () => {
-            const started = performance.now();
-            jobWait.observe({ kind }, (started - queued) / 1000);
-            let outcome = "failed";
-            try {
-              await work();
-              outcome = "done";
-            } finally {
-              jobSeconds.observe({ kind, outcome }, (performance.now() - started) / 1000);
-            }
-          });
-        },
+    timed(run) {
+      return async (job, lease) => {
+        const kind = jobKind(job.key);
+        jobWait.observe({ kind }, Math.max(0, Date.now() - job.createdAt.getTime()) / 1000);
+        const started = performance.now();
+        let outcome = "failed";
+        try {
+          await run(job, lease);
+          outcome = "done";
+        } finally {
+          jobSeconds.observe({ kind, outcome }, (performance.now() - started) / 1000);
+        }
       };
     },
     counted(store) {

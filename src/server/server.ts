@@ -3,10 +3,12 @@
 // /runs). Without GitHub App credentials it serves Probot's setup flow from app.yml
 // instead, and the playground.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createHmac } from "node:crypto";
 import { createServer as createNetServer } from "node:net";
 import { Probot, Server } from "probot";
-import { createApp, type AppDeps } from "../github/app.ts";
-import type { AppHost } from "../github/host.ts";
+import { createApp, type AppDeps, type GitHubApp } from "../github/app.ts";
+import type { AppHost, BotOctokit } from "../github/host.ts";
+import { acceptDelivery, Unavailable, type Accept } from "../github/intake.ts";
 import { createSmokeService, type SmokeGitHub, type SmokeListener, type SmokeTuning } from "../github/smoke/index.ts";
 import { KeyedQueue } from "../github/queue.ts";
 import { openStore, type Store } from "../store/index.ts";
@@ -25,7 +27,7 @@ import { createSlackNode, type SlackNode } from "./slack.ts";
 import { mountWeb, type WebPages } from "./web-mount.ts";
 import { createLogger } from "./logger.ts";
 import { writeEnvFile } from "./env-file.ts";
-import { createDurableWork, type DurableWork, type StoredDelivery } from "./durable.ts";
+import { createDurableWork, type DurableWork } from "./durable.ts";
 import { createSetupDoors, type SetupDoors } from "./setup.ts";
 
 export interface RunningServer {
@@ -100,6 +102,21 @@ function probotAccess(): { github: SmokeGitHub; loaded(probot: AppHost): void } 
   return { github: { auth: async (installationId) => (await host).auth(installationId) }, loaded };
 }
 
+/** The periodic sweep of queued smoke runs, one at a time on the server's queue. */
+function sweepEvery(ms: number, queue: KeyedQueue, app: GitHubApp): ReturnType<typeof setInterval> {
+  const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", () => app.sweep()), ms);
+  timer.unref();
+  return timer;
+}
+
+/** node:crypto's HMAC, in this thread (WebCrypto's goes to the thread pool, a wait per delivery on a busy server). */
+const nodeHmac = (secret: string, message: string): Uint8Array => createHmac("sha256", secret).update(message).digest();
+
+/** Setup mode has no App yet, so no job can be written: a delivery the app would act on is refused (503) for GitHub to deliver again. */
+const notSetUp: Accept = async () => {
+  throw new Unavailable("hcp-bot is not set up yet (no GitHub App credentials); deliver again once it is");
+};
+
 /** A free port on `host`. Probot's Server reads port 0 as "use 3000", so PORT=0 is resolved here. */
 function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -146,7 +163,7 @@ interface AppPartsInput {
  * caller's listener (tests) and Slack's channel messages hear every state change, in this order.
  * Slack needs the GitHub side (users are mapped to GitHub logins), so it runs only in app mode.
  */
-function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(d: Pick<AppDeps, "schedule">): (app: AppHost) => void; probotLoaded(probot: AppHost): void } {
+function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(host: AppHost): GitHubApp; probotLoaded(probot: AppHost): void } {
   const { settings, options, metrics } = p;
   const probot = probotAccess();
   const smoke = createSmokeService({
@@ -162,8 +179,9 @@ function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(d: Pick
   const slack: SlackNode | undefined = settings.slack
     ? createSlackNode({ ...settings.slack, githubApiUrl: settings.baseUrl, store: p.store, queue: p.queue, accept: p.durable.slackAccept, analyze: p.analysis.analyze, advise: p.analysis.advise, slackWaits: metrics.slack, smoke, log: p.log })
     : undefined;
-  const app = (d: Pick<AppDeps, "schedule">) =>
-    createApp({
+  const app = (host: AppHost) =>
+    createApp(
+      {
       analyze: p.analysis.analyze,
       advise: p.analysis.advise,
       botLogin: settings.botLogin,
@@ -171,11 +189,11 @@ function appParts(p: AppPartsInput): { slack: SlackNode | undefined; app(d: Pick
         metrics.reviewed(outcome);
         options.onReviewed?.(outcome);
       },
-      runner: metrics.timed(p.durable.runner),
       store: p.store,
       smoke,
-      ...d,
-    });
+    },
+    host,
+  );
   return { slack, app, probotLoaded: probot.loaded };
 }
 
@@ -241,19 +259,13 @@ export async function startServer(settings: ServerSettings, options: StartOption
   let setup: SetupDoors | undefined;
   if (slack) server.addHandler(slack.handler);
   if (parts) {
-    const app = parts.app({
-      schedule: (sweep) => {
-        if (sweepMs <= 0) return;
-        const timer = setInterval(() => void queue.enqueue("sweep:queue-timeouts", sweep), sweepMs);
-        timer.unref();
-        timers.push(timer);
-      },
-    });
     await server.load((probot: Probot) => {
-      durable!.bind({ receive: (delivery: StoredDelivery) => probot.receive(delivery as never), ...(slack ? { runSlack: slack.run } : {}) });
-      const host = probot as unknown as AppHost;
+      // Probot is kept for its HTTP server, setup flow and Octokit class: deliveries reach the app through the intake's jobs.
+      const host: AppHost = { auth: (id) => probot.auth(id) as unknown as Promise<BotOctokit>, log };
       parts.probotLoaded(host);
-      app(host);
+      const app = parts.app(host);
+      durable!.bind({ runDelivery: metrics.timed(app.runDelivery), ...(slack ? { runSlack: slack.run } : {}) });
+      if (sweepMs > 0) timers.push(sweepEvery(sweepMs, queue, app));
     });
   } else {
     setup = setupDoors(settings, log);
@@ -261,13 +273,16 @@ export async function startServer(settings: ServerSettings, options: StartOption
   }
   const http = await server.start();
   keepIdleConnections(http);
-  answers = watchAnswers(http);
   guardWebhooks(http, {
     path: settings.webhookPath,
-    secret: baseOptions.secret,
+    // Every delivery goes through the one intake (src/github/intake.ts); its job runs the app's handler.
+    intake: (delivery) => acceptDelivery(delivery, { secret: baseOptions.secret, accept: durable?.accept ?? notSetUp, log, hmacSha256: nodeHmac }),
+    log,
     onRefused: (reason) => metrics.webhook("unverified", reason),
     onAnswered: (event, status) => metrics.webhook(event, status < 300 ? "accepted" : `answered-${status}`),
   });
+  // After the guard, so that its listener sees the webhook requests too (the guard passes on only the others).
+  answers = watchAnswers(http);
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : settings.port;
   // The built server loads the grammar on its thread now, not in the first review; from the

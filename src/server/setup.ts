@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
-import type { HostLog } from "../github/host.ts";
+import type { Log } from "../shared/log.ts";
 import { html, type Html } from "../web/server/html.ts";
 import { BodyTooLarge, readBodyCapped } from "../node/body.ts";
 
@@ -31,7 +31,7 @@ export interface SetupOptions {
   cwd: string;
   /** Writes the new credentials (src/node/env-file.ts: .env, 0600). */
   writeEnv(values: Record<string, string>): void;
-  log: HostLog;
+  log: Log;
 }
 
 export interface SetupDoors {

@@ -10,7 +10,7 @@ import { App, type Receiver, type ReceiverEvent } from "@slack/bolt";
 import type { SmokeListener } from "../github/smoke/index.ts";
 import type { KeyedQueue } from "../github/queue.ts";
 import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppOptions } from "../slack/app.ts";
-import type { SlackLog } from "../slack/commands.ts";
+import type { Log } from "../shared/log.ts";
 import { claimThenSchedule, MAX_BODY_BYTES, type SlackCore, type SlackHttpResponse } from "../slack/endpoint.ts";
 
 export { githubWebUrl, SLACK_EVENTS_PATH } from "../slack/app.ts";
@@ -19,7 +19,7 @@ export interface SlackNodeOptions extends Omit<SlackAppOptions, "accept" | "log"
   queue: KeyedQueue;
   /** Takes a command's work durably (src/server/durable.ts); without it, the work runs from `queue`. */
   accept?: SlackAppOptions["accept"];
-  log: SlackLog & { error(obj: object, msg?: string): void };
+  log: Log;
 }
 
 export interface SlackNode {

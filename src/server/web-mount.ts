@@ -3,6 +3,7 @@
 import type { Server } from "probot";
 import type { ServerSettings } from "./env.ts";
 import type { Store } from "../store/types.ts";
+import type { Log } from "../shared/log.ts";
 import { nodeWebHandler } from "../web/node.ts";
 import { createWebHandler, isWebPath } from "../web/server/index.ts";
 import { createStaticFiles, type StaticFiles } from "../web/server/static.ts";
@@ -11,9 +12,8 @@ export interface WebPages {
   files: StaticFiles;
 }
 
-type Log = { error(obj: object, msg?: string): void };
 
-export function mountWeb(server: Server, settings: ServerSettings, store: Store | undefined, log: Log): WebPages {
+export function mountWeb(server: Server, settings: ServerSettings, store: Store | undefined, log: Pick<Log, "error">): WebPages {
   const files = createStaticFiles({ log });
   const github = { webUrl: settings.web.githubWebUrl, apiUrl: settings.baseUrl };
   const landing = settings.mode === "app";

@@ -18,11 +18,10 @@ import type { DeferredCommand } from "./endpoint.ts";
 import type { SlashCommand } from "./payload.ts";
 import type { SlackRuns } from "./runs.ts";
 import type { SlackWebApi } from "./web-api.ts";
+import type { Log } from "../shared/log.ts";
 
-export interface SlackLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
+/** What Slack's commands log through: the shared Log port (src/shared/log.ts). */
+export type SlackLog = Pick<Log, "info" | "warn">;
 
 export interface SlackCommandDeps {
   web: SlackWebApi;
