@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import type { Rule } from "./core/model/finding.ts";
 import { docUrlFor, type DocUrl } from "./core/rules/doc-url.ts";
 import { ALL_RULES, ruleById } from "./core/rules/index.ts";
-import { COMPARISON_CHECKS } from "./core/compare/checks/index.ts";
+import { COMPARISON_CHECKS } from "./core/ab/checks/index.ts";
 import { TE_PIN_NOTE } from "./core/review/te-pin.ts";
 import { formatRuleDoc, formatRuleList } from "./core/render/text.ts";
 import { InputError } from "./node/files.ts";

@@ -2,7 +2,7 @@
 // text `hcp-bot explain ID` prints and the PR comments quote, so the three cannot disagree.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { COMPARISON_CHECKS } from "../../src/core/compare/checks/index.ts";
+import { COMPARISON_CHECKS } from "../../src/core/ab/checks/index.ts";
 import type { RuleDoc, Severity } from "../../src/core/model/finding.ts";
 import { TE_PIN_NOTE } from "../../src/core/review/te-pin.ts";
 import { ALL_RULES } from "../../src/core/rules/index.ts";
@@ -30,7 +30,7 @@ export function documentedRules(): DocumentedRule[] {
   return [
     ...ALL_RULES.map((r) => ({ ...r, source: moduleOf("src/core/rules", r.id), kind: "configuration" as const })),
     { ...TE_PIN_NOTE, source: "src/core/review/te-pin.ts", kind: "pull request" as const },
-    ...COMPARISON_CHECKS.map((c) => ({ ...c, source: moduleOf("src/core/compare/checks", c.id), kind: "A/B smoke" as const })),
+    ...COMPARISON_CHECKS.map((c) => ({ ...c, source: moduleOf("src/core/ab/checks", c.id), kind: "A/B smoke" as const })),
   ];
 }
 

@@ -29,7 +29,7 @@ const SRC: Record<string, string> = {
   "src/core/config/": ".github/hcp-bot.yml schema (and pyproject's [tool.hcp-bot])",
   "src/core/commands/": "the /hcp grammar shared by PR comments and Slack",
   "src/core/smoke/": "who may start a smoke run, the runner report and artifact facts, the workflow template version",
-  "src/core/compare/": "the A/B smoke comparison and its checks (AB001, AB002)",
+  "src/core/ab/": "the A/B smoke comparison and its checks (AB001, AB002)",
   "src/core/verdict/": "the streaming log verdict: detectors/ feed decide(); probe.ts; scan/ (WebAssembly)",
   "src/core/crypto/": "HMAC-SHA256 of webhook bodies (GitHub, Slack) on WebCrypto",
   "src/core/zip/": "reads the log out of an Actions artifact, streaming, with caps",

@@ -21,7 +21,7 @@ import { keyLines, writeProbeDir } from "./probe.ts";
 import { formatMs, parseDuration, runSmokeProcess, type RunResult } from "./process.ts";
 import { verdictJson, verdictLine, verdictMarkdown, verdictText } from "./report.ts";
 import { commitmentLine, delimiterLine, digestLine, type FileDigest, type ReportedFile } from "../core/smoke/runner-report.ts";
-import { COMPARE_MODES, compareLegs, comparisonMarkdown, createSeriesCollector, referenceOverrides, type IterationPoint, type ReferenceMode } from "../core/compare/index.ts";
+import { COMPARE_MODES, compareLegs, comparisonMarkdown, createSeriesCollector, referenceOverrides, type IterationPoint, type ReferenceMode } from "../core/ab/index.ts";
 
 export const SMOKE_EXIT = { pass: 0, fail: 1, usage: 2 } as const;
 

@@ -6,8 +6,8 @@
 // CLI start and edge cold start, most of them before any request needs them.
 import * as z from "zod";
 import { MAX_WEBHOOK_BYTES } from "../shared/limits.ts";
-import { CompareModeSchema } from "../core/compare/mode.ts";
-import { ComparisonSchema } from "../core/compare/schema.ts";
+import { CompareModeSchema } from "../core/ab/mode.ts";
+import { ComparisonSchema } from "../core/ab/schema.ts";
 import { VerdictSchema } from "../core/verdict/schema.ts";
 
 export const SMOKE_STATUSES = ["requested", "refused", "dispatched", "queued", "running", "completed", "cancelled", "timed_out", "failed"] as const;

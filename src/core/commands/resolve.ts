@@ -1,7 +1,7 @@
 // `/hcp smoke` + the repo's smoke defaults -> the exact run: the Hydra overrides for
 // run_recipe.py, an argv for execa, and a launch line the analyzer reads for the
 // pre-flight check (so the settings checked are the settings run).
-import { referenceOverrides, type CompareMode, type ReferenceMode } from "../compare/mode.ts";
+import { referenceOverrides, type CompareMode, type ReferenceMode } from "../ab/mode.ts";
 import type { SmokeConfig } from "../config/repo-config.ts";
 import type { SourceFile } from "../model/source.ts";
 import { checkOverride, LIMITS } from "./grammar.ts";

@@ -5,7 +5,7 @@ import { parse as parseToml } from "smol-toml";
 import { parseDocument } from "yaml";
 import * as z from "zod";
 import { DEFAULT_GLOBS } from "../analyze/classify.ts";
-import { CompareModeSchema } from "../compare/mode.ts";
+import { CompareModeSchema } from "../ab/mode.ts";
 import { smokeRuntimeFields } from "./smoke-runtime.ts";
 
 export const CONFIG_PATH = ".github/hcp-bot.yml";

@@ -4,8 +4,8 @@
 // is cut to Slack's limits before it leaves here.
 import type { Finding } from "../model/finding.ts";
 import type { Verdict } from "../verdict/index.ts";
-import { comparisonHeadline, legRows, loss, num, pct } from "../compare/render.ts";
-import type { Comparison } from "../compare/schema.ts";
+import { comparisonHeadline, legRows, loss, num, pct } from "../ab/render.ts";
+import type { Comparison } from "../ab/schema.ts";
 import type { SmokeState, SmokeView } from "./smoke.ts";
 import { INIT_COMMAND, UPGRADE_COMMAND, type WorkflowStatus } from "../smoke/workflow.ts";
 import { INCONCLUSIVE_NEXT_STEP, stateHeadline } from "./smoke.ts";

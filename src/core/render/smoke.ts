@@ -3,7 +3,7 @@ import type { SmokePlan } from "../commands/index.ts";
 import type { Verdict } from "../verdict/index.ts";
 import { formatVerdictMarkdown } from "../verdict/index.ts";
 import { codeBlock, codeSpan } from "./escape.ts";
-import { comparisonMarkdown, type Comparison, type CompareMode } from "../compare/index.ts";
+import { comparisonMarkdown, type Comparison, type CompareMode } from "../ab/index.ts";
 import { untrusted } from "./markdown.ts";
 
 export const SMOKE_CHECK_NAME = "HCP smoke";

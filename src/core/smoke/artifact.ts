@@ -12,7 +12,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import * as z from "zod";
-import { compareLegs, createSeriesCollector, referenceOverrides, type Comparison, type IterationPoint, type ReferenceMode } from "../compare/index.ts";
+import { compareLegs, createSeriesCollector, referenceOverrides, type Comparison, type IterationPoint, type ReferenceMode } from "../ab/index.ts";
 import { createVerdictParser, ProbeKeySchema, requestedLayout, type Verdict } from "../verdict/index.ts";
 import { listZipEntries, zipEntryChunks, ZipError, type InflateRaw, type ZipEntry } from "../zip/reader.ts";
 import type { FileDigest, ReportedFile, ScannedReport } from "./runner-report.ts";

@@ -3,7 +3,7 @@
 // mark it running, and judge it when it completes (verdict.ts); the queue sweep ends runs no
 // GPU runner picked up.
 import { defaultRepoConfig, type RepoConfig } from "../../core/config/repo-config.ts";
-import { applyComparison } from "../../core/compare/index.ts";
+import { applyComparison } from "../../core/ab/index.ts";
 import { conclusionForVerdict, smokeCommentBody, stateHeadline, type SmokeState } from "../../core/render/smoke.ts";
 import type { SmokeRequest } from "../../store/types.ts";
 import type { BotOctokit } from "../host.ts";

@@ -7,7 +7,7 @@ import { applyRunFacts, SMOKE_STEP_NAME, type RunFacts } from "../../core/smoke/
 import { createRunnerReportScanner, type ScannedReport } from "../../core/smoke/runner-report.ts";
 import { artifactHasLog, endWith, judgeArtifact, noRunnerHint, parserFor, type ArtifactCaps, type ArtifactJob, type ArtifactOutcome, type LegParser, type RunnerHint } from "../../core/smoke/artifact.ts";
 import type { Verdict } from "../../core/verdict/index.ts";
-import { missingComparison, type Comparison, type ReferenceMode } from "../../core/compare/index.ts";
+import { missingComparison, type Comparison, type ReferenceMode } from "../../core/ab/index.ts";
 import type { SmokeRequest } from "../../store/types.ts";
 
 type Octokit = BotOctokit;

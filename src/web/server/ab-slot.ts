@@ -2,8 +2,8 @@
 // summary, each leg's verdict, HCP evidence, TFLOP/s/GPU and time per iteration, the lm loss
 // per iteration and the flags (AB001, AB002). Every value goes through the escaping template
 // (a missing comparison's reason can quote a log). undefined for a request without compare.
-import { loss, num, pct } from "../../core/compare/render.ts";
-import type { Comparison, Leg } from "../../core/compare/schema.ts";
+import { loss, num, pct } from "../../core/ab/render.ts";
+import type { Comparison, Leg } from "../../core/ab/schema.ts";
 import type { SmokeRequest } from "../../store/types.ts";
 import { html, type Html } from "./html.ts";
 

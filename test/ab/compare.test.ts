@@ -1,7 +1,7 @@
 // The A/B comparison's pure core: the bound, the medians, the summary and the two checks,
 // fed with verdicts the real parser makes of real probe logs plus Bridge iteration lines.
 import { describe, expect, it } from "vitest";
-import { applyComparison, compareLegs, referenceOverrides, seriesOf, speedupBound, speedupSummary } from "../../src/core/compare/index.ts";
+import { applyComparison, compareLegs, referenceOverrides, seriesOf, speedupBound, speedupSummary } from "../../src/core/ab/index.ts";
 import { verdictOf } from "../../src/core/verdict/index.ts";
 import { fixtureLog, probeKeyOf } from "../support/bot-harness.ts";
 

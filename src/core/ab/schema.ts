@@ -35,7 +35,7 @@ export type LossPoint = z.infer<typeof LossPointSchema>;
 
 export const FlagSchema = z.lazy(() =>
   z.object({
-    /** AB001 (implausible speedup), AB002 (loss difference): src/core/compare/checks. */
+    /** AB001 (implausible speedup), AB002 (loss difference): src/core/ab/checks. */
     id: z.string().regex(/^AB\d{3}$/),
     severity: z.enum(["error", "warning"]),
     message: z.string().max(2000),

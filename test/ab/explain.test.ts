@@ -1,7 +1,7 @@
 // `hcp-bot explain AB001` / `AB002`: the A/B checks document themselves like the rules (the
 // check run points at `hcp-bot explain AB001` for the bound).
 import { describe, expect, it } from "vitest";
-import { COMPARISON_CHECKS } from "../../src/core/compare/index.ts";
+import { COMPARISON_CHECKS } from "../../src/core/ab/index.ts";
 import { hcpBot } from "../support/cli.ts";
 
 describe("hcp-bot explain for the A/B checks", () => {
