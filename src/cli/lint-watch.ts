@@ -31,17 +31,15 @@ export async function watchLint(opts: LintFlags, io: Io, lintOnce: (io: Io) => P
     }
     io.err(`hcp-bot: watching ${where} for changes (Ctrl-C to stop)\n`);
   };
-  await once();
-
   let timer: ReturnType<typeof setTimeout> | undefined;
   let running: Promise<void> | undefined;
   let pending = false;
-  const relint = async (): Promise<void> => {
+  const relint = async (first = false): Promise<void> => {
     if (running) {
       pending = true;
       return;
     }
-    io.err("hcp-bot: files changed; linting again\n");
+    if (!first) io.err("hcp-bot: files changed; linting again\n");
     running = once();
     await running;
     running = undefined;
@@ -55,7 +53,10 @@ export async function watchLint(opts: LintFlags, io: Io, lintOnce: (io: Io) => P
     clearTimeout(timer);
     timer = setTimeout(() => void relint(), SETTLE_MS);
   };
+  // Watching starts before the first lint, so a change made once "watching" is printed (or
+  // during that lint) is never missed: it queues one more lint.
   const watchers: FSWatcher[] = opts.inputs.map((input) => watch(input, { recursive: true }, changed));
+  await relint(true);
   return await new Promise<number>((resolve) => {
     const stop = () => {
       for (const w of watchers) w.close();

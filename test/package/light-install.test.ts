@@ -132,7 +132,7 @@ describe("the installed hcp-bot command", () => {
   it("lint: prints the finding and exits 1; a clean recipe exits 0", async () => {
     writeFileSync(join(app, "recipe.py"), readFileSync(join(root, "fixtures", "cli", "hcp_recipes.py")));
     const r = await hcpBot(["lint", "recipe.py"]);
-    expect(r.stdout).toMatch(/^recipe\.py:\d+:\d+: error HCP001 \[\*\] .*: set it to \[2, 2\]$/m);
+    expect(r.stdout).toMatch(/^recipe\.py:\d+:\d+: error HCP001 \[\*\] .*needs hierarchical_context_parallel_sizes.*; set it to \[2, 2\]$/m);
     expect(r.code).toBe(1);
     writeFileSync(join(app, "clean.py"), readFileSync(join(root, "fixtures", "cli", "clean_recipe.py")));
     expect((await hcpBot(["lint", "clean.py"])).code).toBe(0);

@@ -19,7 +19,7 @@ const TOP_LEVEL = [
   ".ci", ".dockerignore", ".github", ".gitignore", ".npmrc", ".pre-commit-hooks.yaml",
   "CHANGELOG.md", "CONTRIBUTING.md", "Dockerfile", "LICENSE", "README.md", "SECURITY.md",
   "action.yml", "app.yml", "bench", "bin", "data", "deno.json", "deploy", "docs", "fixtures",
-  "package-lock.json", "package.json", "scripts", "slack-manifest.yml", "src", "templates", "test",
+  "package-lock.json", "package.json", "packages", "scripts", "slack-manifest.yml", "src", "templates", "test",
   "tsconfig.build.json", "tsconfig.json", "vitest.config.ts", "wrangler.toml",
 ];
 
